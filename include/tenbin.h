@@ -1,0 +1,11 @@
+/*
+ * tenbin.h - umbrella header: adaptive load balancing and scheduling on
+ * heterogeneous, shared and wide-area clusters, on MPI.
+ */
+#ifndef TENBIN_H
+#define TENBIN_H
+
+#include "tenbin/core.h"
+#include "tenbin/mw.h"
+
+#endif /* TENBIN_H */

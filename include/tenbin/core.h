@@ -1,0 +1,325 @@
+/*
+ * tenbin/core.h - errors, logging, clocks, the options/environment registry,
+ * a deterministic RNG, byte buffers, the Chrome trace writer, progress lines
+ * and summary statistics.
+ *
+ * Everything here is local to one process: no function in this header is
+ * collective unless its comment says "Collective".  Thread-safety: the logger
+ * is safe to call from several threads; every other object is owned by one
+ * thread at a time.
+ */
+#ifndef TENBIN_CORE_H
+#define TENBIN_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <mpi.h>
+
+#include "tenbin/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The one error table.  X(NAME, value, message).  TB_OK is 0; every error is
+ * negative.  "Nothing to do" and "try again" are not errors and are not here.
+ */
+#define TB_ERRNO_MAP(X)                                                      \
+    X(OK, 0, "success")                                                     \
+    X(ERR_NOMEM, -1, "out of memory")                                       \
+    X(ERR_INVALID, -2, "invalid argument")                                  \
+    X(ERR_RANGE, -3, "value out of range")                                  \
+    X(ERR_IO, -4, "input/output error")                                     \
+    X(ERR_PARSE, -5, "malformed input")                                     \
+    X(ERR_STATE, -6, "call not valid in the current state")                 \
+    X(ERR_MPI, -7, "MPI call failed")                                       \
+    X(ERR_TASK, -8, "a task failed")                                        \
+    X(ERR_SIZE, -9, "rank count does not fit")                              \
+    X(ERR_UNSUPPORTED, -10, "not supported")                                \
+    X(ERR_PROTOCOL, -11, "unexpected message")                              \
+    X(ERR_NOTFOUND, -12, "not found")                                       \
+    X(ERR_ABORTED, -13, "run stopped after a failure elsewhere")
+
+typedef enum tb_err {
+#define TB__ERR_ENUM(name, val, msg) TB_##name = (val),
+    TB_ERRNO_MAP(TB__ERR_ENUM)
+#undef TB__ERR_ENUM
+} tb_err;
+
+/* Human-readable message for an error code; never NULL. */
+TB_API const char *tb_strerror(int err);
+/* Symbolic name ("TB_ERR_NOMEM") for an error code; never NULL. */
+TB_API const char *tb_err_name(int err);
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef enum tb_log_level {
+    TB_LOG_ERROR = 0,
+    TB_LOG_WARN = 1,
+    TB_LOG_INFO = 2,
+    TB_LOG_DEBUG = 3,
+    TB_LOG_TRACE = 4
+} tb_log_level;
+
+/*
+ * A sink receives one fully formatted line without its trailing newline.
+ * The default sink writes "[tenbin r3 WARN] text\n" to stderr and flushes.
+ */
+typedef void (*tb_log_sink)(void *ctx, tb_log_level level, int rank, const char *line);
+
+/* The level threshold is read from TENBIN_LOG (error|warn|info|debug|trace or
+ * 0-4) the first time anything is logged; tb_log_set_level overrides it. */
+TB_API void tb_log_set_level(tb_log_level level);
+TB_API tb_log_level tb_log_get_level(void);
+/* Rank shown in the prefix; -1 (the default) shows no rank. */
+TB_API void tb_log_set_rank(int rank);
+/* Replace the sink; NULL restores the default. */
+TB_API void tb_log_set_sink(tb_log_sink sink, void *ctx);
+/* Parse "warn", "3", ...; returns TB_ERR_PARSE if unknown. */
+TB_API int tb_log_level_parse(const char *s, tb_log_level *out);
+
+TB_API void tb_log(tb_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+TB_API void tb_vlog(tb_log_level level, const char *fmt, va_list ap);
+
+#define TB_LOG_ERR(...) tb_log(TB_LOG_ERROR, __VA_ARGS__)
+#define TB_LOG_WARN(...) tb_log(TB_LOG_WARN, __VA_ARGS__)
+#define TB_LOG_INFO(...) tb_log(TB_LOG_INFO, __VA_ARGS__)
+#define TB_LOG_DEBUG(...) tb_log(TB_LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * Check macro: evaluate an expression returning a tb_err; on failure log
+ * "file:func:line: expr: message" at debug level and return the code from the
+ * enclosing function.
+ */
+TB_API void tb__check_failed(const char *file, const char *func, int line, const char *expr,
+                             int err);
+#define TB_CHECK(expr)                                                       \
+    do {                                                                     \
+        int tb__rc = (expr);                                                 \
+        if (tb__rc != TB_OK) {                                               \
+            tb__check_failed(__FILE__, __func__, __LINE__, #expr, tb__rc);   \
+            return tb__rc;                                                   \
+        }                                                                    \
+    } while (0)
+
+/* ------------------------------------------------------------------ */
+/* Clocks                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Monotonic wall time in seconds from an arbitrary origin. */
+TB_API double tb_wtime(void);
+/* CPU time consumed by the calling thread, in seconds. */
+TB_API double tb_thread_cputime(void);
+/* CPU time consumed by the whole process, in seconds. */
+TB_API double tb_process_cputime(void);
+
+/* ------------------------------------------------------------------ */
+/* Options / environment registry                                      */
+/* ------------------------------------------------------------------ */
+
+typedef enum tb_opt_type { TB_OPT_BOOL, TB_OPT_INT, TB_OPT_DOUBLE, TB_OPT_STRING } tb_opt_type;
+
+typedef struct tb_opt_desc {
+    const char *name;    /* full variable name, "TENBIN_LOG" */
+    tb_opt_type type;
+    const char *deflt;   /* default as text, may be NULL for "unset" */
+    const char *help;    /* one line */
+} tb_opt_desc;
+
+/*
+ * Every TENBIN_* variable is declared once in src/core/env_table.h.  These
+ * read it from the environment (or return the default); a value that does not
+ * parse gives TB_ERR_PARSE and a logged warning naming the variable.  Asking
+ * for an undeclared name gives TB_ERR_NOTFOUND.
+ */
+TB_API int tb_env_bool(const char *name, int *out);
+TB_API int tb_env_int(const char *name, long *out);
+TB_API int tb_env_double(const char *name, double *out);
+/* *out points into the environment or the static default; may be NULL. */
+TB_API int tb_env_string(const char *name, const char **out);
+/* Number of declared options and the i-th description. */
+TB_API size_t tb_env_count(void);
+TB_API const tb_opt_desc *tb_env_get(size_t i);
+/* Print the registry as a table: name, type, default, current value, help. */
+TB_API void tb_env_print(FILE *out);
+
+/* ------------------------------------------------------------------ */
+/* Deterministic random numbers (xoshiro256**, seeded with splitmix64)  */
+/* ------------------------------------------------------------------ */
+
+typedef struct tb_rng {
+    uint64_t s[4];
+} tb_rng;
+
+TB_API void tb_rng_seed(tb_rng *r, uint64_t seed);
+/* Independent stream `stream` of seed `seed` (e.g. one per rank). */
+TB_API void tb_rng_seed_stream(tb_rng *r, uint64_t seed, uint64_t stream);
+TB_API uint64_t tb_rng_u64(tb_rng *r);
+/* Uniform in [0, 1) with 53 random bits. */
+TB_API double tb_rng_double(tb_rng *r);
+/* Uniform integer in [0, n) without modulo bias; n > 0. */
+TB_API uint64_t tb_rng_below(tb_rng *r, uint64_t n);
+/* Uniform in [a, b). */
+TB_API double tb_rng_uniform(tb_rng *r, double a, double b);
+/* Exponential with the given mean (> 0). */
+TB_API double tb_rng_exp(tb_rng *r, double mean);
+
+/* ------------------------------------------------------------------ */
+/* Byte buffers with pack/unpack                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A growable byte buffer.  Zero-initialise (TB_BUF_INIT) or tb_buf_init;
+ * tb_buf_free releases the memory.  Packing writes little-endian fixed-width
+ * integers and IEEE doubles; unpacking reads at `pos` and fails with
+ * TB_ERR_PARSE on a short buffer, never reading past `len`.
+ */
+typedef struct tb_buf {
+    unsigned char *data;
+    size_t len;  /* bytes written */
+    size_t cap;  /* bytes allocated */
+    size_t pos;  /* read cursor for unpack */
+} tb_buf;
+
+#define TB_BUF_INIT {NULL, 0, 0, 0}
+
+TB_API void tb_buf_init(tb_buf *b);
+TB_API void tb_buf_free(tb_buf *b);
+/* Make room for `extra` more bytes. */
+TB_API int tb_buf_reserve(tb_buf *b, size_t extra);
+/* len = pos = 0, memory kept. */
+TB_API void tb_buf_clear(tb_buf *b);
+/* View of existing memory for unpacking (not owned; do not free or append). */
+TB_API void tb_buf_view(tb_buf *b, const void *data, size_t len);
+TB_API int tb_buf_append(tb_buf *b, const void *data, size_t n);
+TB_API int tb_buf_printf(tb_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+TB_API int tb_buf_pack_u8(tb_buf *b, uint8_t v);
+TB_API int tb_buf_pack_u32(tb_buf *b, uint32_t v);
+TB_API int tb_buf_pack_u64(tb_buf *b, uint64_t v);
+TB_API int tb_buf_pack_i32(tb_buf *b, int32_t v);
+TB_API int tb_buf_pack_f64(tb_buf *b, double v);
+/* u32 length followed by the bytes. */
+TB_API int tb_buf_pack_bytes(tb_buf *b, const void *data, uint32_t n);
+TB_API int tb_buf_unpack_u8(tb_buf *b, uint8_t *v);
+TB_API int tb_buf_unpack_u32(tb_buf *b, uint32_t *v);
+TB_API int tb_buf_unpack_u64(tb_buf *b, uint64_t *v);
+TB_API int tb_buf_unpack_i32(tb_buf *b, int32_t *v);
+TB_API int tb_buf_unpack_f64(tb_buf *b, double *v);
+/* Points *data into the buffer (no copy); *n gets the length. */
+TB_API int tb_buf_unpack_bytes(tb_buf *b, const void **data, uint32_t *n);
+/* Bytes left to unpack. */
+static inline size_t tb_buf_remaining(const tb_buf *b) { return b->len - b->pos; }
+
+/* ------------------------------------------------------------------ */
+/* Chrome trace-event JSON writer                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Events are kept in memory per rank with timestamps in seconds (relative to
+ * the origin given at creation) and written as Chrome trace-event JSON
+ * (https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU),
+ * one "process" per rank, which Perfetto and chrome://tracing open.
+ * Names and categories must be string literals or otherwise outlive the
+ * trace (they are stored as pointers).
+ */
+typedef struct tb_trace tb_trace;
+
+/* pid = rank shown in the viewer; origin = tb_wtime() value of time zero. */
+TB_API int tb_trace_create(tb_trace **out, int pid, double origin);
+TB_API void tb_trace_destroy(tb_trace **tr);
+/* Name shown for this process ("rank 3 (master)"); copied. */
+TB_API int tb_trace_set_process_name(tb_trace *tr, const char *name);
+/* Complete event ("X") on thread tid from t0 to t1 (absolute tb_wtime). */
+TB_API int tb_trace_complete(tb_trace *tr, int tid, const char *cat, const char *name,
+                             double t0, double t1);
+/* Complete event with one integer argument shown in the viewer. */
+TB_API int tb_trace_complete_arg(tb_trace *tr, int tid, const char *cat, const char *name,
+                                 double t0, double t1, const char *arg_name, int64_t arg);
+/* Counter event ("C"): series `series` of counter `name` takes `value` at t. */
+TB_API int tb_trace_counter(tb_trace *tr, const char *name, const char *series, double t,
+                            double value);
+/* Instant event ("i") on thread tid. */
+TB_API int tb_trace_instant(tb_trace *tr, int tid, const char *name, double t);
+/* Message arrow: flow start ("s") at the sender and flow end ("f") at the
+ * receiver; both sides use the same id. */
+TB_API int tb_trace_flow_begin(tb_trace *tr, int tid, const char *name, uint64_t id, double t);
+TB_API int tb_trace_flow_end(tb_trace *tr, int tid, const char *name, uint64_t id, double t);
+TB_API size_t tb_trace_count(const tb_trace *tr);
+/* Append this rank's events as JSON objects separated by ",\n" (no brackets). */
+TB_API int tb_trace_serialize(const tb_trace *tr, tb_buf *out);
+/* Write a complete trace file of this process's events alone.  The file is
+ * written to "PATH.tmp" and renamed, so a failed run leaves no partial file. */
+TB_API int tb_trace_write(const tb_trace *tr, const char *path);
+/*
+ * Collective over comm: every rank passes its trace (or NULL for none); rank
+ * `root` gathers all events and writes one file (tmp + rename).  Returns the
+ * same code on every rank.
+ */
+TB_API int tb_trace_write_merged(const tb_trace *tr, MPI_Comm comm, int root, const char *path);
+
+/* ------------------------------------------------------------------ */
+/* Progress lines                                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * "progress: 1234/4096 tasks (30.1%), 512.3 tasks/s, ETA 5.6 s" on the given
+ * stream, at most once per `interval` seconds (and once at the end).
+ */
+typedef struct tb_progress tb_progress;
+
+TB_API int tb_progress_create(tb_progress **out, FILE *stream, const char *what,
+                              uint64_t total, double interval);
+TB_API void tb_progress_destroy(tb_progress **p);
+/* Set the absolute count done; prints if the interval has passed. */
+TB_API void tb_progress_update(tb_progress *p, uint64_t done);
+/* Print the final line (even if throttled). */
+TB_API void tb_progress_finish(tb_progress *p);
+/* Format one line into buf (for tests); returns snprintf's result. */
+TB_API int tb_progress_format(char *buf, size_t n, const char *what, uint64_t done,
+                              uint64_t total, double elapsed);
+
+/* ------------------------------------------------------------------ */
+/* Summary statistics                                                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct tb_stats {
+    size_t n;
+    double mean, median, min, max, stddev, sum;
+} tb_stats;
+
+/* Statistics of n values (n may be 0: all fields 0).  Does not modify x. */
+TB_API int tb_stats_compute(const double *x, size_t n, tb_stats *out);
+
+/* ------------------------------------------------------------------ */
+/* Small helpers shared by the tools                                   */
+/* ------------------------------------------------------------------ */
+
+/* Strict number parsing: the whole string must be a number in range.
+ * Return TB_ERR_PARSE or TB_ERR_RANGE otherwise. */
+TB_API int tb_parse_long(const char *s, long min, long max, long *out);
+TB_API int tb_parse_double(const char *s, double *out);
+/* Write a whole file atomically (PATH.tmp then rename). */
+TB_API int tb_write_file_atomic(const char *path, const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENBIN_CORE_H */

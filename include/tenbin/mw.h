@@ -1,0 +1,153 @@
+/*
+ * tenbin/mw.h - the master-worker task bag.
+ *
+ * A program hands Tenbin a bag of independent tasks (byte strings, or a
+ * generator that makes task i on demand), a worker function (task bytes in,
+ * result bytes out) and a result function called on the root master.  Tenbin
+ * decides who computes what: the policy chooses how many masters there are
+ * and how tasks move between them.
+ *
+ *     tb_mw *mw;
+ *     tb_mw_create(&mw, MPI_COMM_WORLD);            // collective
+ *     tb_mw_set_worker(mw, work, &app);
+ *     tb_mw_set_result(mw, on_result, &app);
+ *     tb_mw_set_generator(mw, ntasks, make_task, &app);
+ *     tb_mw_set_policy(mw, "multi:2");
+ *     int rc = tb_mw_run(mw);                        // collective
+ *     tb_mw_destroy(&mw);                            // collective
+ *
+ * Policies (the names accepted by tb_mw_set_policy):
+ *   single    one master (rank 0), P-1 workers.  With P = 1 the only rank
+ *             computes every task itself.
+ *   multi:K   K masters, each with a contiguous group of about P/K ranks (the
+ *             master is the group's first rank; a master whose group has no
+ *             other rank computes its tasks itself).  Tasks are split among
+ *             the masters at the start; a master that hands out its last task
+ *             asks another master for more, which answers with half of its
+ *             queue or a refusal (S1, section 3.3), so the run ends balanced.
+ *             Results reach the root master in batches.
+ *
+ * Task ids are 0, 1, 2, ... in the order tasks were added (or the generator's
+ * index).  Every task is computed exactly once and its result delivered
+ * exactly once, unless the run fails.
+ *
+ * Threads: a handle is used by one thread.  MPI must be initialised by the
+ * caller (any thread level); the library never touches MPI_COMM_WORLD.
+ */
+#ifndef TENBIN_MW_H
+#define TENBIN_MW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <mpi.h>
+
+#include "tenbin/core.h"
+#include "tenbin/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_mw tb_mw;
+
+/*
+ * Worker function, called on the rank that computes the task.
+ *   task/len   IN   the task's bytes (len may be 0)
+ *   result     OUT  append the result's bytes (it arrives empty)
+ * Return TB_OK, or any non-zero code to report failure: the run then stops in
+ * an orderly way and tb_mw_run returns TB_ERR_TASK on every rank; the code is
+ * reported with the task id and the rank (tb_mw_summary.failed_*).
+ */
+typedef int (*tb_mw_work_fn)(void *ctx, uint64_t task_id, const void *task, size_t len,
+                             tb_buf *result);
+
+/* Result function, called on the root master (rank 0) once per task, in no
+ * particular order.  A non-zero return stops the run like a worker failure. */
+typedef int (*tb_mw_result_fn)(void *ctx, uint64_t task_id, const void *result, size_t len);
+
+/* Generator: append the bytes of task `task_id` to `task`.  Called only on
+ * masters, but may run on any master, so it must give the same bytes for the
+ * same id on every rank (a pure function of the id and the program's input). */
+typedef int (*tb_mw_gen_fn)(void *ctx, uint64_t task_id, tb_buf *task);
+
+/* Create a handle over a duplicate of comm.  Collective over comm. */
+TB_API int tb_mw_create(tb_mw **out, MPI_Comm comm);
+/* Free the handle and its communicator; NULLs *mw.  Collective over comm. */
+TB_API void tb_mw_destroy(tb_mw **mw);
+
+/* "single" or "multi:K".  TB_ERR_PARSE for an unknown name, TB_ERR_SIZE when
+ * K exceeds the number of ranks (the message says both numbers). */
+TB_API int tb_mw_set_policy(tb_mw *mw, const char *spec);
+/* Tasks per message from a master to a worker (>= 1; default 1, or
+ * TENBIN_MW_CHUNK). */
+TB_API int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message);
+TB_API int tb_mw_set_worker(tb_mw *mw, tb_mw_work_fn fn, void *ctx);
+TB_API int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx);
+/* Lazily generated bag of ntasks tasks; set identically on every rank.
+ * Cannot be combined with tb_mw_add_task. */
+TB_API int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx);
+/* Add one task (bytes copied).  Only on rank 0 (TB_ERR_STATE elsewhere).
+ * Storage overhead is about 16 bytes per task beyond the payload; call
+ * tb_mw_reserve first when the totals are known to avoid regrowth. */
+TB_API int tb_mw_add_task(tb_mw *mw, const void *data, size_t len);
+TB_API int tb_mw_reserve(tb_mw *mw, uint64_t ntasks, size_t payload_bytes);
+/* Record events of this rank into tr (not owned; NULL disables). */
+TB_API int tb_mw_set_trace(tb_mw *mw, tb_trace *tr);
+/* Progress lines on stream from rank 0 (NULL, the default, prints none). */
+TB_API int tb_mw_set_progress(tb_mw *mw, FILE *stream);
+
+/*
+ * Run the bag to completion.  Collective over the handle's communicator.
+ * Returns the same code on every rank: TB_OK, TB_ERR_TASK when a task or the
+ * result function failed, or another error (bad configuration).  A handle
+ * runs once.
+ */
+TB_API int tb_mw_run(tb_mw *mw);
+
+/* What each rank did, as gathered on rank 0 at the end of a run. */
+typedef struct tb_mw_rank_info {
+    int rank;
+    int is_master;
+    uint64_t tasks_computed;  /* tasks this rank computed */
+    uint64_t tasks_assigned;  /* masters: tasks handed to workers or computed */
+    double busy_s;            /* time computing */
+    double idle_s;            /* workers: time waiting for a task */
+    double total_s;           /* from start to stop on this rank */
+    uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+} tb_mw_rank_info;
+
+typedef struct tb_mw_summary {
+    int ranks;
+    int masters;
+    char policy[32];
+    unsigned chunk;
+    uint64_t tasks;           /* tasks in the bag */
+    uint64_t results;         /* results delivered on rank 0 */
+    double wall_s;            /* rank 0: start of run to end of run */
+    double tasks_per_s;
+    double worker_idle_fraction_mean; /* mean over workers of idle_s / total_s */
+    tb_stats worker_idle_s;   /* over workers */
+    uint64_t messages;        /* sent by all ranks */
+    const tb_mw_rank_info *rank; /* [ranks], owned by the handle */
+    int failed;               /* a task failed */
+    uint64_t failed_task;
+    int failed_rank;
+    int failed_code;
+} tb_mw_summary;
+
+/* Summary of the last run; complete on rank 0 only (other ranks get their own
+ * counters and rank == NULL).  Valid until the handle is destroyed. */
+TB_API int tb_mw_get_summary(const tb_mw *mw, tb_mw_summary *out);
+
+/* Print the summary for people (rank 0). */
+TB_API void tb_mw_summary_print(const tb_mw_summary *s, FILE *out);
+/* Append the summary as JSON members ("ranks": 4, ...) without braces, so a
+ * tool can add its own members. */
+TB_API int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENBIN_MW_H */

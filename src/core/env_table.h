@@ -1,0 +1,18 @@
+/*
+ * env_table.h - every TENBIN_* environment variable, declared once.
+ *
+ * X(NAME, TYPE, DEFAULT, HELP): NAME is the full variable name, TYPE one of
+ * BOOL, INT, DOUBLE, STRING (tb_opt_type without the TB_OPT_ prefix), DEFAULT
+ * the default as text (NULL: unset) and HELP one line for `tenbin env`.
+ * No include guard: this file is meant to be expanded where it is included.
+ */
+#define TB_ENV_MAP(X)                                                                         \
+    X("TENBIN_LOG", STRING, "warn", "log level: error, warn, info, debug, trace or 0-4")      \
+    X("TENBIN_TRACE", STRING, NULL, "write a Chrome trace JSON to this file (as --trace)")    \
+    X("TENBIN_TRACE_ARROWS", BOOL, "0", "draw message arrows in traces")                      \
+    X("TENBIN_PROGRESS_INTERVAL", DOUBLE, "1.0", "seconds between progress lines")            \
+    X("TENBIN_MW_POLICY", STRING, "single", "default master-worker policy: single, multi:K")  \
+    X("TENBIN_MW_CHUNK", INT, "1", "tasks per message")                                       \
+    X("TENBIN_MW_FORWARD_BYTES", INT, "65536",                                                \
+      "secondary masters forward results to the root in batches of about this many bytes")    \
+    X("TENBIN_SEED", INT, "1", "default seed")

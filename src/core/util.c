@@ -1,0 +1,101 @@
+/*
+ * util.c - strict number parsing and atomic file writes.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "tenbin/core.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* strtol/strtod skip leading blanks; we want the whole string to be the
+ * number, so a leading blank (like a trailing one) is a parse error. */
+static int starts_ok(const char *s)
+{
+    return s != NULL && s[0] != '\0' && !isspace((unsigned char)s[0]);
+}
+
+int tb_parse_long(const char *s, long min, long max, long *out)
+{
+    if (!starts_ok(s))
+        return TB_ERR_PARSE;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0')
+        return TB_ERR_PARSE;
+    if (errno == ERANGE || v < min || v > max)
+        return TB_ERR_RANGE;
+    *out = v;
+    return TB_OK;
+}
+
+int tb_parse_double(const char *s, double *out)
+{
+    if (!starts_ok(s))
+        return TB_ERR_PARSE;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return TB_ERR_PARSE;
+    /* Overflow is out of range; underflow to a tiny value is accepted. */
+    if (errno == ERANGE && fabs(v) == HUGE_VAL)
+        return TB_ERR_RANGE;
+    /* "inf" and "nan" are spelled like numbers but are not finite ones. */
+    if (!isfinite(v))
+        return TB_ERR_PARSE;
+    *out = v;
+    return TB_OK;
+}
+
+static int io_error(const char *what, const char *path, int err)
+{
+    tb_log(TB_LOG_ERROR, "%s %s: %s", what, path, strerror(err));
+    return TB_ERR_IO;
+}
+
+/* Writes and closes f; returns 0 or the errno of the first failure. */
+static int write_all(FILE *f, const void *data, size_t len)
+{
+    int err = 0;
+    if (len > 0 && fwrite(data, 1, len, f) != len)
+        err = errno ? errno : EIO;
+    if (fflush(f) != 0 && err == 0)
+        err = errno ? errno : EIO;
+    if (fclose(f) != 0 && err == 0)
+        err = errno ? errno : EIO;
+    return err;
+}
+
+int tb_write_file_atomic(const char *path, const void *data, size_t len)
+{
+    if (path == NULL || path[0] == '\0' || (len > 0 && data == NULL))
+        return TB_ERR_INVALID;
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 5);
+    if (tmp == NULL)
+        return TB_ERR_NOMEM;
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp", 5);
+    int rc = TB_OK;
+    errno = 0;
+    FILE *f = fopen(tmp, "wb");
+    if (f == NULL) {
+        rc = io_error("cannot create", tmp, errno);
+    } else {
+        errno = 0;
+        int err = write_all(f, data, len);
+        if (err != 0)
+            rc = io_error("cannot write", tmp, err);
+        else if (rename(tmp, path) != 0)
+            rc = io_error("cannot rename to", path, errno);
+        if (rc != TB_OK)
+            remove(tmp);
+    }
+    free(tmp);
+    return rc;
+}

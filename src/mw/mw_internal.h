@@ -1,0 +1,109 @@
+/*
+ * mw_internal.h - the master-worker runtime's insides, shared by the MPI
+ * driver (mw.c) and any other transport's driver (the simulator).
+ *
+ * Every rank runs one `tb__mw_node` actor.  A node is a worker, a master, or
+ * (on a one-rank group) a master that computes its own tasks.  The policy is
+ * the node's handlers in node.c; they act only through transport.h.
+ *
+ * Messages (tags) and their bodies, all little-endian via tb_buf:
+ *   TASK    master -> worker   u32 n, task record * n
+ *   RESULT  worker -> master   u32 n, result record * n (stops after a failure)
+ *   REQ     master -> master   (empty)      "give me tasks"
+ *   GIVE    master -> master   u8 initial, queue give body
+ *   REFUSE  master -> master   (empty)
+ *   FWD     master -> root     u32 n, result record * n (status 0)
+ *   FAIL    master -> root     u64 task, i32 rank, i32 code
+ *   ABORT   root -> masters    (empty)      stop handing out tasks
+ *   DONE    master -> root     (empty)      all my work is finished
+ *   FINISH  root -> masters    i32 status   the run is over
+ *   STOP    master -> worker   i32 status   leave the loop
+ */
+#ifndef TB_MW_INTERNAL_H
+#define TB_MW_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tenbin/core.h"
+#include "tenbin/mw.h"
+#include "mw/queue.h"
+#include "transport/transport.h"
+
+enum tb__mw_tag {
+    TB__TAG_TASK = 1,
+    TB__TAG_RESULT,
+    TB__TAG_REQ,
+    TB__TAG_GIVE,
+    TB__TAG_REFUSE,
+    TB__TAG_FWD,
+    TB__TAG_FAIL,
+    TB__TAG_ABORT,
+    TB__TAG_DONE,
+    TB__TAG_FINISH,
+    TB__TAG_STOP
+};
+
+/* What every node of one run shares (identical on every rank). */
+typedef struct tb__mw_cfg {
+    int nranks;
+    int nmasters;             /* K */
+    char policy[32];
+    unsigned chunk;
+    size_t forward_bytes;
+    tb_mw_work_fn work;
+    void *work_ctx;
+    tb_mw_result_fn result;
+    void *result_ctx;
+    tb_mw_gen_fn gen;
+    void *gen_ctx;
+    uint64_t ntasks;          /* generator size, or tasks added on the root */
+} tb__mw_cfg;
+
+/* First rank of master k's group; group k is [group_start(k), group_start(k+1)). */
+static inline int tb__mw_group_start(const tb__mw_cfg *c, int k)
+{
+    return (int)(((int64_t)k * c->nranks) / c->nmasters);
+}
+
+typedef struct tb__mw_master tb__mw_master;
+
+typedef struct tb__mw_node {
+    tb_actor base;
+    const tb__mw_cfg *cfg;
+    tb_trace *trace;          /* may be NULL */
+    double trace_t0;          /* trace clock at transport time zero */
+    tb_progress *progress;    /* root only, may be NULL */
+    tb__queue *root_bag;      /* root only: the tasks added by the user */
+    tb__mw_master *master;    /* non-NULL while this node is a master */
+    /* worker state */
+    tb_buf in;                /* copy of the task message being worked */
+    uint32_t in_left;         /* records still to compute */
+    int reply_to;             /* master that sent it */
+    uint64_t cur_id;
+    const void *cur_data;
+    size_t cur_len;
+    tb_buf out;               /* result message being built */
+    size_t out_count_at;
+    uint32_t out_n;
+    tb_buf scratch;           /* the worker function's result */
+    tb_buf spare;             /* a master's own results while it reads them */
+    double t_start, t_wait, t_compute;
+    int status;               /* final status of the run seen by this node */
+    /* counters for the summary */
+    tb_mw_rank_info info;
+} tb__mw_node;
+
+/* Initialise node `rank` of a run: role from cfg; root_bag is the root's
+ * queue (rank 0) or NULL.  The node's transport is set when it runs. */
+int tb__mw_node_init(tb__mw_node *n, const tb__mw_cfg *cfg, int rank, tb__queue *root_bag,
+                     tb_trace *trace, tb_progress *progress);
+void tb__mw_node_free(tb__mw_node *n);
+/* Fill n->info's fields that come from the node (not the transport's counts).
+ * Root: failed_* describe the first failure. */
+void tb__mw_node_finish_info(tb__mw_node *n);
+int tb__mw_node_failure(const tb__mw_node *n, uint64_t *task, int *rank, int *code);
+uint64_t tb__mw_node_results(const tb__mw_node *n);
+
+extern const tb_actor_ops tb__mw_node_ops;
+
+#endif /* TB_MW_INTERNAL_H */

@@ -1,0 +1,116 @@
+/*
+ * transport.h - the interface every policy acts through (internal).
+ *
+ * Policies (masters, workers, later supervisors and balancers) are written as
+ * event-driven state machines: an *actor* has handlers for "started",
+ * "message arrived", "computation finished" and "timer fired", and acts only
+ * through the transport below: send, count arrivals, now, set a timer,
+ * compute.  Two transports implement it:
+ *
+ *   - mpi (transport_mpi.c): one actor per process, real messages, wall time;
+ *   - sim (src/sim): many actors in one process, a discrete-event kernel and
+ *     modelled costs, virtual time.
+ *
+ * A policy never calls MPI, never reads a clock and never sleeps; that is what
+ * lets the same code run on a real cluster and on a simulated one.
+ *
+ * Ownership: a message handed to send() is taken by the transport (the tb_buf
+ * comes back empty, possibly with recycled capacity); the bytes passed to the
+ * message handler are valid only during the call.
+ */
+#ifndef TB_TRANSPORT_H
+#define TB_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenbin/core.h"
+
+typedef struct tb_tp tb_tp;
+typedef struct tb_actor tb_actor;
+
+/* Handlers of an actor.  Each returns TB_OK or an error; an error stops the
+ * run (the MPI transport aborts the communicator with a message, because the
+ * other ranks cannot know). */
+typedef struct tb_actor_ops {
+    size_t size; /* sizeof(tb_actor_ops), so the table can grow */
+    int (*start)(tb_actor *a);
+    int (*message)(tb_actor *a, int src, int tag, const void *data, size_t len);
+    int (*computed)(tb_actor *a, uint64_t job, int status);
+    int (*timer)(tb_actor *a, uint64_t id);
+} tb_actor_ops;
+
+struct tb_actor {
+    const tb_actor_ops *ops;
+    tb_tp *tp;
+    int rank;     /* rank in the transport's communicator */
+    int finished; /* set by the actor: it will handle no more events */
+};
+
+/*
+ * A unit of computation.  fn(arg) really runs on the MPI transport (its
+ * return value is the status delivered to `computed`); the simulated
+ * transport may run it natively and charges `work` seconds (at speed 1)
+ * divided by the host's speed, or the measured time, depending on its model.
+ */
+typedef struct tb_compute {
+    int (*fn)(void *arg);
+    void *arg;
+    double work; /* modelled seconds at speed 1; < 0 means "measure" */
+} tb_compute;
+
+typedef struct tb_tp_ops {
+    size_t size; /* sizeof(tb_tp_ops) */
+    /* Send msg to rank dst with a tag; takes msg's content. */
+    int (*send)(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg);
+    /* How many of the ranks in from[0..n) have a message that has arrived
+     * and waits to be received by `a` (S1's overload measure). */
+    int (*arrived)(tb_tp *tp, tb_actor *a, const int *from, int n);
+    /* Current time of actor a, in seconds since the run started. */
+    double (*now)(tb_tp *tp, tb_actor *a);
+    /* Fire a's timer handler with `id` at time `at` (seconds, same clock as now). */
+    int (*timer)(tb_tp *tp, tb_actor *a, double at, uint64_t id);
+    /* Start computation `job`; a's computed handler fires when it ends. */
+    int (*compute)(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c);
+} tb_tp_ops;
+
+struct tb_tp {
+    const tb_tp_ops *ops;
+    int size; /* number of ranks */
+};
+
+/* Convenience wrappers so policy code reads naturally. */
+static inline int tb_tp_send(tb_actor *a, int dst, int tag, tb_buf *msg)
+{
+    return a->tp->ops->send(a->tp, a, dst, tag, msg);
+}
+static inline int tb_tp_arrived(tb_actor *a, const int *from, int n)
+{
+    return a->tp->ops->arrived(a->tp, a, from, n);
+}
+static inline double tb_tp_now(tb_actor *a) { return a->tp->ops->now(a->tp, a); }
+static inline int tb_tp_timer(tb_actor *a, double at, uint64_t id)
+{
+    return a->tp->ops->timer(a->tp, a, at, id);
+}
+static inline int tb_tp_compute(tb_actor *a, uint64_t job, const tb_compute *c)
+{
+    return a->tp->ops->compute(a->tp, a, job, c);
+}
+
+/* ---- the MPI transport ------------------------------------------------ */
+
+/*
+ * Create an MPI transport over comm (not duplicated here: the caller owns a
+ * private communicator).  tb_tp_mpi_run drives this process's single actor
+ * until it is finished and every send has completed.  Time zero is the call
+ * to tb_tp_mpi_run.
+ */
+int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm);
+void tb_tp_mpi_destroy(tb_tp **tp);
+int tb_tp_mpi_run(tb_tp *tp, tb_actor *a);
+/* Messages and bytes this process sent and received. */
+void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,
+                      uint64_t *bytes_sent, uint64_t *bytes_recv);
+
+#endif /* TB_TRANSPORT_H */

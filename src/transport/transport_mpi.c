@@ -1,0 +1,330 @@
+/*
+ * transport_mpi.c - the real transport: one actor per process, MPI messages,
+ * wall-clock time.
+ *
+ * Every send is non-blocking (MPI_Isend on a buffer the transport owns) so
+ * that two ranks sending large messages to each other at the same moment
+ * cannot deadlock in rendezvous; completed send buffers are recycled so the
+ * steady state allocates nothing.  Computation is synchronous: compute() runs
+ * the function at once and queues its completion, which the loop delivers
+ * before it looks at the network again.
+ */
+#include "tenbin/core.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/transport.h"
+
+enum { POOL_MAX = 64, POOL_MAX_CAP = 1 << 20 };
+
+typedef struct send_slot {
+    MPI_Request req;
+    tb_buf buf;
+} send_slot;
+
+typedef struct completion {
+    uint64_t job;
+    int status;
+} completion;
+
+typedef struct tp_timer {
+    double at;
+    uint64_t id;
+} tp_timer;
+
+typedef struct tp_mpi {
+    tb_tp base;
+    MPI_Comm comm;
+    int rank;
+    double t0;
+    tb_buf rbuf;          /* receive buffer, grown as needed */
+    send_slot *sends;     /* outstanding sends */
+    size_t nsends, capsends;
+    MPI_Request *reqs;    /* scratch for Testsome */
+    int *idx;
+    tb_buf pool[POOL_MAX]; /* recycled empty buffers */
+    int npool;
+    completion *done;     /* FIFO of finished computations */
+    size_t done_head, done_len, done_cap;
+    tp_timer *timers;     /* unsorted; few */
+    size_t ntimers, captimers;
+    uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+} tp_mpi;
+
+static tp_mpi *as_mpi(tb_tp *tp) { return (tp_mpi *)tp; }
+
+static void recycle(tp_mpi *m, tb_buf *b)
+{
+    if (m->npool < POOL_MAX && b->cap <= POOL_MAX_CAP && b->cap > 0) {
+        tb_buf_clear(b);
+        m->pool[m->npool++] = *b;
+    } else {
+        tb_buf_free(b);
+    }
+    tb_buf_init(b);
+}
+
+/* Complete whatever sends have finished; returns TB_OK or TB_ERR_MPI. */
+static int progress_sends(tp_mpi *m)
+{
+    if (m->nsends == 0)
+        return TB_OK;
+    for (size_t i = 0; i < m->nsends; i++)
+        m->reqs[i] = m->sends[i].req;
+    int outcount = 0;
+    if (MPI_Testsome((int)m->nsends, m->reqs, &outcount, m->idx, MPI_STATUSES_IGNORE) !=
+        MPI_SUCCESS)
+        return TB_ERR_MPI;
+    if (outcount <= 0 || outcount == MPI_UNDEFINED)
+        return TB_OK;
+    for (int k = 0; k < outcount; k++)
+        recycle(m, &m->sends[m->idx[k]].buf);
+    /* Compact: keep slots whose buffer is still in flight. */
+    size_t w = 0;
+    for (size_t i = 0; i < m->nsends; i++) {
+        if (m->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        m->sends[w] = m->sends[i];
+        m->sends[w].req = m->reqs[i];
+        w++;
+    }
+    m->nsends = w;
+    return TB_OK;
+}
+
+static int grow_sends(tp_mpi *m)
+{
+    if (m->nsends < m->capsends)
+        return TB_OK;
+    size_t cap = m->capsends ? 2 * m->capsends : 16;
+    send_slot *s = realloc(m->sends, cap * sizeof *s);
+    if (!s)
+        return TB_ERR_NOMEM;
+    m->sends = s;
+    MPI_Request *r = realloc(m->reqs, cap * sizeof *r);
+    if (!r)
+        return TB_ERR_NOMEM;
+    m->reqs = r;
+    int *ix = realloc(m->idx, cap * sizeof *ix);
+    if (!ix)
+        return TB_ERR_NOMEM;
+    m->idx = ix;
+    m->capsends = cap;
+    return TB_OK;
+}
+
+static int mpi_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
+{
+    tp_mpi *m = as_mpi(tp);
+    (void)from;
+    if (msg->len > INT_MAX) {
+        TB_LOG_ERR("message of %zu bytes to rank %d exceeds the 2 GiB MPI count limit",
+                   msg->len, dst);
+        return TB_ERR_RANGE;
+    }
+    if (m->nsends >= m->capsends) {
+        TB_CHECK(progress_sends(m));
+        TB_CHECK(grow_sends(m));
+    }
+    send_slot *s = &m->sends[m->nsends];
+    s->buf = *msg;
+    /* Hand back a recycled buffer so the caller can build the next message. */
+    if (m->npool > 0)
+        *msg = m->pool[--m->npool];
+    else
+        tb_buf_init(msg);
+    if (MPI_Isend(s->buf.data, (int)s->buf.len, MPI_BYTE, dst, tag, m->comm, &s->req) !=
+        MPI_SUCCESS) {
+        tb_buf_free(&s->buf);
+        return TB_ERR_MPI;
+    }
+    m->nsends++;
+    m->msgs_sent++;
+    m->bytes_sent += s->buf.len;
+    return TB_OK;
+}
+
+static int mpi_arrived(tb_tp *tp, tb_actor *a, const int *from, int n)
+{
+    tp_mpi *m = as_mpi(tp);
+    (void)a;
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        int flag = 0;
+        MPI_Iprobe(from[i], MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
+        count += flag != 0;
+    }
+    return count;
+}
+
+static double mpi_now(tb_tp *tp, tb_actor *a)
+{
+    (void)a;
+    return tb_wtime() - as_mpi(tp)->t0;
+}
+
+static int mpi_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
+{
+    tp_mpi *m = as_mpi(tp);
+    (void)a;
+    if (m->ntimers == m->captimers) {
+        size_t cap = m->captimers ? 2 * m->captimers : 8;
+        tp_timer *t = realloc(m->timers, cap * sizeof *t);
+        if (!t)
+            return TB_ERR_NOMEM;
+        m->timers = t;
+        m->captimers = cap;
+    }
+    m->timers[m->ntimers++] = (tp_timer){at, id};
+    return TB_OK;
+}
+
+static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c)
+{
+    tp_mpi *m = as_mpi(tp);
+    (void)a;
+    int status = c->fn(c->arg);
+    if (m->done_len == m->done_cap) {
+        size_t cap = m->done_cap ? 2 * m->done_cap : 8;
+        completion *d = malloc(cap * sizeof *d);
+        if (!d)
+            return TB_ERR_NOMEM;
+        for (size_t i = 0; i < m->done_len; i++)
+            d[i] = m->done[(m->done_head + i) % m->done_cap];
+        free(m->done);
+        m->done = d;
+        m->done_cap = cap;
+        m->done_head = 0;
+    }
+    m->done[(m->done_head + m->done_len) % m->done_cap] = (completion){job, status};
+    m->done_len++;
+    return TB_OK;
+}
+
+static const tb_tp_ops mpi_ops = {
+    sizeof(tb_tp_ops), mpi_send, mpi_arrived, mpi_now, mpi_timer, mpi_compute,
+};
+
+int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
+{
+    tp_mpi *m = calloc(1, sizeof *m);
+    if (!m)
+        return TB_ERR_NOMEM;
+    m->base.ops = &mpi_ops;
+    m->comm = comm;
+    MPI_Comm_rank(comm, &m->rank);
+    MPI_Comm_size(comm, &m->base.size);
+    m->t0 = tb_wtime();
+    *out = &m->base;
+    return TB_OK;
+}
+
+void tb_tp_mpi_destroy(tb_tp **tp)
+{
+    if (!tp || !*tp)
+        return;
+    tp_mpi *m = as_mpi(*tp);
+    for (size_t i = 0; i < m->nsends; i++) {
+        MPI_Cancel(&m->sends[i].req);
+        MPI_Wait(&m->sends[i].req, MPI_STATUS_IGNORE);
+        tb_buf_free(&m->sends[i].buf);
+    }
+    for (int i = 0; i < m->npool; i++)
+        tb_buf_free(&m->pool[i]);
+    tb_buf_free(&m->rbuf);
+    free(m->sends);
+    free(m->reqs);
+    free(m->idx);
+    free(m->done);
+    free(m->timers);
+    free(m);
+    *tp = NULL;
+}
+
+/* Fire the earliest due timer, if any; *fired tells whether one fired. */
+static int fire_timer(tp_mpi *m, tb_actor *a, int *fired)
+{
+    *fired = 0;
+    if (m->ntimers == 0)
+        return TB_OK;
+    double now = tb_wtime() - m->t0;
+    size_t best = 0;
+    for (size_t i = 1; i < m->ntimers; i++)
+        if (m->timers[i].at < m->timers[best].at)
+            best = i;
+    if (m->timers[best].at > now)
+        return TB_OK;
+    uint64_t id = m->timers[best].id;
+    m->timers[best] = m->timers[--m->ntimers];
+    *fired = 1;
+    return a->ops->timer ? a->ops->timer(a, id) : TB_OK;
+}
+
+/* Receive one message (status describes it) and hand it to the actor. */
+static int deliver(tp_mpi *m, tb_actor *a, MPI_Status *st)
+{
+    int count = 0;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    tb_buf_clear(&m->rbuf);
+    if (count > 0)
+        TB_CHECK(tb_buf_reserve(&m->rbuf, (size_t)count));
+    if (MPI_Recv(m->rbuf.data, count, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, m->comm,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return TB_ERR_MPI;
+    m->msgs_recv++;
+    m->bytes_recv += (uint64_t)count;
+    return a->ops->message(a, st->MPI_SOURCE, st->MPI_TAG, m->rbuf.data, (size_t)count);
+}
+
+int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
+{
+    tp_mpi *m = as_mpi(tp);
+    m->t0 = tb_wtime();
+    a->tp = tp;
+    a->rank = m->rank;
+    TB_CHECK(a->ops->start(a));
+    while (!a->finished) {
+        if (m->done_len > 0) {
+            completion c = m->done[m->done_head];
+            m->done_head = (m->done_head + 1) % m->done_cap;
+            m->done_len--;
+            TB_CHECK(a->ops->computed(a, c.job, c.status));
+            continue;
+        }
+        int fired = 0;
+        TB_CHECK(fire_timer(m, a, &fired));
+        if (fired)
+            continue;
+        MPI_Status st;
+        if (m->nsends == 0 && m->ntimers == 0) {
+            if (MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &st) != MPI_SUCCESS)
+                return TB_ERR_MPI;
+            TB_CHECK(deliver(m, a, &st));
+            continue;
+        }
+        /* Outstanding sends or timers: poll so both make progress. */
+        int flag = 0;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, &st) != MPI_SUCCESS)
+            return TB_ERR_MPI;
+        if (flag)
+            TB_CHECK(deliver(m, a, &st));
+        else
+            TB_CHECK(progress_sends(m));
+    }
+    /* Nothing may be left in flight when the run returns. */
+    while (m->nsends > 0)
+        TB_CHECK(progress_sends(m));
+    return TB_OK;
+}
+
+void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,
+                      uint64_t *bytes_sent, uint64_t *bytes_recv)
+{
+    const tp_mpi *m = (const tp_mpi *)tp;
+    *msgs_sent = m->msgs_sent;
+    *msgs_recv = m->msgs_recv;
+    *bytes_sent = m->bytes_sent;
+    *bytes_recv = m->bytes_recv;
+}

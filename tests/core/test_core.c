@@ -1,0 +1,1224 @@
+/*
+ * test_core.c - unit tests of the core library (no MPI communication).
+ * Run with no argument for all tests, or with a test name.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "tenbin/core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../tb_test.h"
+
+/* ---------------------------------------------------------------- */
+/* Helpers                                                           */
+/* ---------------------------------------------------------------- */
+
+/* Log capture: every line a sink receives. */
+#define CAP_LINES 16
+typedef struct capture {
+    int calls;
+    int level[CAP_LINES];
+    int rank[CAP_LINES];
+    char line[CAP_LINES][2048];
+    size_t len[CAP_LINES]; /* full length, even if the copy was cut */
+} capture;
+
+static void capture_sink(void *ctx, tb_log_level level, int rank, const char *line)
+{
+    capture *c = ctx;
+    if (c->calls < CAP_LINES) {
+        c->level[c->calls] = (int)level;
+        c->rank[c->calls] = rank;
+        snprintf(c->line[c->calls], sizeof c->line[0], "%s", line);
+        c->len[c->calls] = strlen(line);
+    }
+    c->calls++;
+}
+
+static void capture_start(capture *c, tb_log_level level)
+{
+    memset(c, 0, sizeof *c);
+    tb_log_set_level(level);
+    tb_log_set_sink(capture_sink, c);
+}
+
+static void capture_stop(void)
+{
+    tb_log_set_sink(NULL, NULL);
+    tb_log_set_level(TB_LOG_WARN);
+    tb_log_set_rank(-1);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Whole file as a NUL-terminated string (caller frees), or NULL. */
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    size_t got;
+    while (s != NULL && (got = fread(s + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            char *t = realloc(s, cap * 2);
+            if (t == NULL)
+                free(s);
+            s = t;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (s != NULL)
+        s[n] = '\0';
+    return s;
+}
+
+/* A scratch directory, removed (with the files tests leave) by rm_scratch. */
+static char scratch[512];
+
+static int make_scratch(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/tb_core_XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    return mkdtemp(scratch) != NULL;
+}
+
+static void scratch_path(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", scratch, name);
+}
+
+static void rm_scratch(const char *const *names)
+{
+    char p[600];
+    for (; *names; names++) {
+        scratch_path(p, sizeof p, *names);
+        remove(p);
+    }
+    rmdir(scratch);
+}
+
+/*
+ * A minimal strict JSON validator (RFC 8259 grammar, no semantics), enough
+ * to tell that the trace writer emits something a JSON parser accepts.
+ */
+static const char *json_value(const char *p, int depth);
+
+static const char *json_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *json_string(const char *p)
+{
+    if (*p++ != '"')
+        return NULL;
+    while (*p != '"') {
+        if ((unsigned char)*p < 0x20)
+            return NULL; /* raw control characters (and the NUL) */
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!strchr("0123456789abcdefABCDEF", p[i]) || p[i] == '\0')
+                        return NULL;
+                p += 4;
+            } else if (!strchr("\"\\/bfnrt", *p) || *p == '\0') {
+                return NULL;
+            }
+        }
+        p++;
+    }
+    return p + 1;
+}
+
+static const char *json_digits(const char *p)
+{
+    if (*p < '0' || *p > '9')
+        return NULL;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p;
+}
+
+static const char *json_number(const char *p)
+{
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if ((p = json_digits(p)) == NULL)
+        return NULL;
+    if (*p == '.' && (p = json_digits(p + 1)) == NULL)
+        return NULL;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        p = json_digits(p);
+    }
+    return p;
+}
+
+static const char *json_members(const char *p, char close, int depth)
+{
+    p = json_ws(p + 1);
+    if (*p == close)
+        return p + 1;
+    for (;;) {
+        if (close == '}') {
+            if ((p = json_string(json_ws(p))) == NULL)
+                return NULL;
+            p = json_ws(p);
+            if (*p++ != ':')
+                return NULL;
+        }
+        if ((p = json_value(p, depth + 1)) == NULL)
+            return NULL;
+        p = json_ws(p);
+        if (*p == close)
+            return p + 1;
+        if (*p++ != ',')
+            return NULL;
+    }
+}
+
+static const char *json_value(const char *p, int depth)
+{
+    if (depth > 64)
+        return NULL;
+    p = json_ws(p);
+    if (*p == '{')
+        return json_members(p, '}', depth);
+    if (*p == '[')
+        return json_members(p, ']', depth);
+    if (*p == '"')
+        return json_string(p);
+    if (strncmp(p, "true", 4) == 0 || strncmp(p, "null", 4) == 0)
+        return p + 4;
+    if (strncmp(p, "false", 5) == 0)
+        return p + 5;
+    return json_number(p);
+}
+
+static int json_valid(const char *s)
+{
+    const char *end = json_value(s, 0);
+    return end != NULL && *json_ws(end) == '\0';
+}
+
+/* ---------------------------------------------------------------- */
+/* Logging (first: it checks the lazy read of TENBIN_LOG)           */
+/* ---------------------------------------------------------------- */
+
+static void test_log_env_level(void)
+{
+    /* Nothing has logged yet in this process when this test runs first
+     * (it is first in the table, and also when run alone). */
+    setenv("TENBIN_LOG", "debug", 1);
+    TB_ASSERT_EQ_INT(tb_log_get_level(), TB_LOG_DEBUG);
+    unsetenv("TENBIN_LOG");
+    tb_log_set_level(TB_LOG_WARN);
+    TB_ASSERT_EQ_INT(tb_log_get_level(), TB_LOG_WARN);
+}
+
+static void test_log_parse(void)
+{
+    tb_log_level lv;
+    TB_ASSERT_OK(tb_log_level_parse("warn", &lv));
+    TB_ASSERT_EQ_INT(lv, TB_LOG_WARN);
+    TB_ASSERT_OK(tb_log_level_parse("DEBUG", &lv));
+    TB_ASSERT_EQ_INT(lv, TB_LOG_DEBUG);
+    TB_ASSERT_OK(tb_log_level_parse("0", &lv));
+    TB_ASSERT_EQ_INT(lv, TB_LOG_ERROR);
+    TB_ASSERT_OK(tb_log_level_parse("4", &lv));
+    TB_ASSERT_EQ_INT(lv, TB_LOG_TRACE);
+    TB_ASSERT_OK(tb_log_level_parse("trace", &lv));
+    TB_ASSERT_EQ_INT(lv, TB_LOG_TRACE);
+    TB_ASSERT_EQ_INT(tb_log_level_parse("5", &lv), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_log_level_parse("", &lv), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_log_level_parse("42", &lv), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_log_level_parse("verbose", &lv), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_log_level_parse(NULL, &lv), TB_ERR_PARSE);
+}
+
+static void test_log_sink(void)
+{
+    capture c;
+    capture_start(&c, TB_LOG_INFO);
+    tb_log(TB_LOG_DEBUG, "hidden %d", 1);
+    TB_LOG_INFO("shown %d", 2);
+    tb_log_set_rank(3);
+    TB_LOG_ERR("with rank %s", "x");
+    tb_log(TB_LOG_TRACE, "hidden");
+    int calls = c.calls;
+    capture_stop();
+    TB_ASSERT_EQ_INT(calls, 2);
+    TB_ASSERT_STR_EQ(c.line[0], "shown 2");
+    TB_ASSERT_EQ_INT(c.level[0], TB_LOG_INFO);
+    TB_ASSERT_EQ_INT(c.rank[0], -1);
+    TB_ASSERT_STR_EQ(c.line[1], "with rank x");
+    TB_ASSERT_EQ_INT(c.level[1], TB_LOG_ERROR);
+    TB_ASSERT_EQ_INT(c.rank[1], 3);
+}
+
+static void test_log_long_line(void)
+{
+    capture c;
+    char big[1800];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    capture_start(&c, TB_LOG_WARN);
+    TB_LOG_WARN("<%s>", big);
+    capture_stop();
+    TB_ASSERT_EQ_INT(c.calls, 1);
+    TB_ASSERT_EQ_INT(c.len[0], sizeof big + 1);
+    TB_ASSERT(c.line[0][0] == '<' && c.line[0][sizeof big] == '>');
+}
+
+/* The default sink's format, by pointing stderr at a file for a moment. */
+static void test_log_default_sink(void)
+{
+    char path[600];
+    TB_ASSERT(make_scratch());
+    scratch_path(path, sizeof path, "stderr.txt");
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    TB_ASSERT(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    tb_log_set_level(TB_LOG_INFO);
+    tb_log_set_rank(3);
+    TB_LOG_WARN("msg %d", 7);
+    tb_log_set_rank(-1);
+    TB_LOG_INFO("plain");
+    TB_LOG_DEBUG("filtered");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    capture_stop();
+    char *text = read_all(path);
+    const char *const names[] = {"stderr.txt", NULL};
+    rm_scratch(names);
+    TB_ASSERT(text != NULL);
+    int same = strcmp(text, "[tenbin r3 WARN] msg 7\n[tenbin INFO] plain\n") == 0;
+    if (!same)
+        printf("    got: %s", text);
+    free(text);
+    TB_ASSERT(same);
+}
+
+/* ---------------------------------------------------------------- */
+/* Errors                                                            */
+/* ---------------------------------------------------------------- */
+
+static const int all_codes[] = {
+#define CODE(name, val, msg) val,
+    TB_ERRNO_MAP(CODE)
+#undef CODE
+};
+static const char *const all_names[] = {
+#define NAME(name, val, msg) "TB_" #name,
+    TB_ERRNO_MAP(NAME)
+#undef NAME
+};
+#define N_CODES (sizeof all_codes / sizeof all_codes[0])
+
+static void test_err_table(void)
+{
+    TB_ASSERT_EQ_INT(N_CODES, 14);
+    TB_ASSERT_STR_EQ(tb_strerror(TB_OK), "success");
+    TB_ASSERT_STR_EQ(tb_err_name(TB_ERR_NOMEM), "TB_ERR_NOMEM");
+    TB_ASSERT_STR_EQ(tb_strerror(TB_ERR_PARSE), "malformed input");
+    for (size_t i = 0; i < N_CODES; i++) {
+        TB_ASSERT(i == 0 ? all_codes[i] == 0 : all_codes[i] < 0);
+        TB_ASSERT_STR_EQ(tb_err_name(all_codes[i]), all_names[i]);
+        TB_ASSERT(tb_strerror(all_codes[i])[0] != '\0');
+        for (size_t j = 0; j < i; j++) {
+            TB_ASSERT(all_codes[i] != all_codes[j]);
+            TB_ASSERT(strcmp(tb_strerror(all_codes[i]), tb_strerror(all_codes[j])) != 0);
+            TB_ASSERT(strcmp(tb_err_name(all_codes[i]), tb_err_name(all_codes[j])) != 0);
+        }
+    }
+    const int unknown[] = {1, -14, -1000, INT_MIN, INT_MAX};
+    for (size_t k = 0; k < sizeof unknown / sizeof unknown[0]; k++) {
+        const char *m = tb_strerror(unknown[k]);
+        TB_ASSERT(m != NULL && tb_err_name(unknown[k]) != NULL);
+        for (size_t i = 0; i < N_CODES; i++)
+            TB_ASSERT(strcmp(m, tb_strerror(all_codes[i])) != 0);
+    }
+}
+
+static int fails_range(void) { return TB_ERR_RANGE; }
+
+static int checked(int *reached)
+{
+    TB_CHECK(TB_OK);
+    TB_CHECK(fails_range());
+    *reached = 1;
+    return TB_OK;
+}
+
+static void test_err_check_macro(void)
+{
+    capture c;
+    int reached = 0;
+    capture_start(&c, TB_LOG_DEBUG);
+    int rc = checked(&reached);
+    capture_stop();
+    TB_ASSERT_EQ_INT(rc, TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(reached, 0);
+    TB_ASSERT_EQ_INT(c.calls, 1);
+    TB_ASSERT_EQ_INT(c.level[0], TB_LOG_DEBUG);
+    TB_ASSERT(strstr(c.line[0], "test_core.c:checked:") != NULL);
+    TB_ASSERT(strstr(c.line[0], ": fails_range(): value out of range") != NULL);
+    /* Not logged at the default level. */
+    capture_start(&c, TB_LOG_WARN);
+    checked(&reached);
+    capture_stop();
+    TB_ASSERT_EQ_INT(c.calls, 0);
+}
+
+/* ---------------------------------------------------------------- */
+/* Clocks                                                            */
+/* ---------------------------------------------------------------- */
+
+static void test_clock(void)
+{
+    double w0 = tb_wtime(), p0 = tb_process_cputime(), t0 = tb_thread_cputime();
+    volatile double sink = 0;
+    while (tb_thread_cputime() - t0 < 0.02)
+        for (int i = 0; i < 10000; i++)
+            sink += i;
+    double w1 = tb_wtime();
+    TB_ASSERT(sink > 0);
+    TB_ASSERT(w0 > 0 && w1 >= w0);
+    TB_ASSERT(tb_process_cputime() - p0 >= 0.015);
+    TB_ASSERT(w1 - w0 >= 0.015);
+    TB_ASSERT(w1 - w0 < 60);
+}
+
+/* ---------------------------------------------------------------- */
+/* Environment registry                                              */
+/* ---------------------------------------------------------------- */
+
+static void unset_all(void)
+{
+    for (size_t i = 0; i < tb_env_count(); i++)
+        unsetenv(tb_env_get(i)->name);
+}
+
+static void test_env_table(void)
+{
+    size_t n = tb_env_count();
+    TB_ASSERT(n >= 8);
+    TB_ASSERT(tb_env_get(n) == NULL);
+    unset_all();
+    for (size_t i = 0; i < n; i++) {
+        const tb_opt_desc *d = tb_env_get(i);
+        TB_ASSERT(d != NULL && d->name != NULL && d->help != NULL && d->help[0] != '\0');
+        TB_ASSERT(strncmp(d->name, "TENBIN_", 7) == 0);
+        for (size_t j = 0; j < i; j++)
+            TB_ASSERT(strcmp(d->name, tb_env_get(j)->name) != 0);
+        /* Every non-string default exists and parses as its type. */
+        int b;
+        long l;
+        double x;
+        const char *s;
+        switch (d->type) {
+        case TB_OPT_BOOL: TB_ASSERT_OK(tb_env_bool(d->name, &b)); break;
+        case TB_OPT_INT: TB_ASSERT_OK(tb_env_int(d->name, &l)); break;
+        case TB_OPT_DOUBLE: TB_ASSERT_OK(tb_env_double(d->name, &x)); break;
+        case TB_OPT_STRING: TB_ASSERT_OK(tb_env_string(d->name, &s)); break;
+        }
+    }
+}
+
+static void test_env_defaults(void)
+{
+    int b = -1;
+    long l = -1;
+    double x = -1;
+    const char *s = "unset";
+    unset_all();
+    TB_ASSERT_OK(tb_env_bool("TENBIN_TRACE_ARROWS", &b));
+    TB_ASSERT_EQ_INT(b, 0);
+    TB_ASSERT_OK(tb_env_int("TENBIN_MW_CHUNK", &l));
+    TB_ASSERT_EQ_INT(l, 1);
+    TB_ASSERT_OK(tb_env_int("TENBIN_MW_FORWARD_BYTES", &l));
+    TB_ASSERT_EQ_INT(l, 65536);
+    TB_ASSERT_OK(tb_env_int("TENBIN_SEED", &l));
+    TB_ASSERT_EQ_INT(l, 1);
+    TB_ASSERT_OK(tb_env_double("TENBIN_PROGRESS_INTERVAL", &x));
+    TB_ASSERT_NEAR(x, 1.0, 0);
+    TB_ASSERT_OK(tb_env_string("TENBIN_TRACE", &s));
+    TB_ASSERT(s == NULL);
+    TB_ASSERT_OK(tb_env_string("TENBIN_MW_POLICY", &s));
+    TB_ASSERT_STR_EQ(s, "single");
+    TB_ASSERT_OK(tb_env_string("TENBIN_LOG", &s));
+    TB_ASSERT_STR_EQ(s, "warn");
+}
+
+static void test_env_values(void)
+{
+    int b = -1;
+    long l = -1;
+    double x = -1;
+    const char *s = NULL;
+    unset_all();
+    const char *yes[] = {"1", "true", "YES", "On"}, *no[] = {"0", "False", "no", "OFF"};
+    for (int i = 0; i < 4; i++) {
+        setenv("TENBIN_TRACE_ARROWS", yes[i], 1);
+        TB_ASSERT_OK(tb_env_bool("TENBIN_TRACE_ARROWS", &b));
+        TB_ASSERT_EQ_INT(b, 1);
+        setenv("TENBIN_TRACE_ARROWS", no[i], 1);
+        TB_ASSERT_OK(tb_env_bool("TENBIN_TRACE_ARROWS", &b));
+        TB_ASSERT_EQ_INT(b, 0);
+    }
+    setenv("TENBIN_MW_CHUNK", "-8", 1);
+    TB_ASSERT_OK(tb_env_int("TENBIN_MW_CHUNK", &l));
+    TB_ASSERT_EQ_INT(l, -8);
+    setenv("TENBIN_PROGRESS_INTERVAL", "0.25", 1);
+    TB_ASSERT_OK(tb_env_double("TENBIN_PROGRESS_INTERVAL", &x));
+    TB_ASSERT_NEAR(x, 0.25, 0);
+    setenv("TENBIN_TRACE", "out.json", 1);
+    TB_ASSERT_OK(tb_env_string("TENBIN_TRACE", &s));
+    TB_ASSERT_STR_EQ(s, "out.json");
+    /* An empty value means unset. */
+    setenv("TENBIN_MW_CHUNK", "", 1);
+    TB_ASSERT_OK(tb_env_int("TENBIN_MW_CHUNK", &l));
+    TB_ASSERT_EQ_INT(l, 1);
+    unset_all();
+}
+
+static void test_env_errors(void)
+{
+    capture c;
+    int b = 7;
+    long l = 7;
+    double x = 7;
+    const char *s;
+    unset_all();
+    capture_start(&c, TB_LOG_WARN);
+    setenv("TENBIN_TRACE_ARROWS", "maybe", 1);
+    int rb = tb_env_bool("TENBIN_TRACE_ARROWS", &b);
+    setenv("TENBIN_MW_CHUNK", "8x", 1);
+    int ri = tb_env_int("TENBIN_MW_CHUNK", &l);
+    setenv("TENBIN_PROGRESS_INTERVAL", "nan", 1);
+    int rd = tb_env_double("TENBIN_PROGRESS_INTERVAL", &x);
+    int rn = tb_env_int("TENBIN_NO_SUCH_THING", &l);
+    int rs = tb_env_string("HOME", &s);
+    int rt = tb_env_int("TENBIN_LOG", &l); /* declared as a string */
+    capture_stop();
+    unset_all();
+    TB_ASSERT_EQ_INT(rb, TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(ri, TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(rd, TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(rn, TB_ERR_NOTFOUND);
+    TB_ASSERT_EQ_INT(rs, TB_ERR_NOTFOUND);
+    TB_ASSERT_EQ_INT(rt, TB_ERR_INVALID);
+    TB_ASSERT(b == 7 && l == 7 && x == 7); /* outputs untouched */
+    TB_ASSERT_EQ_INT(c.calls, 3); /* one warning per bad value */
+    TB_ASSERT(strstr(c.line[0], "TENBIN_TRACE_ARROWS=maybe") != NULL);
+    TB_ASSERT(strstr(c.line[1], "TENBIN_MW_CHUNK=8x") != NULL);
+    TB_ASSERT(strstr(c.line[2], "TENBIN_PROGRESS_INTERVAL=nan") != NULL);
+}
+
+static void test_env_print(void)
+{
+    unset_all();
+    setenv("TENBIN_SEED", "4242", 1);
+    FILE *f = tmpfile();
+    TB_ASSERT(f != NULL);
+    tb_env_print(f);
+    rewind(f);
+    char line[512];
+    int help_col = -1, value_col = -1;
+    size_t rows = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (help_col < 0) {
+            TB_ASSERT(strncmp(line, "NAME ", 5) == 0);
+            TB_ASSERT(strstr(line, " TYPE ") && strstr(line, " DEFAULT "));
+            help_col = (int)(strstr(line, "HELP") - line);
+            value_col = (int)(strstr(line, "VALUE") - line);
+            continue;
+        }
+        const tb_opt_desc *d = tb_env_get(rows++);
+        TB_ASSERT(d != NULL);
+        TB_ASSERT(strncmp(line, d->name, strlen(d->name)) == 0);
+        const char *h = strstr(line, d->help);
+        TB_ASSERT(h != NULL && h - line == help_col);
+        const char *want = strcmp(d->name, "TENBIN_SEED") == 0 ? "4242 " : "- ";
+        TB_ASSERT(strncmp(line + value_col, want, strlen(want)) == 0);
+    }
+    fclose(f);
+    unset_all();
+    TB_ASSERT_EQ_INT(rows, tb_env_count());
+}
+
+/* ---------------------------------------------------------------- */
+/* RNG                                                               */
+/* ---------------------------------------------------------------- */
+
+/* Independent reference: the published splitmix64 and xoshiro256**. */
+static uint64_t ref_splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static uint64_t ref_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t ref_next(uint64_t s[4])
+{
+    uint64_t r = ref_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = ref_rotl(s[3], 45);
+    return r;
+}
+
+static void test_rng_known(void)
+{
+    tb_rng r;
+    /* Constants computed separately (Python) from the reference algorithm. */
+    tb_rng_seed(&r, 0);
+    TB_ASSERT_EQ_U64(r.s[0], 0xe220a8397b1dcdafu);
+    TB_ASSERT_EQ_U64(tb_rng_u64(&r), 0x99ec5f36cb75f2b4u);
+    TB_ASSERT_EQ_U64(tb_rng_u64(&r), 0xbf6e1f784956452au);
+    TB_ASSERT_EQ_U64(tb_rng_u64(&r), 0x1a5f849d4933e6e0u);
+    tb_rng_seed(&r, 1);
+    TB_ASSERT_EQ_U64(tb_rng_u64(&r), 0xb3f2af6d0fc710c5u);
+    TB_ASSERT_EQ_U64(tb_rng_u64(&r), 0x853b559647364ceau);
+    const uint64_t seeds[] = {0, 1, 42, 0xdeadbeefu, UINT64_MAX};
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+        uint64_t x = seeds[k], s[4];
+        for (int i = 0; i < 4; i++)
+            s[i] = ref_splitmix(&x);
+        tb_rng_seed(&r, seeds[k]);
+        for (int i = 0; i < 1000; i++)
+            TB_ASSERT_EQ_U64(tb_rng_u64(&r), ref_next(s));
+    }
+}
+
+static void test_rng_streams(void)
+{
+    tb_rng a, b;
+    tb_rng_seed(&a, 123);
+    tb_rng_seed(&b, 123);
+    for (int i = 0; i < 100; i++)
+        TB_ASSERT_EQ_U64(tb_rng_u64(&a), tb_rng_u64(&b));
+    tb_rng_seed(&b, 124);
+    TB_ASSERT(tb_rng_u64(&a) != tb_rng_u64(&b));
+    /* Stream 0 is the plain seed; other streams all differ. */
+    tb_rng_seed(&a, 9);
+    tb_rng_seed_stream(&b, 9, 0);
+    TB_ASSERT_EQ_U64(tb_rng_u64(&a), tb_rng_u64(&b));
+    enum { NS = 1024 };
+    static uint64_t first[NS];
+    for (uint64_t s = 0; s < NS; s++) {
+        tb_rng_seed_stream(&a, 9, s);
+        first[s] = tb_rng_u64(&a);
+        for (uint64_t t = 0; t < s; t++)
+            TB_ASSERT(first[s] != first[t]);
+    }
+    tb_rng_seed_stream(&a, 9, 5);
+    tb_rng_seed_stream(&b, 9, 5);
+    TB_ASSERT_EQ_U64(tb_rng_u64(&a), tb_rng_u64(&b));
+    tb_rng_seed_stream(&b, 10, 5);
+    TB_ASSERT(tb_rng_u64(&a) != tb_rng_u64(&b));
+}
+
+static void test_rng_below_uniform(void)
+{
+    enum { BINS = 10, DRAWS = 100000 };
+    long count[BINS] = {0};
+    tb_rng r;
+    tb_rng_seed(&r, 2024);
+    for (int i = 0; i < DRAWS; i++) {
+        uint64_t v = tb_rng_below(&r, BINS);
+        TB_ASSERT(v < BINS);
+        count[v]++;
+    }
+    double chi2 = 0, expect = (double)DRAWS / BINS;
+    for (int i = 0; i < BINS; i++)
+        chi2 += (count[i] - expect) * (count[i] - expect) / expect;
+    /* 9 degrees of freedom: P(chi2 > 27.88) = 0.001. */
+    TB_ASSERT(chi2 < 27.88);
+    for (int i = 0; i < 100; i++) {
+        TB_ASSERT_EQ_U64(tb_rng_below(&r, 1), 0);
+        TB_ASSERT(tb_rng_below(&r, (UINT64_C(1) << 63) + 1) <= (UINT64_C(1) << 63));
+        TB_ASSERT(tb_rng_below(&r, UINT64_MAX) < UINT64_MAX);
+    }
+}
+
+static void test_rng_real(void)
+{
+    tb_rng r;
+    tb_rng_seed(&r, 77);
+    double sum = 0, lo = 1, hi = 0;
+    enum { N = 100000 };
+    for (int i = 0; i < N; i++) {
+        double u = tb_rng_double(&r);
+        TB_ASSERT(u >= 0 && u < 1);
+        lo = u < lo ? u : lo;
+        hi = u > hi ? u : hi;
+        double v = tb_rng_uniform(&r, -3, 5);
+        TB_ASSERT(v >= -3 && v < 5);
+        double e = tb_rng_exp(&r, 2.0);
+        TB_ASSERT(e >= 0 && isfinite(e));
+        sum += e;
+    }
+    TB_ASSERT(lo < 0.001 && hi > 0.999);
+    TB_ASSERT_NEAR(sum / N, 2.0, 0.04);
+}
+
+/* ---------------------------------------------------------------- */
+/* Buffers                                                           */
+/* ---------------------------------------------------------------- */
+
+static uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double double_of(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static void test_buf_roundtrip(void)
+{
+    tb_buf b = TB_BUF_INIT;
+    const double dv[] = {0.0, -0.0, -1.5, DBL_MAX, -DBL_MIN, INFINITY,
+                         double_of(0x7ff8000000000123u)};
+    const int32_t iv[] = {0, -1, INT32_MIN, INT32_MAX};
+    TB_ASSERT_OK(tb_buf_pack_u8(&b, 0));
+    TB_ASSERT_OK(tb_buf_pack_u8(&b, UINT8_MAX));
+    TB_ASSERT_OK(tb_buf_pack_u32(&b, 0));
+    TB_ASSERT_OK(tb_buf_pack_u32(&b, UINT32_MAX));
+    TB_ASSERT_OK(tb_buf_pack_u64(&b, 0));
+    TB_ASSERT_OK(tb_buf_pack_u64(&b, UINT64_MAX));
+    for (size_t i = 0; i < 4; i++)
+        TB_ASSERT_OK(tb_buf_pack_i32(&b, iv[i]));
+    for (size_t i = 0; i < 7; i++)
+        TB_ASSERT_OK(tb_buf_pack_f64(&b, dv[i]));
+    TB_ASSERT_OK(tb_buf_pack_bytes(&b, "abc", 3));
+    TB_ASSERT_OK(tb_buf_pack_bytes(&b, NULL, 0));
+    TB_ASSERT_EQ_INT(b.len, 2 + 8 + 16 + 16 + 56 + 7 + 4);
+
+    uint8_t u8;
+    uint32_t u32;
+    uint64_t u64;
+    int32_t i32;
+    double d;
+    const void *p;
+    TB_ASSERT_OK(tb_buf_unpack_u8(&b, &u8));
+    TB_ASSERT_EQ_INT(u8, 0);
+    TB_ASSERT_OK(tb_buf_unpack_u8(&b, &u8));
+    TB_ASSERT_EQ_INT(u8, 255);
+    TB_ASSERT_OK(tb_buf_unpack_u32(&b, &u32));
+    TB_ASSERT_EQ_U64(u32, 0);
+    TB_ASSERT_OK(tb_buf_unpack_u32(&b, &u32));
+    TB_ASSERT_EQ_U64(u32, UINT32_MAX);
+    TB_ASSERT_OK(tb_buf_unpack_u64(&b, &u64));
+    TB_ASSERT_EQ_U64(u64, 0);
+    TB_ASSERT_OK(tb_buf_unpack_u64(&b, &u64));
+    TB_ASSERT_EQ_U64(u64, UINT64_MAX);
+    for (size_t i = 0; i < 4; i++) {
+        TB_ASSERT_OK(tb_buf_unpack_i32(&b, &i32));
+        TB_ASSERT_EQ_INT(i32, iv[i]);
+    }
+    for (size_t i = 0; i < 7; i++) {
+        TB_ASSERT_OK(tb_buf_unpack_f64(&b, &d));
+        TB_ASSERT_EQ_U64(bits_of(d), bits_of(dv[i])); /* sign of zero, NaN payload */
+    }
+    TB_ASSERT_OK(tb_buf_unpack_bytes(&b, &p, &u32));
+    TB_ASSERT(u32 == 3 && memcmp(p, "abc", 3) == 0);
+    TB_ASSERT_OK(tb_buf_unpack_bytes(&b, &p, &u32));
+    TB_ASSERT_EQ_INT(u32, 0);
+    TB_ASSERT_EQ_INT(tb_buf_remaining(&b), 0);
+    TB_ASSERT_EQ_INT(tb_buf_unpack_u8(&b, &u8), TB_ERR_PARSE);
+    tb_buf_free(&b);
+    TB_ASSERT(b.data == NULL && b.len == 0 && b.cap == 0);
+}
+
+static void test_buf_layout(void)
+{
+    static const unsigned char want[] = {
+        0x04, 0x03, 0x02, 0x01,                         /* u32 0x01020304 */
+        0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* u64 */
+        0xfe, 0xff, 0xff, 0xff,                         /* i32 -2 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf0, 0x3f, /* f64 1.0 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc0, /* f64 -2.0 */
+        0x02, 0x00, 0x00, 0x00, 'h', 'i',               /* bytes "hi" */
+        0xab,                                           /* u8 */
+    };
+    tb_buf b;
+    tb_buf_init(&b);
+    TB_ASSERT_OK(tb_buf_pack_u32(&b, 0x01020304u));
+    TB_ASSERT_OK(tb_buf_pack_u64(&b, 0x0102030405060708u));
+    TB_ASSERT_OK(tb_buf_pack_i32(&b, -2));
+    TB_ASSERT_OK(tb_buf_pack_f64(&b, 1.0));
+    TB_ASSERT_OK(tb_buf_pack_f64(&b, -2.0));
+    TB_ASSERT_OK(tb_buf_pack_bytes(&b, "hi", 2));
+    TB_ASSERT_OK(tb_buf_pack_u8(&b, 0xab));
+    int same = b.len == sizeof want && memcmp(b.data, want, sizeof want) == 0;
+    tb_buf_free(&b);
+    TB_ASSERT(same);
+}
+
+static void test_buf_short(void)
+{
+    static const unsigned char data[] = {0x01, 0x02, 0x03, 0x0a, 0x00, 0x00, 0x00, 'x', 'y'};
+    tb_buf v;
+    uint8_t u8;
+    uint32_t u32;
+    uint64_t u64;
+    int32_t i32;
+    double d;
+    const void *p;
+    tb_buf_view(&v, data, 3);
+    TB_ASSERT_EQ_INT(tb_buf_unpack_u32(&v, &u32), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(v.pos, 0);
+    TB_ASSERT_EQ_INT(tb_buf_unpack_i32(&v, &i32), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_buf_unpack_u64(&v, &u64), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_buf_unpack_f64(&v, &d), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(v.pos, 0);
+    TB_ASSERT_OK(tb_buf_unpack_u8(&v, &u8));
+    TB_ASSERT_EQ_INT(u8, 1);
+    TB_ASSERT_EQ_INT(tb_buf_unpack_bytes(&v, &p, &u32), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(v.pos, 1);
+    /* Length prefix 10 but only 2 bytes follow: fails, pos restored. */
+    tb_buf_view(&v, data + 3, 6);
+    TB_ASSERT_EQ_INT(tb_buf_unpack_bytes(&v, &p, &u32), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(v.pos, 0);
+    TB_ASSERT_EQ_INT(tb_buf_remaining(&v), 6);
+    /* Views are read-only. */
+    TB_ASSERT_EQ_INT(tb_buf_append(&v, "z", 1), TB_ERR_STATE);
+    TB_ASSERT_EQ_INT(tb_buf_pack_u8(&v, 1), TB_ERR_STATE);
+    TB_ASSERT_EQ_INT(tb_buf_reserve(&v, 1), TB_ERR_STATE);
+    TB_ASSERT_EQ_INT(v.len, 6);
+    tb_buf_free(&v); /* must not free memory it does not own */
+    TB_ASSERT(v.data == NULL);
+}
+
+static void test_buf_growth(void)
+{
+    tb_buf b = TB_BUF_INIT;
+    for (int i = 0; i < 100000; i++) {
+        unsigned char c = (unsigned char)(i * 7);
+        TB_ASSERT_OK(tb_buf_append(&b, &c, 1));
+    }
+    int ok = b.len == 100000 && b.cap >= b.len;
+    for (int i = 0; ok && i < 100000; i++)
+        ok = b.data[i] == (unsigned char)(i * 7);
+    size_t cap = b.cap;
+    tb_buf_clear(&b);
+    int cleared = b.len == 0 && b.pos == 0 && b.cap == cap;
+    int rc = tb_buf_append(&b, "x", 1) == TB_OK ? tb_buf_reserve(&b, SIZE_MAX) : -999;
+    tb_buf_free(&b);
+    TB_ASSERT(ok);
+    TB_ASSERT(cleared);
+    TB_ASSERT_EQ_INT(rc, TB_ERR_RANGE);
+}
+
+static void test_buf_printf(void)
+{
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_buf_printf(&b, "%s=%d", "a", 1));
+    TB_ASSERT_OK(tb_buf_printf(&b, ";%s", ""));
+    TB_ASSERT_OK(tb_buf_printf(&b, "%05.2f", 2.25));
+    int ok = b.len == 9 && strcmp((const char *)b.data, "a=1;02.25") == 0;
+    tb_buf_free(&b);
+    TB_ASSERT(ok);
+}
+
+/* ---------------------------------------------------------------- */
+/* Trace                                                             */
+/* ---------------------------------------------------------------- */
+
+static int has(const tb_buf *b, const char *s) { return strstr((const char *)b->data, s) != NULL; }
+
+static int fill_trace(tb_trace *tr)
+{
+    const double o = 100.0;
+    int rc = tb_trace_set_process_name(tr, "rank \"7\" \\ new\nline\x01\ttab");
+    if (rc == TB_OK)
+        rc = tb_trace_complete(tr, 0, "mw", "compute", o + 0.001, o + 0.0015);
+    if (rc == TB_OK)
+        rc = tb_trace_complete_arg(tr, 1, "mw", "batch", o + 0.002, o + 0.003, "tasks", 42);
+    if (rc == TB_OK)
+        rc = tb_trace_counter(tr, "queue", "depth", o + 0.004, 3);
+    if (rc == TB_OK)
+        rc = tb_trace_instant(tr, 0, "steal", o + 0.005);
+    if (rc == TB_OK)
+        rc = tb_trace_flow_begin(tr, 0, "task", 99, o + 0.006);
+    if (rc == TB_OK)
+        rc = tb_trace_flow_end(tr, 2, "task", 99, o + 0.007);
+    if (rc == TB_OK)
+        rc = tb_trace_complete(tr, 0, NULL, "odd \"name\"", o + 0.009, o + 0.008);
+    return rc;
+}
+
+static void test_trace_serialize(void)
+{
+    tb_trace *tr = NULL;
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_trace_create(&tr, 7, 100.0));
+    int rc = fill_trace(tr);
+    size_t count = tb_trace_count(tr);
+    int bad_counter = tb_trace_counter(tr, "q", "s", 100, NAN);
+    int bad_name = tb_trace_instant(tr, 0, NULL, 100);
+    if (rc == TB_OK)
+        rc = tb_buf_append(&b, "[", 1);
+    if (rc == TB_OK)
+        rc = tb_trace_serialize(tr, &b);
+    if (rc == TB_OK)
+        rc = tb_buf_printf(&b, "]");
+    tb_trace_destroy(&tr);
+    TB_ASSERT(tr == NULL);
+    if (rc != TB_OK)
+        tb_buf_free(&b);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT_EQ_INT(count, 7);
+    TB_ASSERT_EQ_INT(bad_counter, TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(bad_name, TB_ERR_INVALID);
+    int valid = json_valid((const char *)b.data);
+    if (!valid)
+        printf("    %s\n", (const char *)b.data);
+    const char *want[] = {
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":7,\"args\":{\"name\":"
+        "\"rank \\\"7\\\" \\\\ new\\nline\\u0001\\ttab\"}}",
+        "{\"name\":\"compute\",\"cat\":\"mw\",\"ph\":\"X\",\"ts\":1000.000,\"pid\":7,"
+        "\"tid\":0,\"dur\":500.000}",
+        "\"ph\":\"X\",\"ts\":2000.000,\"pid\":7,\"tid\":1,\"dur\":1000.000,"
+        "\"args\":{\"tasks\":42}}",
+        "{\"name\":\"queue\",\"ph\":\"C\",\"ts\":4000.000,\"pid\":7,\"args\":{\"depth\":3}}",
+        "{\"name\":\"steal\",\"ph\":\"i\",\"ts\":5000.000,\"pid\":7,\"tid\":0,",
+        "{\"name\":\"task\",\"cat\":\"msg\",\"ph\":\"s\",\"ts\":6000.000,\"pid\":7,\"tid\":0,"
+        "\"id\":99}",
+        "{\"name\":\"task\",\"cat\":\"msg\",\"ph\":\"f\",\"ts\":7000.000,\"pid\":7,\"tid\":2,"
+        "\"id\":99,\"bp\":\"e\"}",
+        "{\"name\":\"odd \\\"name\\\"\",\"ph\":\"X\",\"ts\":9000.000,\"pid\":7,\"tid\":0,"
+        "\"dur\":0.000}",
+        "}},\n{", /* separator */
+        NULL};
+    int missing = -1;
+    for (int i = 0; want[i] != NULL && missing < 0; i++)
+        if (!has(&b, want[i]))
+            missing = i;
+    if (missing >= 0)
+        printf("    missing %s\n    in %s\n", want[missing], (const char *)b.data);
+    tb_buf_free(&b);
+    TB_ASSERT(valid);
+    TB_ASSERT_EQ_INT(missing, -1);
+}
+
+static void test_trace_empty(void)
+{
+    tb_trace *tr = NULL;
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_trace_create(&tr, 0, 0));
+    TB_ASSERT_EQ_INT(tb_trace_count(tr), 0);
+    int rc = tb_trace_serialize(tr, &b);
+    tb_trace_destroy(&tr);
+    tb_trace_destroy(&tr); /* idempotent */
+    TB_ASSERT_OK(rc);
+    TB_ASSERT_EQ_INT(b.len, 0);
+    tb_buf_free(&b);
+}
+
+static void test_trace_write(void)
+{
+    char path[600], tmp[640], bad[640];
+    tb_trace *tr = NULL;
+    capture c;
+    TB_ASSERT(make_scratch());
+    scratch_path(path, sizeof path, "t.json");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    scratch_path(bad, sizeof bad, "missing/dir/t.json");
+    TB_ASSERT_OK(tb_trace_create(&tr, 3, tb_wtime()));
+    int rc = fill_trace(tr);
+    if (rc == TB_OK)
+        rc = tb_trace_write(tr, path);
+    capture_start(&c, TB_LOG_WARN);
+    int rc_bad = tb_trace_write(tr, bad);
+    capture_stop();
+    tb_trace_destroy(&tr);
+    char *text = read_all(path);
+    int tmp_left = file_exists(tmp);
+    char bad_tmp[700];
+    snprintf(bad_tmp, sizeof bad_tmp, "%s.tmp", bad);
+    int bad_left = file_exists(bad) || file_exists(bad_tmp);
+    const char *const names[] = {"t.json", "t.json.tmp", NULL};
+    rm_scratch(names);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT(text != NULL);
+    int ok = json_valid(text) && strncmp(text, "{\"traceEvents\":[", 16) == 0 &&
+             strstr(text, "],\"displayTimeUnit\":\"ms\"}\n") != NULL &&
+             strstr(text, "\"pid\":3") != NULL;
+    free(text);
+    TB_ASSERT(ok);
+    TB_ASSERT(!tmp_left);
+    TB_ASSERT_EQ_INT(rc_bad, TB_ERR_IO);
+    TB_ASSERT(!bad_left);
+    TB_ASSERT_EQ_INT(c.calls, 1);
+    TB_ASSERT_EQ_INT(c.level[0], TB_LOG_ERROR);
+    TB_ASSERT(strstr(c.line[0], "missing/dir/t.json.tmp") != NULL);
+    TB_ASSERT(strstr(c.line[0], strerror(ENOENT)) != NULL);
+}
+
+/* ---------------------------------------------------------------- */
+/* Progress                                                          */
+/* ---------------------------------------------------------------- */
+
+static void test_progress_format(void)
+{
+    char s[128];
+    tb_progress_format(s, sizeof s, "tasks", 1234, 4096, 1234 / 512.3);
+    TB_ASSERT_STR_EQ(s, "progress: 1234/4096 tasks (30.1%), 512.3 tasks/s, ETA 5.6 s");
+    tb_progress_format(s, sizeof s, "tasks", 0, 0, 3.0);
+    TB_ASSERT_STR_EQ(s, "progress: 0/0 tasks (100.0%)");
+    tb_progress_format(s, sizeof s, "tasks", 0, 10, 5.0);
+    TB_ASSERT_STR_EQ(s, "progress: 0/10 tasks (0.0%), 0.0 tasks/s, ETA -");
+    tb_progress_format(s, sizeof s, "tasks", 5, 10, 0.0);
+    TB_ASSERT_STR_EQ(s, "progress: 5/10 tasks (50.0%), 0.0 tasks/s, ETA -");
+    tb_progress_format(s, sizeof s, "chunks", 10, 10, 2.0);
+    TB_ASSERT_STR_EQ(s, "progress: 10/10 chunks (100.0%), 5.0 chunks/s, ETA 0.0 s");
+    tb_progress_format(s, sizeof s, "tasks", 4095, 4096, 1.0);
+    TB_ASSERT_STR_EQ(s, "progress: 4095/4096 tasks (99.9%), 4095.0 tasks/s, ETA 0.0 s");
+    char tiny[10];
+    int n = tb_progress_format(tiny, sizeof tiny, "tasks", 0, 0, 1.0);
+    TB_ASSERT_EQ_INT(n, (int)strlen("progress: 0/0 tasks (100.0%)"));
+    TB_ASSERT_STR_EQ(tiny, "progress:");
+}
+
+static int count_lines(FILE *f)
+{
+    int n = 0, ch;
+    rewind(f);
+    while ((ch = fgetc(f)) != EOF)
+        n += ch == '\n';
+    return n;
+}
+
+static void test_progress_throttle(void)
+{
+    tb_progress *p = NULL;
+    FILE *f = tmpfile();
+    TB_ASSERT(f != NULL);
+    TB_ASSERT_OK(tb_progress_create(&p, f, "tasks", 10, 1e9));
+    tb_progress_update(p, 1);
+    tb_progress_update(p, 2);
+    int before = count_lines(f);
+    fseek(f, 0, SEEK_END);
+    tb_progress_finish(p);
+    tb_progress_finish(p);
+    tb_progress_update(p, 3);
+    int after = count_lines(f);
+    char line[128] = "";
+    rewind(f);
+    if (fgets(line, sizeof line, f) == NULL)
+        line[0] = '\0';
+    tb_progress_destroy(&p);
+    TB_ASSERT(p == NULL);
+    TB_ASSERT_OK(tb_progress_create(&p, f, "tasks", 3, 0));
+    fseek(f, 0, SEEK_END);
+    tb_progress_update(p, 1);
+    tb_progress_update(p, 2);
+    tb_progress_update(p, 3);
+    int unthrottled = count_lines(f);
+    tb_progress_destroy(&p);
+    fclose(f);
+    TB_ASSERT_EQ_INT(before, 0);
+    TB_ASSERT_EQ_INT(after, 1);
+    TB_ASSERT(strncmp(line, "progress: 2/10 tasks (20.0%), ", 30) == 0);
+    TB_ASSERT_EQ_INT(unthrottled, 4);
+    /* No stream: nothing printed, nothing crashes. */
+    TB_ASSERT_OK(tb_progress_create(&p, NULL, NULL, 5, 0));
+    tb_progress_update(p, 5);
+    tb_progress_finish(p);
+    tb_progress_destroy(&p);
+}
+
+/* ---------------------------------------------------------------- */
+/* Statistics                                                        */
+/* ---------------------------------------------------------------- */
+
+static void test_stats(void)
+{
+    double x[] = {4, 1, 3, 2};
+    tb_stats s;
+    TB_ASSERT_OK(tb_stats_compute(x, 4, &s));
+    TB_ASSERT_EQ_INT(s.n, 4);
+    TB_ASSERT_NEAR(s.mean, 2.5, 1e-15);
+    TB_ASSERT_NEAR(s.median, 2.5, 1e-15);
+    TB_ASSERT_NEAR(s.min, 1, 0);
+    TB_ASSERT_NEAR(s.max, 4, 0);
+    TB_ASSERT_NEAR(s.sum, 10, 0);
+    TB_ASSERT_NEAR(s.stddev, sqrt(1.25), 1e-15);
+    TB_ASSERT(x[0] == 4 && x[1] == 1 && x[2] == 3 && x[3] == 2); /* not modified */
+    double odd[] = {5, -1, 3};
+    TB_ASSERT_OK(tb_stats_compute(odd, 3, &s));
+    TB_ASSERT_NEAR(s.median, 3, 0);
+    TB_ASSERT_NEAR(s.min, -1, 0);
+    memset(&s, 0xff, sizeof s);
+    TB_ASSERT_OK(tb_stats_compute(NULL, 0, &s));
+    TB_ASSERT(s.n == 0 && s.mean == 0 && s.median == 0 && s.min == 0 && s.max == 0 &&
+              s.stddev == 0 && s.sum == 0);
+    double one = 7;
+    TB_ASSERT_OK(tb_stats_compute(&one, 1, &s));
+    TB_ASSERT(s.n == 1 && s.mean == 7 && s.median == 7 && s.min == 7 && s.max == 7 &&
+              s.stddev == 0 && s.sum == 7);
+    TB_ASSERT_EQ_INT(tb_stats_compute(NULL, 2, &s), TB_ERR_INVALID);
+}
+
+/* ---------------------------------------------------------------- */
+/* Parsing and files                                                 */
+/* ---------------------------------------------------------------- */
+
+static void test_parse_long(void)
+{
+    long v = 0;
+    TB_ASSERT_OK(tb_parse_long("12", 0, 100, &v));
+    TB_ASSERT_EQ_INT(v, 12);
+    TB_ASSERT_OK(tb_parse_long("-5", -10, 10, &v));
+    TB_ASSERT_EQ_INT(v, -5);
+    TB_ASSERT_OK(tb_parse_long("+7", 0, 10, &v));
+    TB_ASSERT_EQ_INT(v, 7);
+    TB_ASSERT_OK(tb_parse_long("010", 0, 100, &v)); /* decimal, not octal */
+    TB_ASSERT_EQ_INT(v, 10);
+    v = 99;
+    const char *bad[] = {"", " 12", "12 ", "12x", "x", "-", "0x10", "1.5", "\t3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        TB_ASSERT_EQ_INT(tb_parse_long(bad[i], LONG_MIN, LONG_MAX, &v), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_parse_long(NULL, 0, 1, &v), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(v, 99);
+    TB_ASSERT_EQ_INT(tb_parse_long("101", 0, 100, &v), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_parse_long("-1", 0, 100, &v), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_parse_long("99999999999999999999999", LONG_MIN, LONG_MAX, &v),
+                     TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(v, 99);
+}
+
+static void test_parse_double(void)
+{
+    double d = 0;
+    TB_ASSERT_OK(tb_parse_double("1.5", &d));
+    TB_ASSERT_NEAR(d, 1.5, 0);
+    TB_ASSERT_OK(tb_parse_double("-2e3", &d));
+    TB_ASSERT_NEAR(d, -2000, 0);
+    TB_ASSERT_OK(tb_parse_double("1e-400", &d)); /* underflow is accepted */
+    TB_ASSERT(fabs(d) < 1e-300);
+    d = 42;
+    const char *bad[] = {"", " 1", "1 ", "1.0x", "nan", "inf", "-Infinity", "e5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        TB_ASSERT_EQ_INT(tb_parse_double(bad[i], &d), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_parse_double(NULL, &d), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_parse_double("1e999", &d), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_parse_double("-1e999", &d), TB_ERR_RANGE);
+    TB_ASSERT_NEAR(d, 42, 0);
+}
+
+static void test_write_atomic(void)
+{
+    char path[600], tmp[640], bad[640];
+    capture c;
+    TB_ASSERT(make_scratch());
+    scratch_path(path, sizeof path, "f.txt");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    scratch_path(bad, sizeof bad, "nope/f.txt");
+    int rc1 = tb_write_file_atomic(path, "hello", 5);
+    char *t1 = read_all(path);
+    int rc2 = tb_write_file_atomic(path, "bye", 3);
+    char *t2 = read_all(path);
+    int rc3 = tb_write_file_atomic(path, NULL, 0);
+    char *t3 = read_all(path);
+    int tmp_left = file_exists(tmp);
+    capture_start(&c, TB_LOG_WARN);
+    int rc_bad = tb_write_file_atomic(bad, "x", 1);
+    capture_stop();
+    int bad_left = file_exists(bad);
+    const char *const names[] = {"f.txt", "f.txt.tmp", NULL};
+    rm_scratch(names);
+    int ok = t1 && t2 && t3 && strcmp(t1, "hello") == 0 && strcmp(t2, "bye") == 0 &&
+             t3[0] == '\0';
+    free(t1);
+    free(t2);
+    free(t3);
+    TB_ASSERT_OK(rc1);
+    TB_ASSERT_OK(rc2);
+    TB_ASSERT_OK(rc3);
+    TB_ASSERT(ok);
+    TB_ASSERT(!tmp_left);
+    TB_ASSERT_EQ_INT(rc_bad, TB_ERR_IO);
+    TB_ASSERT(!bad_left);
+    TB_ASSERT_EQ_INT(c.calls, 1);
+    TB_ASSERT(strstr(c.line[0], "nope/f.txt.tmp") != NULL);
+    TB_ASSERT_EQ_INT(tb_write_file_atomic(NULL, "x", 1), TB_ERR_INVALID);
+}
+
+static const tb_test tests[] = {
+    {"log_env_level", test_log_env_level}, /* must stay first */
+    {"log_parse", test_log_parse},
+    {"log_sink", test_log_sink},
+    {"log_long_line", test_log_long_line},
+    {"log_default_sink", test_log_default_sink},
+    {"err_table", test_err_table},
+    {"err_check_macro", test_err_check_macro},
+    {"clock", test_clock},
+    {"env_table", test_env_table},
+    {"env_defaults", test_env_defaults},
+    {"env_values", test_env_values},
+    {"env_errors", test_env_errors},
+    {"env_print", test_env_print},
+    {"rng_known", test_rng_known},
+    {"rng_streams", test_rng_streams},
+    {"rng_below_uniform", test_rng_below_uniform},
+    {"rng_real", test_rng_real},
+    {"buf_roundtrip", test_buf_roundtrip},
+    {"buf_layout", test_buf_layout},
+    {"buf_short", test_buf_short},
+    {"buf_growth", test_buf_growth},
+    {"buf_printf", test_buf_printf},
+    {"trace_serialize", test_trace_serialize},
+    {"trace_empty", test_trace_empty},
+    {"trace_write", test_trace_write},
+    {"progress_format", test_progress_format},
+    {"progress_throttle", test_progress_throttle},
+    {"stats", test_stats},
+    {"parse_long", test_parse_long},
+    {"parse_double", test_parse_double},
+    {"write_atomic", test_write_atomic},
+    {NULL, NULL},
+};
+
+TB_TEST_MAIN(tests)

@@ -1,0 +1,107 @@
+#!/bin/sh
+# tests/install/run.sh MODE WORKDIR - install tests, run by ctest.
+#
+#   consume  install the build tree into WORKDIR/prefix, then build and run
+#            the consumer project (this directory) with CMake and with
+#            pkg-config.
+#   refuse   install, then configure the consumer with the *other* MPI
+#            implementation's compiler wrapper and expect find_package(tenbin)
+#            to fail with the flavour message.  Exit 77 (skip) when there is
+#            no other implementation to try.
+#
+# Environment (set by tests/CMakeLists.txt): CMAKE, TB_GENERATOR, CC,
+# TB_BUILD_DIR, TB_CONSUMER_SRC, TB_LIBDIR, TB_MPI_C_COMPILER, TB_MPI_FLAVOUR,
+# optionally PKG_CONFIG.
+set -eu
+
+mode=${1:?usage: run.sh consume|refuse WORKDIR}
+work=${2:?usage: run.sh consume|refuse WORKDIR}
+: "${CMAKE:=cmake}" "${PKG_CONFIG:=pkg-config}" "${CC:=cc}"
+: "${TB_GENERATOR:=Unix Makefiles}"
+: "${TB_BUILD_DIR:?}" "${TB_CONSUMER_SRC:?}" "${TB_LIBDIR:=lib}"
+: "${TB_MPI_C_COMPILER:=mpicc}" "${TB_MPI_FLAVOUR:=other}"
+
+prefix=$work/prefix
+
+install_tree() {
+    rm -rf "$work"
+    mkdir -p "$work"
+    echo "== cmake --install $TB_BUILD_DIR --prefix $prefix"
+    "$CMAKE" --install "$TB_BUILD_DIR" --prefix "$prefix" >"$work/install.log" 2>&1 || {
+        cat "$work/install.log"
+        echo "FAIL: install failed" >&2
+        exit 1
+    }
+}
+
+configure_consumer() { # BUILD_DIR MPI_C_COMPILER
+    "$CMAKE" -S "$TB_CONSUMER_SRC" -B "$1" -G "$TB_GENERATOR" \
+        -DCMAKE_C_COMPILER="$CC" \
+        -DCMAKE_PREFIX_PATH="$prefix" \
+        -DMPI_C_COMPILER="$2"
+}
+
+case $mode in
+consume)
+    install_tree
+    for f in "$prefix/include/tenbin.h" "$prefix/include/tenbin/config.h" \
+        "$prefix/$TB_LIBDIR/cmake/tenbin/tenbinConfig.cmake" \
+        "$prefix/$TB_LIBDIR/cmake/tenbin/tenbinConfigVersion.cmake" \
+        "$prefix/$TB_LIBDIR/pkgconfig/tenbin.pc"; do
+        [ -f "$f" ] || { echo "FAIL: not installed: $f" >&2; exit 1; }
+    done
+
+    echo "== consumer via find_package(tenbin)"
+    configure_consumer "$work/cmake-build" "$TB_MPI_C_COMPILER"
+    "$CMAKE" --build "$work/cmake-build"
+    "$work/cmake-build/consumer"
+
+    echo "== consumer via pkg-config"
+    PKG_CONFIG_PATH="$prefix/$TB_LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    export PKG_CONFIG_PATH
+    cflags=$("$PKG_CONFIG" --cflags tenbin)
+    libs=$("$PKG_CONFIG" --libs tenbin)
+    echo "cflags: $cflags"
+    echo "libs:   $libs"
+    # shellcheck disable=SC2086 # flags are meant to be split
+    "$CC" -std=c11 -Wall -Wextra -Werror $cflags "$TB_CONSUMER_SRC/main.c" \
+        -o "$work/consumer-pc" $libs
+    LD_LIBRARY_PATH="$prefix/$TB_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/consumer-pc"
+    echo "PASS"
+    ;;
+refuse)
+    case $TB_MPI_FLAVOUR in
+    openmpi) other=mpich; other_cc=mpicc.mpich ;;
+    mpich) other=openmpi; other_cc=mpicc.openmpi ;;
+    *) echo "SKIP: built with MPI flavour '$TB_MPI_FLAVOUR'"; exit 77 ;;
+    esac
+    if ! command -v "$other_cc" >/dev/null 2>&1; then
+        echo "SKIP: $other_cc not installed"
+        exit 77
+    fi
+    install_tree
+    log=$work/configure.log
+    if configure_consumer "$work/cmake-build" "$other_cc" >"$log" 2>&1; then
+        cat "$log"
+        echo "FAIL: configuring against $other succeeded; expected a refusal" >&2
+        exit 1
+    fi
+    # CMake wraps long messages: compare with whitespace squeezed.
+    flat=$(tr -s ' \t\n' '   ' <"$log")
+    case $flat in
+    *"tenbin was built with $TB_MPI_FLAVOUR but this project found $other"*)
+        grep -A3 "tenbin was built" "$log" || true
+        echo "PASS: refused"
+        ;;
+    *)
+        cat "$log"
+        echo "FAIL: configure failed, but not with the MPI flavour message" >&2
+        exit 1
+        ;;
+    esac
+    ;;
+*)
+    echo "run.sh: unknown mode '$mode'" >&2
+    exit 2
+    ;;
+esac

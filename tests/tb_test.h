@@ -1,0 +1,143 @@
+/*
+ * tb_test.h - a tiny header-only test harness (in the spirit of nng's nuts.h
+ * and libuv's task.h).
+ *
+ *     static void test_foo(void) { TB_ASSERT_EQ_INT(1 + 1, 2); }
+ *     static const tb_test tests[] = {{"foo", test_foo}, {NULL, NULL}};
+ *     TB_TEST_MAIN(tests)
+ *
+ * `prog` runs every test, `prog foo` only the test named foo.  Each test
+ * prints "ok NAME" or "FAIL NAME: file:line: expr"; the exit status is 1 if
+ * any failed.  A failed assertion records the failure and returns from the
+ * test function, so assertions belong in the test functions themselves (which
+ * return void).  MPI programs call tb_test_run() between MPI_Init and
+ * MPI_Finalize instead of using TB_TEST_MAIN; this header uses no MPI.
+ */
+#ifndef TB_TEST_H
+#define TB_TEST_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tenbin/core.h"
+
+typedef struct tb_test {
+    const char *name;
+    void (*fn)(void);
+} tb_test;
+
+/* State of the running test (tests run one at a time). */
+static const char *tb_test_current_;
+static int tb_test_failed_;
+
+static inline void tb_test_fail_(const char *file, int line, const char *expr)
+{
+    tb_test_failed_ = 1;
+    printf("FAIL %s: %s:%d: %s\n", tb_test_current_, file, line, expr);
+    fflush(stdout);
+}
+
+/* Extra detail on its own indented line after a FAIL line. */
+#define TB_TEST_NOTE_(...)                                                   \
+    do {                                                                     \
+        printf("    ");                                                      \
+        printf(__VA_ARGS__);                                                 \
+        printf("\n");                                                        \
+    } while (0)
+
+#define TB_ASSERT(cond)                                                      \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            tb_test_fail_(__FILE__, __LINE__, #cond);                        \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+#define TB_ASSERT_EQ_INT(a, b)                                               \
+    do {                                                                     \
+        long long tb_a_ = (long long)(a), tb_b_ = (long long)(b);            \
+        if (tb_a_ != tb_b_) {                                                \
+            tb_test_fail_(__FILE__, __LINE__, #a " == " #b);                 \
+            TB_TEST_NOTE_("%lld != %lld", tb_a_, tb_b_);                     \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+#define TB_ASSERT_EQ_U64(a, b)                                               \
+    do {                                                                     \
+        uint64_t tb_a_ = (uint64_t)(a), tb_b_ = (uint64_t)(b);               \
+        if (tb_a_ != tb_b_) {                                                \
+            tb_test_fail_(__FILE__, __LINE__, #a " == " #b);                 \
+            TB_TEST_NOTE_("0x%016" PRIx64 " != 0x%016" PRIx64, tb_a_, tb_b_); \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+#define TB_ASSERT_NEAR(a, b, tol)                                            \
+    do {                                                                     \
+        double tb_a_ = (double)(a), tb_b_ = (double)(b);                     \
+        if (!(fabs(tb_a_ - tb_b_) <= (double)(tol))) {                       \
+            tb_test_fail_(__FILE__, __LINE__, #a " ~= " #b " +- " #tol);     \
+            TB_TEST_NOTE_("%.17g vs %.17g", tb_a_, tb_b_);                   \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+#define TB_ASSERT_STR_EQ(a, b)                                               \
+    do {                                                                     \
+        const char *tb_a_ = (a), *tb_b_ = (b);                               \
+        if (tb_a_ == NULL || tb_b_ == NULL || strcmp(tb_a_, tb_b_) != 0) {   \
+            tb_test_fail_(__FILE__, __LINE__, #a " == " #b);                 \
+            TB_TEST_NOTE_("\"%s\" != \"%s\"", tb_a_ ? tb_a_ : "(null)",      \
+                          tb_b_ ? tb_b_ : "(null)");                         \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+#define TB_ASSERT_OK(expr)                                                   \
+    do {                                                                     \
+        int tb_rc_ = (expr);                                                 \
+        if (tb_rc_ != TB_OK) {                                               \
+            tb_test_fail_(__FILE__, __LINE__, #expr);                        \
+            TB_TEST_NOTE_("%s: %s", tb_err_name(tb_rc_), tb_strerror(tb_rc_)); \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+/* Runs the NULL-terminated table, or only the test named `only` (if not
+ * NULL).  Returns 0 if all ran tests passed, 1 if one failed, 2 if `only`
+ * names no test. */
+static inline int tb_test_run(const tb_test *table, const char *only)
+{
+    int failed = 0, ran = 0;
+    for (const tb_test *t = table; t->name != NULL; t++) {
+        if (only != NULL && strcmp(only, t->name) != 0)
+            continue;
+        tb_test_current_ = t->name;
+        tb_test_failed_ = 0;
+        t->fn();
+        ran++;
+        if (tb_test_failed_)
+            failed++;
+        else
+            printf("ok %s\n", t->name);
+        fflush(stdout);
+    }
+    if (ran == 0) {
+        fprintf(stderr, "no test named %s\n", only ? only : "(any)");
+        return 2;
+    }
+    printf("%d/%d tests passed\n", ran - failed, ran);
+    return failed ? 1 : 0;
+}
+
+#define TB_TEST_MAIN(table)                                                  \
+    int main(int argc, char **argv)                                          \
+    {                                                                        \
+        return tb_test_run((table), argc > 1 ? argv[1] : NULL);              \
+    }
+
+#endif /* TB_TEST_H */

@@ -1,0 +1,35 @@
+/*
+ * cli.h - what the subcommands of the `tenbin` tool share.
+ *
+ * Exit statuses: 0 success, 1 the run failed, 2 bad usage or bad input.
+ * Only rank 0 prints results and usage errors; every exit path finalises MPI.
+ */
+#ifndef TB_CLI_H
+#define TB_CLI_H
+
+#include <stdio.h>
+
+enum { TB_EXIT_OK = 0, TB_EXIT_FAIL = 1, TB_EXIT_USAGE = 2 };
+
+typedef struct tb_cli_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
+    const char *summary;
+    int needs_mpi;                     /* MPI is initialised around run */
+} tb_cli_cmd;
+
+/* Rank of this process in MPI_COMM_WORLD, or 0 before MPI is initialised. */
+int tb_cli_rank(void);
+/* "tenbin CMD: message" on stderr, from rank 0 only. */
+void tb_cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Parse an integer option value, printing the error; returns 0 on success. */
+int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
+
+int tb_cmd_info(int argc, char **argv);
+int tb_cmd_mandel(int argc, char **argv);
+
+#endif

@@ -1,0 +1,323 @@
+#define _POSIX_C_SOURCE 200809L
+/*
+ * cmd_mandel.c - `tenbin mandel`: render the Mandelbrot set as a bag of row
+ * tasks on the master-worker runtime.  Run under mpiexec.
+ *
+ * A task is a block of --rows-per-task rows (8 bytes: first row, row count);
+ * its result is the rows' values as little-endian uint32.  Rank 0 assembles
+ * the image, so the image and checksum are the same for every policy and
+ * every number of ranks.
+ */
+#include "tenbin/core.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../apps/mandel/mandel.h"
+#include "cli.h"
+#include "tenbin/mw.h"
+
+typedef struct mandel_opts {
+    tb_mandel m;
+    long rows_per_task;
+    const char *policy;
+    const char *out;
+    const char *trace;
+    int checksum, json, quiet;
+} mandel_opts;
+
+typedef struct mandel_app {
+    const mandel_opts *o;
+    uint32_t *img;        /* rank 0 */
+    uint64_t ntasks;
+} mandel_app;
+
+static const char *const cmd = "mandel";
+
+static void mandel_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mpiexec -n P tenbin mandel [options]\n\n"
+            "Render the Mandelbrot set as a bag of row tasks on the master-worker runtime.\n\n"
+            "  --width N              image width in pixels (default 1024)\n"
+            "  --height N             image height in pixels (default 1024)\n"
+            "  --max-iter N           iterations before a point counts as inside (default 1000)\n"
+            "  --region XMIN,XMAX,YMIN,YMAX   the rectangle drawn (default -2,1,-1.5,1.5)\n"
+            "  --rows-per-task N      rows in one task (default 1)\n"
+            "  --policy P             single | multi:K (default single, or TENBIN_MW_POLICY)\n"
+            "  --out FILE.png|FILE.pgm    write the image (PGM holds the raw values)\n"
+            "  --trace FILE.json      write a Chrome trace (open it in ui.perfetto.dev)\n"
+            "  --checksum             print the sum of all pixel values\n"
+            "  --json                 print the run summary as one JSON object on stdout\n"
+            "  -q, --quiet            no progress lines\n"
+            "  -h, --help             this text\n\n"
+            "Tasks per message: TENBIN_MW_CHUNK.  Exit status: 0 ok, 1 run failed, 2 bad usage.\n");
+}
+
+static int parse_region(const char *s, tb_mandel *m)
+{
+    double v[4];
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL, *tok = strtok_r(buf, ",", &save);
+    int n = 0;
+    for (; tok && n < 4; tok = strtok_r(NULL, ",", &save))
+        if (tb_parse_double(tok, &v[n++]) != TB_OK)
+            return -1;
+    if (n != 4 || tok != NULL || !(v[0] < v[1]) || !(v[2] < v[3]))
+        return -1;
+    m->xmin = v[0];
+    m->xmax = v[1];
+    m->ymin = v[2];
+    m->ymax = v[3];
+    return 0;
+}
+
+/* Returns -1 to continue, or an exit status. */
+static int parse_opts(int argc, char **argv, mandel_opts *o)
+{
+    static const struct option opts[] = {
+        {"width", required_argument, NULL, 'W'},   {"height", required_argument, NULL, 'H'},
+        {"max-iter", required_argument, NULL, 'i'}, {"region", required_argument, NULL, 'r'},
+        {"rows-per-task", required_argument, NULL, 'R'},
+        {"policy", required_argument, NULL, 'p'},  {"out", required_argument, NULL, 'o'},
+        {"trace", required_argument, NULL, 't'},   {"checksum", no_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    long v;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'W':
+            if (tb_cli_long(cmd, "--width", optarg, 1, 1 << 16, &v))
+                return TB_EXIT_USAGE;
+            o->m.width = (int)v;
+            break;
+        case 'H':
+            if (tb_cli_long(cmd, "--height", optarg, 1, 1 << 16, &v))
+                return TB_EXIT_USAGE;
+            o->m.height = (int)v;
+            break;
+        case 'i':
+            if (tb_cli_long(cmd, "--max-iter", optarg, 1, 1000000000L, &v))
+                return TB_EXIT_USAGE;
+            o->m.max_iter = (uint32_t)v;
+            break;
+        case 'r':
+            if (parse_region(optarg, &o->m)) {
+                tb_cli_error(cmd, "--region: expected XMIN,XMAX,YMIN,YMAX with XMIN<XMAX and "
+                                  "YMIN<YMAX, got '%s'", optarg);
+                return TB_EXIT_USAGE;
+            }
+            break;
+        case 'R':
+            if (tb_cli_long(cmd, "--rows-per-task", optarg, 1, 1 << 16, &o->rows_per_task))
+                return TB_EXIT_USAGE;
+            break;
+        case 'p':
+            o->policy = optarg;
+            break;
+        case 'o':
+            if (!tb_mandel_format_ok(optarg)) {
+                tb_cli_error(cmd, "--out: the file name must end in .png or .pgm, got '%s'",
+                             optarg);
+                return TB_EXIT_USAGE;
+            }
+            o->out = optarg;
+            break;
+        case 't':
+            o->trace = optarg;
+            break;
+        case 'c':
+            o->checksum = 1;
+            break;
+        case 'j':
+            o->json = 1;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case 'h':
+            if (tb_cli_rank() == 0)
+                mandel_usage(stdout);
+            return TB_EXIT_OK;
+        case ':':
+            tb_cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+            return TB_EXIT_USAGE;
+        default:
+            tb_cli_error(cmd, "unknown option '%s' (tenbin mandel --help)", argv[optind - 1]);
+            return TB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+static int mandel_gen(void *ctx, uint64_t id, tb_buf *task)
+{
+    const mandel_app *app = ctx;
+    uint64_t y0 = id * (uint64_t)app->o->rows_per_task;
+    uint64_t n = (uint64_t)app->o->rows_per_task;
+    if (y0 + n > (uint64_t)app->o->m.height)
+        n = (uint64_t)app->o->m.height - y0;
+    TB_CHECK(tb_buf_pack_u32(task, (uint32_t)y0));
+    return tb_buf_pack_u32(task, (uint32_t)n);
+}
+
+static int mandel_work(void *ctx, uint64_t id, const void *data, size_t len, tb_buf *result)
+{
+    const mandel_app *app = ctx;
+    const tb_mandel *m = &app->o->m;
+    tb_buf in;
+    uint32_t y0, n;
+    (void)id;
+    tb_buf_view(&in, data, len);
+    TB_CHECK(tb_buf_unpack_u32(&in, &y0));
+    TB_CHECK(tb_buf_unpack_u32(&in, &n));
+    if ((uint64_t)y0 + n > (uint64_t)m->height)
+        return TB_ERR_RANGE;
+    uint32_t *row = malloc((size_t)m->width * sizeof *row);
+    if (!row)
+        return TB_ERR_NOMEM;
+    int rc = tb_buf_reserve(result, (size_t)n * (size_t)m->width * 4);
+    for (uint32_t r = 0; r < n && rc == TB_OK; r++) {
+        tb_mandel_row(m, (int)(y0 + r), row);
+        for (int x = 0; x < m->width && rc == TB_OK; x++)
+            rc = tb_buf_pack_u32(result, row[x]);
+    }
+    free(row);
+    return rc;
+}
+
+static int mandel_result(void *ctx, uint64_t id, const void *data, size_t len)
+{
+    mandel_app *app = ctx;
+    const tb_mandel *m = &app->o->m;
+    uint64_t y0 = id * (uint64_t)app->o->rows_per_task;
+    if (id >= app->ntasks || y0 >= (uint64_t)m->height)
+        return TB_ERR_RANGE;
+    size_t npix = len / 4;
+    if (len % 4 != 0 || npix % (size_t)m->width != 0 ||
+        y0 + npix / (size_t)m->width > (uint64_t)m->height)
+        return TB_ERR_PARSE;
+    tb_buf in;
+    tb_buf_view(&in, data, len);
+    uint32_t *dst = app->img + y0 * (uint64_t)m->width;
+    for (size_t i = 0; i < npix; i++)
+        TB_CHECK(tb_buf_unpack_u32(&in, &dst[i]));
+    return TB_OK;
+}
+
+static int policy_error(const char *policy, int rc, int ranks)
+{
+    if (rc == TB_ERR_SIZE)
+        tb_cli_error(cmd, "--policy %s needs at least %s ranks, but mpiexec started %d", policy,
+                     policy + 6, ranks);
+    else
+        tb_cli_error(cmd, "--policy: expected single or multi:K (K >= 1), got '%s'", policy);
+    return TB_EXIT_USAGE;
+}
+
+static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t sum)
+{
+    if (o->json) {
+        tb_buf j = TB_BUF_INIT;
+        tb_buf_printf(&j, "{\"command\": \"mandel\", \"width\": %d, \"height\": %d, "
+                          "\"max_iter\": %u, \"rows_per_task\": %ld, ",
+                      o->m.width, o->m.height, o->m.max_iter, o->rows_per_task);
+        tb_mw_summary_json(s, &j);
+        if (o->checksum)
+            tb_buf_printf(&j, ", \"checksum\": %" PRIu64, sum);
+        tb_buf_printf(&j, "}\n");
+        fwrite(j.data, 1, j.len, stdout);
+        tb_buf_free(&j);
+    } else {
+        tb_mw_summary_print(s, stdout);
+        if (o->checksum)
+            printf("checksum: %" PRIu64 "\n", sum);
+    }
+    fflush(stdout);
+}
+
+int tb_cmd_mandel(int argc, char **argv)
+{
+    mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0};
+    int st = parse_opts(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    mandel_app app = {&o, NULL, 0};
+    app.ntasks = ((uint64_t)o.m.height + (uint64_t)o.rows_per_task - 1) / (uint64_t)o.rows_per_task;
+    tb_mw *mw = NULL;
+    tb_trace *tr = NULL;
+    int rc = tb_mw_create(&mw, MPI_COMM_WORLD);
+    if (rc != TB_OK) {
+        tb_cli_error(cmd, "cannot create the runtime: %s", tb_strerror(rc));
+        return TB_EXIT_FAIL;
+    }
+    if (o.policy && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK) {
+        tb_mw_destroy(&mw);
+        return policy_error(o.policy, rc, size);
+    }
+    /* Every rank decides alike, so a local failure here is the same everywhere
+     * except for allocation, which is agreed on below. */
+    int ok = 1;
+    if (rank == 0) {
+        app.img = calloc((size_t)o.m.width * (size_t)o.m.height, sizeof *app.img);
+        ok = app.img != NULL;
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok) {
+        tb_cli_error(cmd, "cannot allocate a %dx%d image", o.m.width, o.m.height);
+        tb_mw_destroy(&mw);
+        return TB_EXIT_FAIL;
+    }
+    tb_mw_set_worker(mw, mandel_work, &app);
+    tb_mw_set_result(mw, mandel_result, &app);
+    tb_mw_set_generator(mw, app.ntasks, mandel_gen, &app);
+    tb_mw_set_progress(mw, o.quiet ? NULL : stderr);
+    if (o.trace) {
+        MPI_Barrier(MPI_COMM_WORLD); /* a common time origin for all ranks */
+        if (tb_trace_create(&tr, rank, tb_wtime()) == TB_OK)
+            tb_mw_set_trace(mw, tr);
+    }
+
+    rc = tb_mw_run(mw);
+    tb_mw_summary s;
+    tb_mw_get_summary(mw, &s);
+    int exit_code = rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;
+    if (o.trace) {
+        int trc = tb_trace_write_merged(tr, MPI_COMM_WORLD, 0, o.trace);
+        if (trc != TB_OK) {
+            tb_cli_error(cmd, "cannot write the trace %s: %s", o.trace, tb_strerror(trc));
+            exit_code = TB_EXIT_FAIL;
+        }
+    }
+    if (rank == 0) {
+        uint64_t sum = tb_mandel_checksum(app.img, (size_t)o.m.width * (size_t)o.m.height);
+        if (rc != TB_OK) {
+            tb_cli_error(cmd, "run failed: task %" PRIu64 " on rank %d: %s", s.failed_task,
+                         s.failed_rank, tb_strerror(s.failed_code));
+        } else {
+            if (o.out && tb_mandel_write(o.out, &o.m, app.img) != TB_OK)
+                exit_code = TB_EXIT_FAIL;
+            print_results(&o, &s, sum);
+        }
+    }
+    free(app.img);
+    tb_trace_destroy(&tr);
+    tb_mw_destroy(&mw);
+    return exit_code;
+}

@@ -1,0 +1,83 @@
+/*
+ * tenbin.c - the one command-line tool: `tenbin SUBCOMMAND [options]`.
+ */
+#include "tenbin/core.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tenbin/config.h"
+
+static const tb_cli_cmd commands[] = {
+    {"info", tb_cmd_info, "version, MPI library, and the TENBIN_* environment variables", 0},
+    {"mandel", tb_cmd_mandel, "render the Mandelbrot set with the master-worker runtime (mpiexec)",
+     1},
+};
+
+static int mpi_rank = 0;
+
+int tb_cli_rank(void) { return mpi_rank; }
+
+void tb_cli_error(const char *cmd, const char *fmt, ...)
+{
+    if (mpi_rank != 0)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tenbin %s: %s\n", cmd, line);
+    fflush(stderr);
+}
+
+int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out)
+{
+    int rc = tb_parse_long(val, min, max, out);
+    if (rc == TB_OK)
+        return 0;
+    tb_cli_error(cmd, "%s: expected an integer in %ld..%ld, got '%s'", opt, min, max, val);
+    return -1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tenbin COMMAND [options]   (tenbin COMMAND --help for its options)\n\n"
+                 "Adaptive load balancing and scheduling on uneven clusters, on MPI.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return TB_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return TB_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("tenbin %s\n", TENBIN_VERSION);
+        return TB_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const tb_cli_cmd *c = &commands[i];
+        if (strcmp(argv[1], c->name) != 0)
+            continue;
+        if (!c->needs_mpi)
+            return c->run(argc - 1, argv + 1);
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+        tb_log_set_rank(mpi_rank);
+        int rc = c->run(argc - 1, argv + 1);
+        MPI_Finalize();
+        return rc;
+    }
+    fprintf(stderr, "tenbin: unknown command '%s' (tenbin --help lists them)\n", argv[1]);
+    return TB_EXIT_USAGE;
+}
