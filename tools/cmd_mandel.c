@@ -251,6 +251,10 @@ static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t
 int tb_cmd_mandel(int argc, char **argv)
 {
     mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0};
+    int quiet_env = 0;
+    tb_env_bool("TENBIN_QUIET", &quiet_env);
+    tb_env_string("TENBIN_TRACE", &o.trace);
+    o.quiet = quiet_env;
     int st = parse_opts(argc, argv, &o);
     if (st >= 0)
         return st;
@@ -299,11 +303,9 @@ int tb_cmd_mandel(int argc, char **argv)
     tb_mw_get_summary(mw, &s);
     int exit_code = rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;
     if (o.trace) {
-        int trc = tb_trace_write_merged(tr, MPI_COMM_WORLD, 0, o.trace);
-        if (trc != TB_OK) {
-            tb_cli_error(cmd, "cannot write the trace %s: %s", o.trace, tb_strerror(trc));
+        /* On failure the writer has logged the path and the reason. */
+        if (tb_trace_write_merged(tr, MPI_COMM_WORLD, 0, o.trace) != TB_OK)
             exit_code = TB_EXIT_FAIL;
-        }
     }
     if (rank == 0) {
         uint64_t sum = tb_mandel_checksum(app.img, (size_t)o.m.width * (size_t)o.m.height);

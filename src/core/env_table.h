@@ -8,11 +8,12 @@
  */
 #define TB_ENV_MAP(X)                                                                         \
     X("TENBIN_LOG", STRING, "warn", "log level: error, warn, info, debug, trace or 0-4")      \
-    X("TENBIN_TRACE", STRING, NULL, "write a Chrome trace JSON to this file (as --trace)")    \
-    X("TENBIN_TRACE_ARROWS", BOOL, "0", "draw message arrows in traces")                      \
+    X("TENBIN_TRACE", STRING, NULL, "default for --trace: write a Chrome trace JSON to this file")    \
+    X("TENBIN_QUIET", BOOL, "0", "no progress lines (as -q)")                                 \
     X("TENBIN_PROGRESS_INTERVAL", DOUBLE, "1.0", "seconds between progress lines")            \
     X("TENBIN_MW_POLICY", STRING, "single", "default master-worker policy: single, multi:K")  \
     X("TENBIN_MW_CHUNK", INT, "1", "tasks per message")                                       \
     X("TENBIN_MW_FORWARD_BYTES", INT, "65536",                                                \
       "secondary masters forward results to the root in batches of about this many bytes")    \
-    X("TENBIN_SEED", INT, "1", "default seed")
+    X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \
+      "how a rank waits for messages: spin, yield, sleep, or auto (yield when ranks outnumber cores)")

@@ -85,14 +85,14 @@ int tb_write_file_atomic(const char *path, const void *data, size_t len)
     errno = 0;
     FILE *f = fopen(tmp, "wb");
     if (f == NULL) {
-        rc = io_error("cannot create", tmp, errno);
+        rc = io_error("cannot write", path, errno);
     } else {
         errno = 0;
         int err = write_all(f, data, len);
         if (err != 0)
-            rc = io_error("cannot write", tmp, err);
+            rc = io_error("cannot write", path, err);
         else if (rename(tmp, path) != 0)
-            rc = io_error("cannot rename to", path, errno);
+            rc = io_error("cannot write", path, errno);
         if (rc != TB_OK)
             remove(tmp);
     }

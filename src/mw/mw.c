@@ -326,10 +326,13 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
     fprintf(out, "  tasks             %" PRIu64 " done in %.3f s (%.1f tasks/s)\n", s->results,
             s->wall_s, s->tasks_per_s);
     print_masters(s, out);
-    fprintf(out, "  worker idle       mean %.1f%% of run time; idle s: median %.3f, min %.3f, "
-                 "max %.3f\n",
-            100.0 * s->worker_idle_fraction_mean, s->worker_idle_s.median, s->worker_idle_s.min,
-            s->worker_idle_s.max);
+    if (s->worker_idle_s.n == 0)
+        fprintf(out, "  worker idle       no workers: the masters computed every task\n");
+    else
+        fprintf(out, "  worker idle       mean %.1f%% of run time; idle s: median %.3f, "
+                     "min %.3f, max %.3f\n",
+                100.0 * s->worker_idle_fraction_mean, s->worker_idle_s.median,
+                s->worker_idle_s.min, s->worker_idle_s.max);
     fprintf(out, "  messages          %" PRIu64 "\n", s->messages);
     if (s->failed)
         fprintf(out, "  FAILED            task %" PRIu64 " on rank %d: %s (code %d)\n",

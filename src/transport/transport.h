@@ -102,7 +102,8 @@ static inline int tb_tp_compute(tb_actor *a, uint64_t job, const tb_compute *c)
 
 /*
  * Create an MPI transport over comm (not duplicated here: the caller owns a
- * private communicator).  tb_tp_mpi_run drives this process's single actor
+ * private communicator).  Collective over comm.  How an idle rank waits comes
+ * from TENBIN_MPI_WAIT.  tb_tp_mpi_run drives this process's single actor
  * until it is finished and every send has completed.  Time zero is the call
  * to tb_tp_mpi_run.
  */

@@ -9,11 +9,15 @@
  * the function at once and queues its completion, which the loop delivers
  * before it looks at the network again.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "tenbin/core.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "transport/transport.h"
 
@@ -34,8 +38,12 @@ typedef struct tp_timer {
     uint64_t id;
 } tp_timer;
 
+/* How a rank waits for a message when it has nothing else to do. */
+typedef enum wait_mode { WAIT_SPIN, WAIT_YIELD, WAIT_SLEEP } wait_mode;
+
 typedef struct tp_mpi {
     tb_tp base;
+    wait_mode wait;
     MPI_Comm comm;
     int rank;
     double t0;
@@ -207,6 +215,37 @@ static const tb_tp_ops mpi_ops = {
     sizeof(tb_tp_ops), mpi_send, mpi_arrived, mpi_now, mpi_timer, mpi_compute,
 };
 
+/*
+ * MPI libraries wait by spinning, which is right on dedicated cores and
+ * wrong when ranks outnumber cores or share them with other jobs: a spinning
+ * master then takes the CPU from the workers it waits for.  "auto" yields
+ * when this node runs more of our ranks than it has cores for us.
+ * Collective over comm (it counts the ranks sharing this node).
+ */
+static wait_mode choose_wait(MPI_Comm comm)
+{
+    const char *s = NULL;
+    tb_env_string("TENBIN_MPI_WAIT", &s);
+    MPI_Comm node;
+    int local = 1;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    if (s && strcmp(s, "spin") == 0)
+        return WAIT_SPIN;
+    if (s && strcmp(s, "yield") == 0)
+        return WAIT_YIELD;
+    if (s && strcmp(s, "sleep") == 0)
+        return WAIT_SLEEP;
+    if (s && strcmp(s, "auto") != 0)
+        TB_LOG_WARN("TENBIN_MPI_WAIT=%s is not spin, yield, sleep or auto; using auto", s);
+    cpu_set_t set;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cores = CPU_COUNT(&set);
+    return local > cores ? WAIT_YIELD : WAIT_SPIN;
+}
+
 int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
 {
     tp_mpi *m = calloc(1, sizeof *m);
@@ -214,6 +253,7 @@ int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
         return TB_ERR_NOMEM;
     m->base.ops = &mpi_ops;
     m->comm = comm;
+    m->wait = choose_wait(comm);
     MPI_Comm_rank(comm, &m->rank);
     MPI_Comm_size(comm, &m->base.size);
     m->t0 = tb_wtime();
@@ -285,6 +325,7 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
     a->tp = tp;
     a->rank = m->rank;
     TB_CHECK(a->ops->start(a));
+    long backoff = 0; /* ns, for WAIT_SLEEP */
     while (!a->finished) {
         if (m->done_len > 0) {
             completion c = m->done[m->done_head];
@@ -298,7 +339,7 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
         if (fired)
             continue;
         MPI_Status st;
-        if (m->nsends == 0 && m->ntimers == 0) {
+        if (m->nsends == 0 && m->ntimers == 0 && m->wait == WAIT_SPIN) {
             if (MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &st) != MPI_SUCCESS)
                 return TB_ERR_MPI;
             TB_CHECK(deliver(m, a, &st));
@@ -308,10 +349,21 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
         int flag = 0;
         if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, &st) != MPI_SUCCESS)
             return TB_ERR_MPI;
-        if (flag)
+        if (flag) {
             TB_CHECK(deliver(m, a, &st));
-        else
-            TB_CHECK(progress_sends(m));
+            backoff = 0;
+            continue;
+        }
+        TB_CHECK(progress_sends(m));
+        if (m->wait == WAIT_YIELD) {
+            sched_yield();
+        } else if (m->wait == WAIT_SLEEP) {
+            /* 1 us doubling to 1 ms: quick answers stay quick, long waits
+             * cost almost no CPU. */
+            backoff = backoff ? (backoff < 1000000 ? 2 * backoff : backoff) : 1000;
+            struct timespec ts = {0, backoff};
+            nanosleep(&ts, NULL);
+        }
     }
     /* Nothing may be left in flight when the run returns. */
     while (m->nsends > 0)
