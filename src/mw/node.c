@@ -72,9 +72,12 @@ static int worker_fn(void *arg)
 /* A TASK message arrived (or a self-dispatch): start on its first task. */
 static int worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
 {
+    /* Two clock reads per task: here and when it is computed (each end
+     * time starts the next interval). */
     double now = tb_tp_now(&n->base);
     if (n->master == NULL)
         n->info.idle_s += now - n->t_wait;
+    n->t_compute = now;
     tb_buf_clear(&n->in);
     TB_CHECK(tb_buf_append(&n->in, data, len));
     TB_CHECK(tb_buf_unpack_u32(&n->in, &n->in_left));
@@ -89,7 +92,7 @@ static int worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
 static int worker_reply(tb__mw_node *n)
 {
     tb__patch_u32(&n->out, n->out_count_at, n->out_n);
-    n->t_wait = tb_tp_now(&n->base);
+    n->t_wait = n->t_compute; /* the end of the last computation */
     if (n->reply_to == self_rank(n)) {
         /* The master may start the next chunk at once, which rebuilds `out`:
          * hand it the finished message in the spare buffer instead. */
@@ -110,7 +113,6 @@ static int worker_next(tb__mw_node *n)
     TB_CHECK(tb_buf_unpack_u64(&n->in, &n->cur_id));
     TB_CHECK(tb_buf_unpack_bytes(&n->in, &n->cur_data, &len));
     n->cur_len = len;
-    n->t_compute = tb_tp_now(&n->base);
     tb_compute c = {worker_fn, n, -1.0};
     return tb_tp_compute(&n->base, n->cur_id, &c);
 }
@@ -132,6 +134,7 @@ static int worker_computed(tb_actor *a, uint64_t job, int status)
                                status == TB_OK ? (uint32_t)n->scratch.len : 0));
     n->out_n++;
     n->in_left--;
+    n->t_compute = now;
     if (status != TB_OK)
         n->in_left = 0; /* the rest of the chunk is not computed */
     return worker_next(n);
