@@ -89,9 +89,16 @@ int tb_buf_printf(tb_buf *b, const char *fmt, ...)
 
 static int pack_le(tb_buf *b, uint64_t v, size_t width)
 {
-    TB_CHECK(tb_buf_reserve(b, width));
+    if (b->cap < width || b->cap - width < b->len) /* also true for views */
+        TB_CHECK(tb_buf_reserve(b, width));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The host order is the wire order: one store (this is on the
+     * master-worker hot path, several times per task). */
+    memcpy(b->data + b->len, &v, width);
+#else
     for (size_t i = 0; i < width; i++)
         b->data[b->len + i] = (unsigned char)(v >> (8 * i));
+#endif
     b->len += width;
     return TB_OK;
 }
@@ -102,8 +109,12 @@ static int unpack_le(tb_buf *b, uint64_t *v, size_t width)
     if (b->pos > b->len || tb_buf_remaining(b) < width)
         return TB_ERR_PARSE;
     uint64_t x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&x, b->data + b->pos, width);
+#else
     for (size_t i = 0; i < width; i++)
         x |= (uint64_t)b->data[b->pos + i] << (8 * i);
+#endif
     b->pos += width;
     *v = x;
     return TB_OK;
