@@ -269,8 +269,12 @@ int tb_mw_run(tb_mw *mw)
         MPI_Abort(mw->comm, 1);
         return rc;
     }
-    if (mw->trace)
-        tb_trace_set_process_name(mw->trace, node.info.is_master ? "master" : "worker");
+    if (mw->trace) {
+        char name[64];
+        snprintf(name, sizeof name, "rank %d (%s)", mw->rank,
+                 node.info.is_master ? "master" : "worker");
+        tb_trace_set_process_name(mw->trace, name);
+    }
 
     MPI_Barrier(mw->comm);
     double t0 = tb_wtime();

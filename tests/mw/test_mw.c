@@ -294,6 +294,25 @@ static void test_policy_names(void)
     TB_ASSERT_EQ_INT(g, rank == 0 ? TB_OK : TB_ERR_STATE);
 }
 
+/* Every rank a master of its own group (K = P): all work moves through
+ * requests between masters, with random delays making the races vary. */
+static void test_all_masters(void)
+{
+    char pol[32];
+    snprintf(pol, sizeof pol, "multi:%d", size);
+    for (unsigned chunk = 1; chunk <= 3; chunk += 2) {
+        bag b = {257, 200, UINT64_MAX, 0, 0, NULL, 0};
+        run_out o = run_bag(&b, pol, chunk, chunk == 1);
+        CHECK_EXACTLY_ONCE(o, b);
+    }
+    bag f = {120, 100, 77, 0, 0, NULL, 0};
+    run_out o = run_bag(&f, pol, 1, 1);
+    TB_ASSERT_EQ_INT(o.rc, TB_ERR_TASK);
+    TB_ASSERT_EQ_INT(o.rc_min, o.rc_max);
+    if (rank == 0)
+        TB_ASSERT_EQ_U64(o.s.failed_task, 77);
+}
+
 static void test_balance_multi(void)
 {
     /* With equal tasks, every master's group ends up working: each master
@@ -413,6 +432,7 @@ static const tb_test tests[] = {
     {"mib_tasks", test_mib_tasks},
     {"failing_worker", test_failing_worker},
     {"failing_result_function", test_failing_result_function},
+    {"all_masters", test_all_masters},
     {"balance_multi", test_balance_multi},
     {"mandel_matches_serial", test_mandel_matches_serial},
     {NULL, NULL},
