@@ -34,9 +34,25 @@ static void colour(uint32_t v, uint32_t max_iter, unsigned char rgb[3])
     rgb[2] = (unsigned char)(255.0 * fmin(1.0, 8.5 * u * u * u * t));
 }
 
-static int write_png(FILE *f, const tb_mandel *m, const uint32_t *img)
+/* libpng's default handlers print to stderr; ours keep the message for the
+ * one error line the caller prints. */
+static void png_error_quiet(png_structp png, png_const_charp msg)
 {
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    char *keep = png_get_error_ptr(png);
+    snprintf(keep, 128, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void png_warning_quiet(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+static int write_png(FILE *f, const tb_mandel *m, const uint32_t *img, char *why)
+{
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, why, png_error_quiet,
+                                              png_warning_quiet);
     if (!png)
         return TB_ERR_NOMEM;
     png_infop info = png_create_info_struct(png);
@@ -104,13 +120,21 @@ int tb_mandel_write(const char *path, const tb_mandel *m, const uint32_t *img)
         free(tmp);
         return TB_ERR_IO;
     }
-    int rc = ends_with(path, ".png") ? write_png(f, m, img) : write_pgm(f, m, img);
-    if (fclose(f) != 0 && rc == TB_OK)
+    char why[128] = "";
+    errno = 0;
+    int rc = ends_with(path, ".png") ? write_png(f, m, img, why) : write_pgm(f, m, img);
+    int err = errno;
+    if (fclose(f) != 0 && rc == TB_OK) {
         rc = TB_ERR_IO;
-    if (rc == TB_OK && rename(tmp, path) != 0)
+        err = errno;
+    }
+    if (rc == TB_OK && rename(tmp, path) != 0) {
         rc = TB_ERR_IO;
+        err = errno;
+    }
     if (rc != TB_OK) {
-        TB_LOG_ERR("cannot write %s: %s", path, tb_strerror(rc));
+        TB_LOG_ERR("cannot write %s: %s", path,
+                   why[0] ? why : (err ? strerror(err) : tb_strerror(rc)));
         remove(tmp);
     }
     free(tmp);

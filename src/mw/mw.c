@@ -2,6 +2,7 @@
  * mw.c - the public task-bag API and its MPI driver: configuration, the
  * run (one node actor on the MPI transport), and the gathered summary.
  */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "tenbin/core.h"
 
 #include <inttypes.h>
@@ -9,7 +10,10 @@
 #include <string.h>
 
 #include "mw/mw_internal.h"
+#include "sim/sim.h"
 #include "tenbin/mw.h"
+
+static void init_defaults(tb_mw *mw);
 
 struct tb_mw {
     MPI_Comm comm;
@@ -19,7 +23,11 @@ struct tb_mw {
     int have_gen;
     uint64_t nadded;
     tb_trace *trace;
+    char *trace_path;
     FILE *progress;
+    const tb_platform *plat;  /* simulated runs */
+    tb_mw_cost_fn cost;
+    void *cost_ctx;
     int ran;
     tb_mw_summary summary;
     tb_mw_rank_info *infos; /* rank 0: one per rank */
@@ -36,6 +44,30 @@ int tb_mw_create(tb_mw **out, MPI_Comm comm)
     }
     MPI_Comm_rank(mw->comm, &mw->rank);
     MPI_Comm_size(mw->comm, &mw->size);
+    init_defaults(mw);
+    *out = mw;
+    return TB_OK;
+}
+
+int tb_mw_create_sim(tb_mw **out, const tb_platform *plat, int ranks)
+{
+    if (!out || !plat || ranks < 1)
+        return TB_ERR_INVALID;
+    if ((size_t)ranks > tb_platform_cores(plat))
+        return TB_ERR_SIZE;
+    tb_mw *mw = calloc(1, sizeof *mw);
+    if (!mw)
+        return TB_ERR_NOMEM;
+    mw->comm = MPI_COMM_NULL;
+    mw->plat = plat;
+    mw->size = ranks;
+    init_defaults(mw);
+    *out = mw;
+    return TB_OK;
+}
+
+static void init_defaults(tb_mw *mw)
+{
     tb__queue_init(&mw->bag, NULL, NULL);
     mw->cfg.nranks = mw->size;
     mw->cfg.nmasters = 1;
@@ -45,13 +77,12 @@ int tb_mw_create(tb_mw **out, MPI_Comm comm)
     tb_env_int("TENBIN_MW_CHUNK", &chunk);
     tb_env_int("TENBIN_MW_FORWARD_BYTES", &fwd);
     mw->cfg.chunk = chunk >= 1 && chunk <= UINT32_MAX ? (unsigned)chunk : 1;
-    mw->cfg.forward_bytes = fwd >= 0 ? (size_t)fwd : 65536;
+    mw->cfg.forward_bytes = fwd < 0 ? 65536 : ((size_t)fwd > TB__MW_MSG_MAX ? TB__MW_MSG_MAX
+                                                                           : (size_t)fwd);
     if (tb_env_string("TENBIN_MW_POLICY", &policy) == TB_OK && policy &&
-        tb_mw_set_policy(mw, policy) != TB_OK)
+        tb_mw_set_policy(mw, policy) != TB_OK && mw->rank == 0)
         TB_LOG_WARN("ignoring TENBIN_MW_POLICY=%s: not a policy for %d ranks", policy,
                     mw->size);
-    *out = mw;
-    return TB_OK;
 }
 
 void tb_mw_destroy(tb_mw **pmw)
@@ -61,7 +92,9 @@ void tb_mw_destroy(tb_mw **pmw)
     tb_mw *mw = *pmw;
     tb__queue_free(&mw->bag);
     free(mw->infos);
-    MPI_Comm_free(&mw->comm);
+    free(mw->trace_path);
+    if (mw->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&mw->comm);
     free(mw);
     *pmw = NULL;
 }
@@ -134,7 +167,7 @@ int tb_mw_add_task(tb_mw *mw, const void *data, size_t len)
         return TB_ERR_INVALID;
     if (mw->rank != 0 || mw->have_gen || mw->ran)
         return TB_ERR_STATE;
-    if (len > UINT32_MAX)
+    if (len > TB__MW_MSG_MAX - 64)
         return TB_ERR_RANGE;
     TB_CHECK(tb__queue_push(&mw->bag, mw->nadded, data, len));
     mw->nadded++;
@@ -154,7 +187,29 @@ int tb_mw_set_trace(tb_mw *mw, tb_trace *tr)
 {
     if (!mw)
         return TB_ERR_INVALID;
+    if (mw->plat && tr)
+        return TB_ERR_UNSUPPORTED;
     mw->trace = tr;
+    return TB_OK;
+}
+
+int tb_mw_set_trace_file(tb_mw *mw, const char *path)
+{
+    if (!mw)
+        return TB_ERR_INVALID;
+    free(mw->trace_path);
+    mw->trace_path = NULL;
+    if (path && !(mw->trace_path = strdup(path)))
+        return TB_ERR_NOMEM;
+    return TB_OK;
+}
+
+int tb_mw_set_cost(tb_mw *mw, tb_mw_cost_fn fn, void *ctx)
+{
+    if (!mw)
+        return TB_ERR_INVALID;
+    mw->cost = fn;
+    mw->cost_ctx = ctx;
     return TB_OK;
 }
 
@@ -186,7 +241,8 @@ static int check_agreement(tb_mw *mw)
     return TB_OK;
 }
 
-static void build_summary(tb_mw *mw, const tb__mw_node *node, double wall)
+static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, double wall,
+                          uint64_t events)
 {
     tb_mw_summary *s = &mw->summary;
     memset(s, 0, sizeof *s);
@@ -195,11 +251,14 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double wall)
     snprintf(s->policy, sizeof s->policy, "%s", mw->cfg.policy);
     s->chunk = mw->cfg.chunk;
     s->tasks = mw->cfg.ntasks;
+    s->simulated = mw->plat != NULL;
+    s->makespan_s = makespan;
     s->wall_s = wall;
+    s->events = events;
     if (mw->rank != 0)
         return;
     s->results = tb__mw_node_results(node);
-    s->tasks_per_s = wall > 0 ? (double)s->results / wall : 0.0;
+    s->tasks_per_s = makespan > 0 ? (double)s->results / makespan : 0.0;
     s->rank = mw->infos;
     s->failed = tb__mw_node_failure(node, &s->failed_task, &s->failed_rank, &s->failed_code);
     double *idle = malloc((size_t)mw->size * sizeof *idle);
@@ -221,17 +280,135 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double wall)
     free(idle);
 }
 
+/* Stop every rank when this one cannot go on: the others are already in the
+ * protocol or a collective and would wait for it forever. */
+static int abort_run(tb_mw *mw, const char *what, int rc)
+{
+    TB_LOG_ERR("rank %d: %s: %s; aborting the job", mw->rank, what, tb_strerror(rc));
+    MPI_Abort(mw->comm, 1);
+    return rc;
+}
+
 static int gather_infos(tb_mw *mw, const tb_mw_rank_info *mine)
 {
     if (mw->rank == 0) {
         free(mw->infos);
         mw->infos = calloc((size_t)mw->size, sizeof *mw->infos);
+        if (!mw->infos)
+            return abort_run(mw, "cannot gather the summary", TB_ERR_NOMEM);
     }
-    /* Everyone enters the gather even if rank 0's allocation failed. */
-    int ok = mw->rank != 0 || mw->infos != NULL;
-    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, ok ? (void *)mw->infos : NULL,
-               (int)sizeof *mine, MPI_BYTE, 0, mw->comm);
-    return ok ? TB_OK : TB_ERR_NOMEM;
+    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, mw->infos, (int)sizeof *mine, MPI_BYTE, 0,
+               mw->comm);
+    return TB_OK;
+}
+
+/* The simulator's cost hook: the task just ran in node `a`. */
+static double sim_cost(void *ctx, tb_actor *a, uint64_t job, const tb_compute *c, double cpu_s)
+{
+    const tb_mw *mw = ctx;
+    const tb__mw_node *n = (const tb__mw_node *)a;
+    (void)job;
+    (void)c;
+    if (!mw->cost)
+        return cpu_s;
+    return mw->cost(mw->cost_ctx, n->cur_id, n->cur_data, n->cur_len, n->scratch.data,
+                    n->scratch.len);
+}
+
+typedef struct sim_run_state {
+    tb_sim *sim;
+    tb__mw_node *nodes;
+    tb_actor **actors;
+    tb_trace **traces;
+    tb_progress *prog;
+} sim_run_state;
+
+static void sim_state_free(tb_mw *mw, sim_run_state *st)
+{
+    for (int r = 0; r < mw->size; r++) {
+        if (st->nodes)
+            tb__mw_node_free(&st->nodes[r]);
+        if (st->traces)
+            tb_trace_destroy(&st->traces[r]);
+    }
+    free(st->nodes);
+    free(st->actors);
+    free(st->traces);
+    tb_progress_destroy(&st->prog);
+    tb_sim_destroy(&st->sim);
+}
+
+static int sim_setup(tb_mw *mw, sim_run_state *st)
+{
+    int P = mw->size;
+    TB_CHECK(tb_sim_create(&st->sim, mw->plat, P, sim_cost, mw));
+    st->nodes = calloc((size_t)P, sizeof *st->nodes);
+    st->actors = calloc((size_t)P, sizeof *st->actors);
+    st->traces = mw->trace_path ? calloc((size_t)P, sizeof *st->traces) : NULL;
+    if (!st->nodes || !st->actors || (mw->trace_path && !st->traces))
+        return TB_ERR_NOMEM;
+    if (mw->progress) {
+        double interval = 1.0;
+        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
+        TB_CHECK(tb_progress_create(&st->prog, mw->progress, "tasks", mw->cfg.ntasks, interval));
+    }
+    for (int r = 0; r < P; r++) {
+        if (st->traces)
+            TB_CHECK(tb_trace_create(&st->traces[r], r, 0.0));
+        TB_CHECK(tb__mw_node_init(&st->nodes[r], &mw->cfg, r, r == 0 ? &mw->bag : NULL,
+                                  st->traces ? st->traces[r] : NULL, st->prog));
+        st->actors[r] = &st->nodes[r].base;
+        if (st->traces) {
+            char name[64];
+            snprintf(name, sizeof name, "rank %d (%s)", r,
+                     st->nodes[r].info.is_master ? "master" : "worker");
+            TB_CHECK(tb_trace_set_process_name(st->traces[r], name));
+        }
+    }
+    return TB_OK;
+}
+
+/* Run every rank in this process on the simulated transport. */
+static int run_sim(tb_mw *mw)
+{
+    if (!mw->cfg.work)
+        return TB_ERR_STATE;
+    if (mw->have_gen)
+        TB_CHECK(tb__queue_push_range(&mw->bag, 0, mw->cfg.ntasks));
+    else
+        mw->cfg.ntasks = mw->nadded;
+    sim_run_state st;
+    memset(&st, 0, sizeof st);
+    int rc = sim_setup(mw, &st);
+    double wall0 = tb_wtime();
+    if (rc == TB_OK)
+        rc = tb_sim_run(st.sim, st.actors);
+    double wall = tb_wtime() - wall0;
+    if (rc == TB_OK) {
+        free(mw->infos);
+        mw->infos = calloc((size_t)mw->size, sizeof *mw->infos);
+        rc = mw->infos ? TB_OK : TB_ERR_NOMEM;
+    }
+    if (rc == TB_OK) {
+        for (int r = 0; r < mw->size; r++) {
+            tb__mw_node *n = &st.nodes[r];
+            tb__mw_node_finish_info(n);
+            tb_sim_rank_counts(st.sim, r, &n->info.msgs_sent, &n->info.msgs_recv,
+                               &n->info.bytes_sent, &n->info.bytes_recv);
+            mw->infos[r] = n->info;
+        }
+        build_summary(mw, &st.nodes[0], tb_sim_end_time(st.sim), wall, tb_sim_events(st.sim));
+        if (st.nodes[0].status != TB_OK)
+            rc = TB_ERR_TASK;
+    }
+    if (rc != TB_ERR_NOMEM && st.traces) {
+        int trc = tb_trace_write_set((const tb_trace *const *)st.traces, (size_t)mw->size,
+                                     mw->trace_path);
+        if (rc == TB_OK)
+            rc = trc;
+    }
+    sim_state_free(mw, &st);
+    return rc;
 }
 
 int tb_mw_run(tb_mw *mw)
@@ -241,20 +418,26 @@ int tb_mw_run(tb_mw *mw)
     if (mw->ran)
         return TB_ERR_STATE;
     mw->ran = 1;
+    if (mw->plat)
+        return run_sim(mw);
     TB_CHECK(check_agreement(mw));
     if (!mw->have_gen) {
         uint64_t n = mw->nadded;
         MPI_Bcast(&n, 1, MPI_UINT64_T, 0, mw->comm);
         mw->cfg.ntasks = n;
     } else if (mw->rank == 0) {
-        TB_CHECK(tb__queue_push_range(&mw->bag, 0, mw->cfg.ntasks));
+        int rc = tb__queue_push_range(&mw->bag, 0, mw->cfg.ntasks);
+        if (rc != TB_OK)
+            return abort_run(mw, "cannot queue the tasks", rc);
     }
 
     tb_progress *prog = NULL;
     if (mw->rank == 0 && mw->progress) {
         double interval = 1.0;
         tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
-        TB_CHECK(tb_progress_create(&prog, mw->progress, "tasks", mw->cfg.ntasks, interval));
+        int rc = tb_progress_create(&prog, mw->progress, "tasks", mw->cfg.ntasks, interval);
+        if (rc != TB_OK)
+            return abort_run(mw, "cannot start progress lines", rc);
     }
     tb_tp *tp = NULL;
     tb__mw_node node;
@@ -262,12 +445,14 @@ int tb_mw_run(tb_mw *mw)
     if (rc == TB_OK)
         rc = tb__mw_node_init(&node, &mw->cfg, mw->rank, mw->rank == 0 ? &mw->bag : NULL,
                               mw->trace, prog);
-    if (rc != TB_OK) {
-        /* Local resource failure before the protocol started: the others
-         * would wait for us forever, so stop them all. */
-        TB_LOG_ERR("rank %d: cannot start the master-worker run: %s", mw->rank, tb_strerror(rc));
-        MPI_Abort(mw->comm, 1);
-        return rc;
+    if (rc != TB_OK)
+        return abort_run(mw, "cannot start the master-worker run", rc);
+    tb_trace *own = NULL;
+    if (mw->trace_path && !mw->trace) {
+        MPI_Barrier(mw->comm); /* a common time origin for every rank */
+        if (tb_trace_create(&own, mw->rank, tb_wtime()) == TB_OK)
+            mw->trace = own;
+        node.trace = mw->trace;
     }
     if (mw->trace) {
         char name[64];
@@ -281,24 +466,30 @@ int tb_mw_run(tb_mw *mw)
     node.trace_t0 = t0;
     rc = tb_tp_mpi_run(tp, &node.base);
     double wall = tb_wtime() - t0;
-    if (rc != TB_OK) {
-        TB_LOG_ERR("rank %d: master-worker protocol failed: %s; aborting the job", mw->rank,
-                   tb_strerror(rc));
-        MPI_Abort(mw->comm, 1);
-        return rc;
-    }
+    if (rc != TB_OK)
+        return abort_run(mw, "master-worker protocol failed", rc);
     tb__mw_node_finish_info(&node);
     tb_tp_mpi_counts(tp, &node.info.msgs_sent, &node.info.msgs_recv, &node.info.bytes_sent,
                      &node.info.bytes_recv);
     rc = gather_infos(mw, &node.info);
-    build_summary(mw, &node, wall);
+    build_summary(mw, &node, wall, wall, 0);
     int status = node.status;
     tb__mw_node_free(&node);
     tb_tp_mpi_destroy(&tp);
     tb_progress_destroy(&prog);
-    if (rc != TB_OK)
-        return rc;
-    return status == TB_OK ? TB_OK : TB_ERR_TASK;
+    if (mw->trace_path) {
+        /* On failure the writer has logged the path and the reason. */
+        int trc = tb_trace_write_merged(mw->trace, mw->comm, 0, mw->trace_path);
+        if (rc == TB_OK)
+            rc = trc;
+    }
+    if (own) {
+        tb_trace_destroy(&own);
+        mw->trace = NULL;
+    }
+    if (status != TB_OK)
+        return TB_ERR_TASK;
+    return rc;
 }
 
 int tb_mw_get_summary(const tb_mw *mw, tb_mw_summary *out)
@@ -327,8 +518,13 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
     fprintf(out, "summary: %d ranks, policy %s (%d master%s), %u task%s per message\n", s->ranks,
             s->policy, s->masters, s->masters == 1 ? "" : "s", s->chunk,
             s->chunk == 1 ? "" : "s");
-    fprintf(out, "  tasks             %" PRIu64 " done in %.3f s (%.1f tasks/s)\n", s->results,
-            s->wall_s, s->tasks_per_s);
+    if (s->simulated)
+        fprintf(out, "  tasks             %" PRIu64 " done in %.6f s of virtual time (%.1f tasks/s); "
+                     "%" PRIu64 " events simulated in %.3f s\n",
+                s->results, s->makespan_s, s->tasks_per_s, s->events, s->wall_s);
+    else
+        fprintf(out, "  tasks             %" PRIu64 " done in %.3f s (%.1f tasks/s)\n", s->results,
+                s->makespan_s, s->tasks_per_s);
     print_masters(s, out);
     if (s->worker_idle_s.n == 0)
         fprintf(out, "  worker idle       no workers: the masters computed every task\n");
@@ -347,12 +543,14 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
 {
     TB_CHECK(tb_buf_printf(out,
                            "\"ranks\": %d, \"policy\": \"%s\", \"masters\": %d, \"chunk\": %u, "
-                           "\"tasks\": %" PRIu64 ", \"results\": %" PRIu64 ", \"wall_s\": %.6f, "
+                           "\"tasks\": %" PRIu64 ", \"results\": %" PRIu64 ", "
+                           "\"simulated\": %s, \"makespan_s\": %.9f, \"events\": %" PRIu64 ", "
+                           "\"wall_s\": %.6f, "
                            "\"tasks_per_s\": %.3f, \"worker_idle_fraction_mean\": %.6f, "
                            "\"worker_idle_s\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, "
                            "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"failed\": %s",
                            s->ranks, s->policy, s->masters, s->chunk, s->tasks, s->results,
-                           s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
+                           s->simulated ? "true" : "false", s->makespan_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
                            s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
                            s->worker_idle_s.max, s->messages, s->failed ? "true" : "false"));
     if (s->failed)

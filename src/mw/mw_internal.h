@@ -10,7 +10,8 @@
  *   TASK    master -> worker   u32 n, task record * n
  *   RESULT  worker -> master   u32 n, result record * n (stops after a failure)
  *   REQ     master -> master   (empty)      "give me tasks"
- *   GIVE    master -> master   u8 initial, queue give body
+ *   GIVE    master -> master   u8 kind (0 answer, 1 initial share, 2 part of the
+ *                              initial share, more follows), queue give body
  *   REFUSE  master -> master   (empty)
  *   FWD     master -> root     u32 n, result record * n (status 0)
  *   FAIL    master -> root     u64 task, i32 rank, i32 code

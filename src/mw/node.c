@@ -54,7 +54,11 @@ struct tb__mw_master {
     double last_counter;
 };
 
+/* First byte of a GIVE message. */
+enum { GIVE_ANSWER = 0, GIVE_INITIAL = 1, GIVE_INITIAL_PART = 2 };
+
 static int worker_next(tb__mw_node *n);
+static int master_fail(tb__mw_node *n, uint64_t task, int rank, int code);
 static int master_result(tb__mw_node *n, int src, const void *data, size_t len);
 static int master_check_done(tb__mw_node *n);
 
@@ -126,7 +130,11 @@ static int worker_computed(tb_actor *a, uint64_t job, int status)
     if (n->trace)
         tb_trace_complete_arg(n->trace, 0, "mw", "task", n->trace_t0 + n->t_compute,
                               n->trace_t0 + now, "id", (int64_t)job);
-    if (n->scratch.len > UINT32_MAX)
+    /* A result must fit one message whatever the rank count (a master that
+     * is its own worker would otherwise accept what a send cannot carry).
+     * The master keeps a chunk's tasks under the same budget, so a chunk of
+     * results only passes it when the results are larger than the tasks. */
+    if (status == TB_OK && n->out.len + 16 + n->scratch.len > TB__MW_MSG_MAX)
         status = TB_ERR_RANGE;
     TB_CHECK(tb_buf_pack_u64(&n->out, job));
     TB_CHECK(tb_buf_pack_i32(&n->out, status));
@@ -172,12 +180,29 @@ static int master_dispatch(tb__mw_node *n, int w)
     tb_buf_clear(&m->msg);
     TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
     uint32_t cnt = 0;
-    while (cnt < n->cfg->chunk && tb__queue_count(m->q) > 0) {
-        uint64_t id;
-        TB_CHECK(tb__queue_pop_record(m->q, &m->msg, &id));
+    int gen_failed = 0;
+    uint64_t id = 0;
+    while (cnt < n->cfg->chunk && tb__queue_count(m->q) > 0 &&
+           (cnt == 0 || m->msg.len < TB__MW_MSG_MAX / 2)) {
+        int rc = tb__queue_pop_record(m->q, &m->msg, &id);
+        if (rc == TB_ERR_TASK) {
+            gen_failed = 1;
+            break;
+        }
+        TB_CHECK(rc);
         cnt++;
     }
     tb__patch_u32(&m->msg, 0, cnt);
+    if (gen_failed) {
+        /* A task that cannot be made fails the run like a task that fails. */
+        TB_LOG_INFO("the generator failed for task %llu: %s", (unsigned long long)id,
+                    tb_strerror(m->q->gen_error));
+        TB_CHECK(master_fail(n, id, self_rank(n), m->q->gen_error));
+        if (cnt == 0) {
+            m->idle[m->nidle++] = w;
+            return master_check_done(n);
+        }
+    }
     n->info.tasks_assigned += cnt;
     m->nbusy++;
     master_counter(n, 0);
@@ -246,6 +271,8 @@ static int master_deliver(tb__mw_node *n, uint64_t id, const void *data, uint32_
 {
     tb__mw_master *m = n->master;
     if (!m->is_root) {
+        if (m->fwd_n > 0 && m->fwd.len + 16 + len > TB__MW_MSG_MAX)
+            TB_CHECK(master_flush_fwd(n));
         TB_CHECK(tb_buf_pack_u64(&m->fwd, id));
         TB_CHECK(tb_buf_pack_i32(&m->fwd, TB_OK));
         TB_CHECK(tb_buf_pack_bytes(&m->fwd, data, len));
@@ -256,8 +283,8 @@ static int master_deliver(tb__mw_node *n, uint64_t id, const void *data, uint32_
     if (n->cfg->result && !m->failed) {
         int rc = n->cfg->result(n->cfg->result_ctx, id, data, len);
         if (rc != TB_OK) {
-            TB_LOG_ERR("result function failed for task %llu: %s", (unsigned long long)id,
-                       tb_strerror(rc));
+            TB_LOG_INFO("result function failed for task %llu: %s", (unsigned long long)id,
+                        tb_strerror(rc));
             return master_fail(n, id, self_rank(n), rc);
         }
     }
@@ -282,8 +309,8 @@ static int master_records(tb__mw_node *n, int src, const void *data, size_t len)
         TB_CHECK(tb_buf_unpack_i32(&in, &status));
         TB_CHECK(tb_buf_unpack_bytes(&in, &p, &plen));
         if (status != TB_OK) {
-            TB_LOG_ERR("task %llu failed on rank %d: %s (code %d)", (unsigned long long)id, src,
-                       tb_strerror(status), (int)status);
+            TB_LOG_INFO("task %llu failed on rank %d: %s (code %d)", (unsigned long long)id,
+                        src, tb_strerror(status), (int)status);
             TB_CHECK(master_fail(n, id, src, status));
             continue;
         }
@@ -311,11 +338,13 @@ static int master_answer_request(tb__mw_node *n, int src)
     tb__mw_master *m = n->master;
     uint64_t have = tb__queue_count(m->q);
     tb_buf_clear(&m->msg);
-    if (m->failed || have == 0)
+    /* Half of the queue, and never the last task: giving away a last task
+     * while every worker is busy makes it bounce between masters (each asks
+     * as soon as its queue is empty) until a worker frees. */
+    if (m->failed || have < 2)
         return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
-    uint64_t give = have / 2 > 0 ? have / 2 : 1;
-    TB_CHECK(tb_buf_pack_u8(&m->msg, 0));
-    TB_CHECK(tb__queue_give(m->q, give, &m->msg));
+    TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_ANSWER));
+    TB_CHECK(tb__queue_give(m->q, have / 2, TB__MW_MSG_MAX, &m->msg, NULL));
     master_counter(n, 1);
     TB_CHECK(tb_tp_send(&n->base, src, TB__TAG_GIVE, &m->msg));
     TB_CHECK(master_maybe_request(n));
@@ -327,9 +356,11 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
     tb__mw_master *m = n->master;
     if (len < 1)
         return TB_ERR_PARSE;
-    int initial = ((const unsigned char *)data)[0] != 0;
+    int kind = ((const unsigned char *)data)[0];
     TB_CHECK(tb__queue_take(m->q, (const unsigned char *)data + 1, len - 1));
-    if (initial) {
+    if (kind == GIVE_INITIAL_PART)
+        return TB_OK; /* more of the initial share follows */
+    if (kind == GIVE_INITIAL) {
         m->have_initial = 1;
         for (int i = 0; i < m->ndeferred; i++)
             TB_CHECK(master_answer_request(n, m->deferred[i]));
@@ -403,10 +434,17 @@ static int root_split(tb__mw_node *n)
     uint64_t N = tb__queue_count(m->q);
     for (int k = K - 1; k >= 1; k--) {
         uint64_t share = (uint64_t)(k + 1) * N / (uint64_t)K - (uint64_t)k * N / (uint64_t)K;
-        tb_buf_clear(&m->msg);
-        TB_CHECK(tb_buf_pack_u8(&m->msg, 1));
-        TB_CHECK(tb__queue_give(m->q, share, &m->msg));
-        TB_CHECK(tb_tp_send(&n->base, tb__mw_group_start(n->cfg, k), TB__TAG_GIVE, &m->msg));
+        /* A large share goes in several messages; the last one says so. */
+        do {
+            uint64_t given = 0;
+            tb_buf_clear(&m->msg);
+            TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_INITIAL_PART));
+            TB_CHECK(tb__queue_give(m->q, share, TB__MW_MSG_MAX, &m->msg, &given));
+            share -= given;
+            if (share == 0)
+                m->msg.data[0] = GIVE_INITIAL;
+            TB_CHECK(tb_tp_send(&n->base, tb__mw_group_start(n->cfg, k), TB__TAG_GIVE, &m->msg));
+        } while (share > 0);
     }
     return TB_OK;
 }

@@ -172,24 +172,26 @@ int tb__queue_pop_record(tb__queue *q, tb_buf *msg, uint64_t *id)
         memmove(q->ranges, q->ranges + 1, (q->nranges - 1) * sizeof *q->ranges);
         q->nranges--;
     }
+    size_t start = msg->len;
     TB_CHECK(tb_buf_pack_u64(msg, *id));
     size_t at = msg->len;
     TB_CHECK(tb_buf_pack_u32(msg, 0));
     int rc = q->gen(q->gen_ctx, *id, msg);
-    if (rc != TB_OK) {
-        TB_LOG_ERR("task generator failed for task %llu: %s", (unsigned long long)*id,
-                   tb_strerror(rc));
-        return rc;
-    }
     size_t len = msg->len - at - 4;
-    if (len > UINT32_MAX)
-        return TB_ERR_RANGE;
+    if (rc == TB_OK && len > TB__MW_MSG_MAX)
+        rc = TB_ERR_RANGE;
+    if (rc != TB_OK) {
+        msg->len = start;
+        q->gen_error = rc;
+        return TB_ERR_TASK;
+    }
     tb__patch_u32(msg, at, (uint32_t)len);
     return TB_OK;
 }
 
-int tb__queue_give(tb__queue *q, uint64_t n, tb_buf *msg)
+int tb__queue_give(tb__queue *q, uint64_t n, size_t max_bytes, tb_buf *msg, uint64_t *given)
 {
+    uint64_t want = n;
     /* Ranges first: a range costs 16 bytes however many tasks it holds. */
     size_t at = msg->len;
     TB_CHECK(tb_buf_pack_u32(msg, 0));
@@ -211,6 +213,20 @@ int tb__queue_give(tb__queue *q, uint64_t n, tb_buf *msg)
     uint64_t k = n < avail ? n : avail;
     if (k > UINT32_MAX)
         k = UINT32_MAX;
+    /* Byte budget: records are 12 bytes plus the payload. */
+    size_t used = msg->len + 4;
+    uint64_t fit = 0;
+    while (fit < k) {
+        size_t i = q->tail - 1 - (size_t)fit;
+        size_t rec = 12 + (size_t)(q->off[i + 1] - q->off[i]);
+        if ((fit > 0 || want > n) && used + rec > max_bytes)
+            break;
+        used += rec;
+        fit++;
+    }
+    k = fit;
+    if (given)
+        *given = want - n + k;
     TB_CHECK(tb_buf_pack_u32(msg, (uint32_t)k));
     size_t first = q->tail - (size_t)k;
     for (size_t i = first; i < q->tail; i++) {

@@ -37,7 +37,12 @@ typedef struct tb__queue {
     uint64_t nrange_tasks;
     tb_mw_gen_fn gen;
     void *gen_ctx;
+    int gen_error;   /* code of the last generator failure */
 } tb__queue;
+
+/* The largest message the runtime builds (tasks, results, batches): far
+ * below MPI's 2 GiB count limit.  A single task or result may not exceed it. */
+#define TB__MW_MSG_MAX ((size_t)1 << 30)
 
 void tb__queue_init(tb__queue *q, tb_mw_gen_fn gen, void *gen_ctx);
 void tb__queue_free(tb__queue *q);
@@ -47,13 +52,20 @@ uint64_t tb__queue_count(const tb__queue *q);
 void tb__queue_clear(tb__queue *q);
 int tb__queue_push(tb__queue *q, uint64_t id, const void *data, size_t len);
 int tb__queue_push_range(tb__queue *q, uint64_t lo, uint64_t hi);
-/* Pop the head task and append it to msg as a task record. */
+/*
+ * Pop the head task and append it to msg as a task record.  If the generator
+ * fails, msg is left as it was, *id names the task, q->gen_error holds the
+ * generator's code and TB_ERR_TASK is returned (the task is consumed: the
+ * run fails).
+ */
 int tb__queue_pop_record(tb__queue *q, tb_buf *msg, uint64_t *id);
 /*
- * Move n tasks from the tail into a give message:
+ * Move up to n tasks from the tail into a give message, stopping before the
+ * message would pass max_bytes (at least one task moves if any is left):
  *   u32 nranges, (u64 lo, u64 hi)*, u32 ntasks, task record*
+ * *given (may be NULL) gets the number moved.
  */
-int tb__queue_give(tb__queue *q, uint64_t n, tb_buf *msg);
+int tb__queue_give(tb__queue *q, uint64_t n, size_t max_bytes, tb_buf *msg, uint64_t *given);
 /* Add the tasks of a give message (at the tail). */
 int tb__queue_take(tb__queue *q, const void *data, size_t len);
 

@@ -282,11 +282,12 @@ void tb_tp_mpi_destroy(tb_tp **tp)
     if (!tp || !*tp)
         return;
     tp_mpi *m = as_mpi(*tp);
-    for (size_t i = 0; i < m->nsends; i++) {
-        MPI_Cancel(&m->sends[i].req);
-        MPI_Wait(&m->sends[i].req, MPI_STATUS_IGNORE);
-        tb_buf_free(&m->sends[i].buf);
-    }
+    /* tb_tp_mpi_run drains its sends and error paths abort the job, so
+     * nothing is in flight here; if something were, let MPI finish it
+     * (cancelling sends is deprecated) and leak its buffer rather than free
+     * memory MPI may still read. */
+    for (size_t i = 0; i < m->nsends; i++)
+        MPI_Request_free(&m->sends[i].req);
     for (int i = 0; i < m->npool; i++)
         tb_buf_free(&m->pool[i]);
     tb_buf_free(&m->rbuf);

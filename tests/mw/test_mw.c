@@ -313,6 +313,24 @@ static void test_all_masters(void)
         TB_ASSERT_EQ_U64(o.s.failed_task, 77);
 }
 
+/* A last task must not bounce between masters while every worker is busy:
+ * few long tasks, several masters, and the message count stays small. */
+static void test_no_pingpong(void)
+{
+    bag b = {3, 150000, UINT64_MAX, 0, 0, NULL, 0};
+    run_out o = run_bag(&b, multi_policy(), 1, 1);
+    CHECK_EXACTLY_ONCE(o, b);
+    if (rank == 0) {
+        uint64_t K = (uint64_t)o.s.masters;
+        uint64_t bound = 2 * b.n + 4 * K * K + 2 * (uint64_t)size + 10;
+        if (o.s.messages > bound)
+            printf("    %llu messages for %llu tasks (bound %llu)\n",
+                   (unsigned long long)o.s.messages, (unsigned long long)b.n,
+                   (unsigned long long)bound);
+        TB_ASSERT(o.s.messages <= bound);
+    }
+}
+
 static void test_balance_multi(void)
 {
     /* With equal tasks, every master's group ends up working: each master
@@ -433,6 +451,7 @@ static const tb_test tests[] = {
     {"failing_worker", test_failing_worker},
     {"failing_result_function", test_failing_result_function},
     {"all_masters", test_all_masters},
+    {"no_pingpong", test_no_pingpong},
     {"balance_multi", test_balance_multi},
     {"mandel_matches_serial", test_mandel_matches_serial},
     {NULL, NULL},
