@@ -7,6 +7,7 @@
 #ifndef TB_CLI_H
 #define TB_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 enum { TB_EXIT_OK = 0, TB_EXIT_FAIL = 1, TB_EXIT_USAGE = 2 };
@@ -29,7 +30,12 @@ void tb_cli_error(const char *cmd, const char *fmt, ...)
 /* Parse an integer option value, printing the error; returns 0 on success. */
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
 
+struct tb_platform;
+/* Open --platform SPEC|FILE, printing the reason on failure; 0 on success. */
+int tb_cli_platform(const char *cmd, const char *arg, uint64_t seed, struct tb_platform **out);
+
 int tb_cmd_info(int argc, char **argv);
 int tb_cmd_mandel(int argc, char **argv);
+int tb_cmd_sim(int argc, char **argv);
 
 #endif

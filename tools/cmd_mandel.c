@@ -26,6 +26,9 @@ typedef struct mandel_opts {
     const char *out;
     const char *trace;
     int checksum, json, quiet;
+    const char *sim;      /* platform of a simulated run */
+    long sim_ranks;
+    double iter_cost;     /* seconds per iteration at speed 1, simulated */
 } mandel_opts;
 
 typedef struct mandel_app {
@@ -52,6 +55,10 @@ static void mandel_usage(FILE *out)
             "  --checksum             print the sum of all pixel values\n"
             "  --json                 print the run summary as one JSON object on stdout\n"
             "  -q, --quiet            no progress lines\n"
+            "  --sim SPEC|FILE        simulate the run on a modelled platform instead (one\n"
+            "                         process, no mpiexec): same image, virtual time\n"
+            "  --ranks P              simulated ranks (default: the platform's cores)\n"
+            "  --iter-cost SECONDS    simulated cost of one iteration at speed 1 (default 1e-8)\n"
             "  -h, --help             this text\n\n"
             "Tasks per message: TENBIN_MW_CHUNK.  Exit status: 0 ok, 1 run failed, 2 bad usage.\n");
 }
@@ -87,7 +94,9 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         {"policy", required_argument, NULL, 'p'},  {"out", required_argument, NULL, 'o'},
         {"trace", required_argument, NULL, 't'},   {"checksum", no_argument, NULL, 'c'},
         {"json", no_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},          {"sim", required_argument, NULL, 'S'},
+        {"ranks", required_argument, NULL, 'n'},   {"iter-cost", required_argument, NULL, 'I'},
+        {NULL, 0, NULL, 0},
     };
     long v;
     int c;
@@ -143,6 +152,19 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         case 'q':
             o->quiet = 1;
             break;
+        case 'S':
+            o->sim = optarg;
+            break;
+        case 'n':
+            if (tb_cli_long(cmd, "--ranks", optarg, 1, 1 << 24, &o->sim_ranks))
+                return TB_EXIT_USAGE;
+            break;
+        case 'I':
+            if (tb_parse_double(optarg, &o->iter_cost) != TB_OK || o->iter_cost < 0) {
+                tb_cli_error(cmd, "--iter-cost: expected seconds >= 0, got '%s'", optarg);
+                return TB_EXIT_USAGE;
+            }
+            break;
         case 'h':
             if (tb_cli_rank() == 0)
                 mandel_usage(stdout);
@@ -159,7 +181,35 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
+    /* A task's result must fit one message (1 GiB). */
+    if ((uint64_t)o->rows_per_task * (uint64_t)o->m.width * 4 > ((uint64_t)1 << 30) - 64) {
+        tb_cli_error(cmd, "--rows-per-task %ld: a task's result of %ld rows of %d pixels passes "
+                          "the 1 GiB message limit", o->rows_per_task, o->rows_per_task,
+                     o->m.width);
+        return TB_EXIT_USAGE;
+    }
+    if (!o->sim && (o->sim_ranks || o->iter_cost >= 0)) {
+        tb_cli_error(cmd, "--ranks and --iter-cost go with --sim");
+        return TB_EXIT_USAGE;
+    }
     return -1;
+}
+
+/* Simulated cost of a task: its iterations (the sum of its pixel values). */
+static double mandel_cost(void *ctx, uint64_t id, const void *task, size_t len,
+                          const void *result, size_t rlen)
+{
+    const mandel_app *app = ctx;
+    tb_buf in;
+    uint64_t iters = 0;
+    uint32_t v;
+    (void)id;
+    (void)task;
+    (void)len;
+    tb_buf_view(&in, result, rlen);
+    while (tb_buf_unpack_u32(&in, &v) == TB_OK)
+        iters += v;
+    return (double)iters * app->o->iter_cost;
 }
 
 static int mandel_gen(void *ctx, uint64_t id, tb_buf *task)
@@ -217,11 +267,11 @@ static int mandel_result(void *ctx, uint64_t id, const void *data, size_t len)
     return TB_OK;
 }
 
-static int policy_error(const char *policy, int rc, int ranks)
+static int policy_error(const char *policy, int rc, int ranks, int simulated)
 {
     if (rc == TB_ERR_SIZE)
-        tb_cli_error(cmd, "--policy %s needs at least %s ranks, but mpiexec started %d", policy,
-                     policy + 6, ranks);
+        tb_cli_error(cmd, "--policy %s needs at least %s ranks, but %s %d", policy, policy + 6,
+                     simulated ? "the simulation has" : "mpiexec started", ranks);
     else
         tb_cli_error(cmd, "--policy: expected single or multi:K (K >= 1), got '%s'", policy);
     return TB_EXIT_USAGE;
@@ -248,9 +298,91 @@ static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t
     fflush(stdout);
 }
 
+/* Configure the bag, run it, write the image and print the results. */
+static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
+{
+    mandel_app app = {o, NULL, 0};
+    app.ntasks = ((uint64_t)o->m.height + (uint64_t)o->rows_per_task - 1) /
+                 (uint64_t)o->rows_per_task;
+    int ok = 1;
+    if (rank == 0) {
+        app.img = calloc((size_t)o->m.width * (size_t)o->m.height, sizeof *app.img);
+        ok = app.img != NULL;
+    }
+    if (!o->sim) /* every rank must agree before the collective run */
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok) {
+        tb_cli_error(cmd, "cannot allocate a %dx%d image", o->m.width, o->m.height);
+        return TB_EXIT_FAIL;
+    }
+    tb_mw_set_worker(mw, mandel_work, &app);
+    tb_mw_set_result(mw, mandel_result, &app);
+    tb_mw_set_generator(mw, app.ntasks, mandel_gen, &app);
+    tb_mw_set_progress(mw, o->quiet ? NULL : stderr);
+    if (o->sim)
+        tb_mw_set_cost(mw, mandel_cost, &app);
+    int rc = o->trace ? tb_mw_set_trace_file(mw, o->trace) : TB_OK;
+    if (rc == TB_OK)
+        rc = tb_mw_run(mw);
+    tb_mw_summary s;
+    tb_mw_get_summary(mw, &s);
+    int exit_code = rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;
+    if (rank == 0) {
+        uint64_t sum = tb_mandel_checksum(app.img, (size_t)o->m.width * (size_t)o->m.height);
+        if (s.failed) {
+            tb_cli_error(cmd, "run failed: task %" PRIu64 " on rank %d: %s", s.failed_task,
+                         s.failed_rank, tb_strerror(s.failed_code));
+        } else if (rc != TB_OK && !o->trace) {
+            tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
+        } else if (rc == TB_OK || o->trace) {
+            /* A trace that could not be written has been reported; the image
+             * and the summary are still good. */
+            if (o->out && tb_mandel_write(o->out, &o->m, app.img) != TB_OK)
+                exit_code = TB_EXIT_FAIL;
+            print_results(o, &s, sum);
+        }
+    }
+    free(app.img);
+    return exit_code;
+}
+
+static int mandel_sim(mandel_opts *o, int size)
+{
+    if (size != 1) {
+        tb_cli_error(cmd, "--sim runs every simulated rank in one process: start it without "
+                          "mpiexec (or with -n 1), not on %d ranks", size);
+        return TB_EXIT_USAGE;
+    }
+    if (o->iter_cost < 0)
+        o->iter_cost = 1e-8;
+    tb_platform *plat = NULL;
+    if (tb_cli_platform(cmd, o->sim, 1, &plat))
+        return TB_EXIT_USAGE;
+    size_t cores = tb_platform_cores(plat);
+    long ranks = o->sim_ranks ? o->sim_ranks : (long)cores;
+    tb_mw *mw = NULL;
+    int rc = (size_t)ranks > cores ? TB_ERR_SIZE : tb_mw_create_sim(&mw, plat, (int)ranks);
+    if (rc == TB_ERR_SIZE) {
+        tb_cli_error(cmd, "--ranks %ld does not fit the platform: it has %zu cores", ranks, cores);
+        tb_platform_destroy(&plat);
+        return TB_EXIT_USAGE;
+    }
+    int exit_code = TB_EXIT_FAIL;
+    if (rc != TB_OK)
+        tb_cli_error(cmd, "cannot create the simulation: %s", tb_strerror(rc));
+    else if (o->policy && (rc = tb_mw_set_policy(mw, o->policy)) != TB_OK)
+        exit_code = policy_error(o->policy, rc, (int)ranks, 1);
+    else
+        exit_code = run_mandel(mw, o, 0);
+    tb_mw_destroy(&mw);
+    tb_platform_destroy(&plat);
+    return exit_code;
+}
+
 int tb_cmd_mandel(int argc, char **argv)
 {
-    mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0};
+    mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0,
+                     NULL, 0, -1.0};
     int quiet_env = 0;
     tb_env_bool("TENBIN_QUIET", &quiet_env);
     tb_env_string("TENBIN_TRACE", &o.trace);
@@ -261,65 +393,20 @@ int tb_cmd_mandel(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (o.sim)
+        return mandel_sim(&o, size);
 
-    mandel_app app = {&o, NULL, 0};
-    app.ntasks = ((uint64_t)o.m.height + (uint64_t)o.rows_per_task - 1) / (uint64_t)o.rows_per_task;
     tb_mw *mw = NULL;
-    tb_trace *tr = NULL;
     int rc = tb_mw_create(&mw, MPI_COMM_WORLD);
     if (rc != TB_OK) {
         tb_cli_error(cmd, "cannot create the runtime: %s", tb_strerror(rc));
         return TB_EXIT_FAIL;
     }
-    if (o.policy && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK) {
-        tb_mw_destroy(&mw);
-        return policy_error(o.policy, rc, size);
-    }
-    /* Every rank decides alike, so a local failure here is the same everywhere
-     * except for allocation, which is agreed on below. */
-    int ok = 1;
-    if (rank == 0) {
-        app.img = calloc((size_t)o.m.width * (size_t)o.m.height, sizeof *app.img);
-        ok = app.img != NULL;
-    }
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (!ok) {
-        tb_cli_error(cmd, "cannot allocate a %dx%d image", o.m.width, o.m.height);
-        tb_mw_destroy(&mw);
-        return TB_EXIT_FAIL;
-    }
-    tb_mw_set_worker(mw, mandel_work, &app);
-    tb_mw_set_result(mw, mandel_result, &app);
-    tb_mw_set_generator(mw, app.ntasks, mandel_gen, &app);
-    tb_mw_set_progress(mw, o.quiet ? NULL : stderr);
-    if (o.trace) {
-        MPI_Barrier(MPI_COMM_WORLD); /* a common time origin for all ranks */
-        if (tb_trace_create(&tr, rank, tb_wtime()) == TB_OK)
-            tb_mw_set_trace(mw, tr);
-    }
-
-    rc = tb_mw_run(mw);
-    tb_mw_summary s;
-    tb_mw_get_summary(mw, &s);
-    int exit_code = rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;
-    if (o.trace) {
-        /* On failure the writer has logged the path and the reason. */
-        if (tb_trace_write_merged(tr, MPI_COMM_WORLD, 0, o.trace) != TB_OK)
-            exit_code = TB_EXIT_FAIL;
-    }
-    if (rank == 0) {
-        uint64_t sum = tb_mandel_checksum(app.img, (size_t)o.m.width * (size_t)o.m.height);
-        if (rc != TB_OK) {
-            tb_cli_error(cmd, "run failed: task %" PRIu64 " on rank %d: %s", s.failed_task,
-                         s.failed_rank, tb_strerror(s.failed_code));
-        } else {
-            if (o.out && tb_mandel_write(o.out, &o.m, app.img) != TB_OK)
-                exit_code = TB_EXIT_FAIL;
-            print_results(&o, &s, sum);
-        }
-    }
-    free(app.img);
-    tb_trace_destroy(&tr);
+    int exit_code;
+    if (o.policy && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK)
+        exit_code = policy_error(o.policy, rc, size, 0);
+    else
+        exit_code = run_mandel(mw, &o, rank);
     tb_mw_destroy(&mw);
     return exit_code;
 }

@@ -14,6 +14,7 @@ static const tb_cli_cmd commands[] = {
     {"info", tb_cmd_info, "version, MPI library, and the TENBIN_* environment variables", 0},
     {"mandel", tb_cmd_mandel, "render the Mandelbrot set with the master-worker runtime (mpiexec)",
      1},
+    {"sim", tb_cmd_sim, "simulate a run on a modelled platform (sim mw)", 0},
 };
 
 static int mpi_rank = 0;

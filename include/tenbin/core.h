@@ -268,6 +268,9 @@ TB_API int tb_trace_serialize(const tb_trace *tr, tb_buf *out);
 /* Write a complete trace file of this process's events alone.  The file is
  * written to "PATH.tmp" and renamed, so a failed run leaves no partial file. */
 TB_API int tb_trace_write(const tb_trace *tr, const char *path);
+/* Write the events of n traces (NULL entries skipped) into one file, e.g.
+ * the ranks of a simulated run; same atomic write. */
+TB_API int tb_trace_write_set(const tb_trace *const *trs, size_t n, const char *path);
 /*
  * Collective over comm: every rank passes its trace (or NULL for none); rank
  * `root` gathers all events and writes one file (tmp + rename).  Returns the

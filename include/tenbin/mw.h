@@ -45,6 +45,7 @@
 
 #include "tenbin/core.h"
 #include "tenbin/export.h"
+#include "tenbin/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +75,17 @@ typedef int (*tb_mw_gen_fn)(void *ctx, uint64_t task_id, tb_buf *task);
 
 /* Create a handle over a duplicate of comm.  Collective over comm. */
 TB_API int tb_mw_create(tb_mw **out, MPI_Comm comm);
+/*
+ * Create a handle that runs `ranks` simulated ranks on a modelled platform,
+ * in this process, with the same policies (not collective; MPI need not be
+ * initialised).  The platform must outlive the handle.  Every callback runs
+ * in this process; tasks are added as on rank 0.  Each task really runs
+ * (so results are real) and is charged the virtual time given by the cost
+ * function (tb_mw_set_cost), or its measured CPU time when none is set (which
+ * makes the run depend on the machine).  TB_ERR_SIZE if the ranks do not fit
+ * the platform's cores.
+ */
+TB_API int tb_mw_create_sim(tb_mw **out, const tb_platform *plat, int ranks);
 /* Free the handle and its communicator; NULLs *mw.  Collective over comm. */
 TB_API void tb_mw_destroy(tb_mw **mw);
 
@@ -93,8 +105,18 @@ TB_API int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void
  * tb_mw_reserve first when the totals are known to avoid regrowth. */
 TB_API int tb_mw_add_task(tb_mw *mw, const void *data, size_t len);
 TB_API int tb_mw_reserve(tb_mw *mw, uint64_t ntasks, size_t payload_bytes);
-/* Record events of this rank into tr (not owned; NULL disables). */
+/* Record events of this rank into tr (not owned; NULL disables).  Not for
+ * simulated runs (TB_ERR_UNSUPPORTED): use tb_mw_set_trace_file. */
 TB_API int tb_mw_set_trace(tb_mw *mw, tb_trace *tr);
+/* Write a trace of the run to path (copied): every rank's events in one
+ * file, written by rank 0 at the end of tb_mw_run (atomically).  Real runs
+ * use wall time from a common origin, simulated runs virtual time. */
+TB_API int tb_mw_set_trace_file(tb_mw *mw, const char *path);
+/* Virtual cost, in seconds at speed 1, of a task in a simulated run; called
+ * after the task ran, with its result. */
+typedef double (*tb_mw_cost_fn)(void *ctx, uint64_t task_id, const void *task, size_t len,
+                                const void *result, size_t result_len);
+TB_API int tb_mw_set_cost(tb_mw *mw, tb_mw_cost_fn fn, void *ctx);
 /* Progress lines on stream from rank 0 (NULL, the default, prints none). */
 TB_API int tb_mw_set_progress(tb_mw *mw, FILE *stream);
 
@@ -125,8 +147,11 @@ typedef struct tb_mw_summary {
     unsigned chunk;
     uint64_t tasks;           /* tasks in the bag */
     uint64_t results;         /* results delivered on rank 0 */
-    double wall_s;            /* rank 0: start of run to end of run */
-    double tasks_per_s;
+    int simulated;            /* a simulated run */
+    double makespan_s;        /* start to end of the run: wall time, or virtual */
+    double wall_s;            /* real time of the run (of the simulation) */
+    uint64_t events;          /* simulated runs: events processed */
+    double tasks_per_s;       /* results / makespan_s */
     double worker_idle_fraction_mean; /* mean over workers of idle_s / total_s */
     tb_stats worker_idle_s;   /* over workers */
     uint64_t messages;        /* sent by all ranks */

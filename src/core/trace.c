@@ -248,18 +248,38 @@ int tb_trace_serialize(const tb_trace *tr, tb_buf *out)
     return rc;
 }
 
-int tb_trace_write(const tb_trace *tr, const char *path)
+int tb_trace_write_set(const tb_trace *const *trs, size_t n, const char *path)
 {
-    if (tr == NULL || path == NULL)
+    if ((n > 0 && trs == NULL) || path == NULL)
         return TB_ERR_INVALID;
     tb_buf b = TB_BUF_INIT;
     int rc = tb_buf_printf(&b, "{\"traceEvents\":[\n");
-    if (rc == TB_OK)
-        rc = tb_trace_serialize(tr, &b);
+    int any = 0;
+    for (size_t i = 0; i < n && rc == TB_OK; i++) {
+        if (trs[i] == NULL)
+            continue;
+        size_t before = b.len;
+        if (any)
+            rc = tb_buf_append(&b, ",\n", 2);
+        size_t mark = b.len;
+        if (rc == TB_OK)
+            rc = tb_trace_serialize(trs[i], &b);
+        if (b.len == mark)
+            b.len = before; /* nothing from this one: no separator */
+        else
+            any = 1;
+    }
     if (rc == TB_OK)
         rc = tb_buf_printf(&b, "\n],\"displayTimeUnit\":\"ms\"}\n");
     if (rc == TB_OK)
         rc = tb_write_file_atomic(path, b.data, b.len);
     tb_buf_free(&b);
     return rc;
+}
+
+int tb_trace_write(const tb_trace *tr, const char *path)
+{
+    if (tr == NULL)
+        return TB_ERR_INVALID;
+    return tb_trace_write_set(&tr, 1, path);
 }

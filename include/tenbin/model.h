@@ -1,0 +1,152 @@
+/*
+ * tenbin/model.h - the platform model: hosts with speeds (constant, a
+ * piecewise trace, or S2's load process), grouped into clusters, and the
+ * network as LogGPS parameters per cluster plus wide-area links between
+ * clusters.  One platform format serves the simulator, the emulator, the
+ * workflow scheduler and the balancers' decisions.
+ *
+ * Two ways to describe a platform:
+ *
+ *  - a one-line spec, comma-separated key=value (order free, each key once):
+ *        hosts=16,speed=1,L=50us,os=10us,or=10us,g=0,G=0,S=65536
+ *    keys: hosts (count), cores (per host, default 1), speed (a value, or a
+ *    range a-b drawn uniformly per host from the seed), clusters (hosts are
+ *    split into this many equal clusters, default 1), L, os, or, o (sets
+ *    both os and or), ob (overhead per rank, S3's o'_b), O (overhead per
+ *    byte), g, G (time per byte), S (bytes; above it sends synchronise),
+ *    wan-L and wan-G (the links between clusters), load (S2's load process:
+ *    1/lambda, the mean seconds between dummy-task arrivals, on every host).
+ *    Times take the units ns, us, ms, s (none: seconds).
+ *
+ *  - a JSON file (see docs/platform.md for the full format), e.g.
+ *        {"clusters": [{"name": "a", "hosts": 16, "speed": "1-5",
+ *                       "network": {"L": "50us", "o": "10us", "G": "8ns"}}],
+ *         "wan": {"L": "10ms", "G": "80ns"}}
+ *
+ * Errors name the place: "spec: key 'hosts': expected a positive integer,
+ * got 'x'" or "plat.json: clusters[0].network.L: negative time".
+ */
+#ifndef TENBIN_MODEL_H
+#define TENBIN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenbin/core.h"
+#include "tenbin/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* LogGPS parameters of one class of links (seconds, bytes). */
+typedef struct tb_loggps {
+    double L;   /* latency */
+    double os;  /* send overhead (o'_a of S3 for the sender) */
+    double or_; /* receive overhead */
+    double ob;  /* overhead per rank of the run: o = o_a + ob*P + O*k (S3) */
+    double O;   /* overhead per byte */
+    double g;   /* gap between consecutive sends of one rank */
+    double G;   /* time per byte */
+    double S;   /* messages above S bytes synchronise with the receiver */
+} tb_loggps;
+
+/* How a host's speed changes over time. */
+typedef enum tb_speed_kind {
+    TB_SPEED_CONSTANT, /* base speed always */
+    TB_SPEED_TRACE,    /* piecewise constant: speed[i] from time[i] on */
+    TB_SPEED_LOAD      /* S2: base / (1 + dummies), dummies arrive at rate lambda */
+} tb_speed_kind;
+
+typedef struct tb_host {
+    char name[32];
+    double speed;        /* base relative speed (> 0) */
+    int cores;           /* ranks it can run at full speed */
+    int cluster;         /* index into the platform's clusters */
+    tb_speed_kind kind;
+    size_t ntrace;       /* TRACE: points, time ascending, time[0] == 0; the
+                            speeds are absolute (base speed x the file's factor) */
+    double *trace_time;
+    double *trace_speed;
+    double lambda;       /* LOAD: arrival rate of dummy tasks (1/s) */
+} tb_host;
+
+typedef struct tb_cluster {
+    char name[32];
+    tb_loggps net;       /* links inside the cluster */
+} tb_cluster;
+
+typedef struct tb_platform {
+    size_t nhosts;
+    tb_host *hosts;
+    size_t nclusters;
+    tb_cluster *clusters;
+    tb_loggps wan;       /* links between clusters: L and G used; o from the ends */
+    uint64_t seed;       /* of the random parts (speed ranges, load processes) */
+} tb_platform;
+
+/*
+ * Parse a one-line spec.  seed draws speed ranges.  On error returns
+ * TB_ERR_PARSE or TB_ERR_RANGE and writes one line into err (if not NULL).
+ */
+TB_API int tb_platform_parse_spec(const char *spec, uint64_t seed, tb_platform **out, char *err,
+                                  size_t errlen);
+/* Load a JSON platform file; errors as above, with the file name and the
+ * JSON path (or line:column for a syntax error); TB_ERR_IO if the file
+ * cannot be read. */
+TB_API int tb_platform_load(const char *path, uint64_t seed, tb_platform **out, char *err,
+                            size_t errlen);
+/* A file if `arg` names one that exists (stat), else a spec; TB_ERR_IO if
+ * it is neither (no such file and no '=' in it). */
+TB_API int tb_platform_open(const char *arg, uint64_t seed, tb_platform **out, char *err,
+                            size_t errlen);
+TB_API void tb_platform_destroy(tb_platform **p);
+/* Total cores (the most ranks it runs at full speed). */
+TB_API size_t tb_platform_cores(const tb_platform *p);
+/* Host of rank r when ranks fill the hosts' cores in order; -1 if r does
+ * not fit. */
+TB_API long tb_platform_host_of(const tb_platform *p, long rank);
+
+/* CPU time the sender (os + ob*P + O*bytes) and the receiver
+ * (or + ob*P + O*bytes) spend on a message of `bytes` bytes, with P ranks in
+ * the run (S3's o = o_a + o'_b*P + O*k).  The wire time, L + (k-1)G (the
+ * WAN's L and G between clusters), is the transport's to add. */
+TB_API double tb_loggps_send_overhead(const tb_loggps *n, int P, size_t bytes);
+TB_API double tb_loggps_recv_overhead(const tb_loggps *n, int P, size_t bytes);
+
+/*
+ * Cursor over a host's speed: piecewise-constant segments in time order,
+ * generated lazily and deterministically (the load process from the
+ * platform's seed and the host index).
+ */
+typedef struct tb_speed_cursor {
+    const tb_host *host;
+    double t0, t1;       /* current segment [t0, t1) */
+    double speed;        /* speed on it */
+    size_t i;            /* TRACE: index */
+    int dummies;         /* LOAD: dummy tasks present */
+    double *leave;       /* LOAD: departure times of the dummies */
+    int cap;
+    double next_arrival;
+    tb_rng rng;
+    tb_rng rng0;         /* LOAD: initial state, to replay from time 0 */
+} tb_speed_cursor;
+
+/* TB_ERR_RANGE if host is not in p, TB_ERR_INVALID if its speed is not
+ * usable (speed or lambda <= 0, a trace not starting at 0 or ending at 0). */
+TB_API int tb_speed_cursor_init(tb_speed_cursor *c, const tb_platform *p, size_t host);
+TB_API void tb_speed_cursor_free(tb_speed_cursor *c);
+/* Move to the segment that contains time t >= 0.  Meant for t that never
+ * decreases; an earlier t than the current segment replays from time 0 (same
+ * segments, just slower). */
+TB_API int tb_speed_cursor_seek(tb_speed_cursor *c, double t);
+/* Time at which `work` seconds (at speed 1) started at t are finished: the
+ * exact sum over the segments.  The cursor is left at t (the segments up to
+ * *end are generated on a copy), so start times that never decrease never
+ * replay. */
+TB_API int tb_speed_finish_time(tb_speed_cursor *c, double t, double work, double *end);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENBIN_MODEL_H */

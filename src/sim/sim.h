@@ -1,0 +1,81 @@
+/*
+ * sim.h - the discrete-event kernel and the simulated transport (internal).
+ *
+ * Kernel: a binary heap of events ordered by (time, sequence number); the
+ * sequence number is the order of scheduling, so equal times break ties the
+ * same way on every run and the whole simulation is bit-reproducible.
+ *
+ * Simulated transport: P actors on the hosts of a tb_platform.  Each rank
+ * handles one thing at a time.  The LogGPS costs (see docs/architecture.md,
+ * "Simulated transport"):
+ *   - send of k bytes at rank time T: starts at max(T, previous send start +
+ *     g), keeps the sender busy o_s (+ ob*P + O*k); the message can be taken
+ *     at start + o_s + L + (k-1)G (L and G of the wide-area link between
+ *     clusters);
+ *   - taking a message costs the receiver o_r (+ ob*P + O*k); a message above
+ *     S bytes synchronises with the receiver: it moves only when taken, so
+ *     taking it costs 2L + (k-1)G more (request to send, clear to send, data);
+ *     the sender is not blocked, like MPI_Isend;
+ *   - compute: the task's work (seconds at speed 1) at the host's speed over
+ *     time; the rank takes no message meanwhile;
+ *   - "arrived": messages in the rank's mailbox whose arrival time has passed.
+ */
+#ifndef TB_SIM_H
+#define TB_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenbin/core.h"
+#include "tenbin/model.h"
+#include "transport/transport.h"
+
+/* ---- kernel ---------------------------------------------------------------- */
+
+typedef struct tb_sim_event {
+    double t;
+    uint64_t seq;
+    int type;
+    int rank;
+    uint64_t a;    /* event data */
+    void *p;
+} tb_sim_event;
+
+typedef struct tb_sim_queue {
+    tb_sim_event *heap;
+    size_t n, cap;
+    uint64_t seq;
+    uint64_t popped;
+} tb_sim_queue;
+
+void tb_sim_queue_init(tb_sim_queue *q);
+void tb_sim_queue_free(tb_sim_queue *q);
+int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a, void *p);
+/* Pop the earliest event; returns 0 when empty. */
+int tb_sim_queue_pop(tb_sim_queue *q, tb_sim_event *out);
+
+/* ---- simulated transport ------------------------------------------------- */
+
+/* Work (seconds at speed 1) of computation `job` that actor `a` just ran
+ * natively with c (the result is in whatever c->arg says).  cpu_s is the
+ * native CPU time it took. */
+typedef double (*tb_sim_cost_fn)(void *ctx, tb_actor *a, uint64_t job, const tb_compute *c,
+                                 double cpu_s);
+
+typedef struct tb_sim tb_sim;
+
+/* ranks must fit the platform's cores (TB_ERR_SIZE otherwise). */
+int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_fn cost,
+                  void *cost_ctx);
+void tb_sim_destroy(tb_sim **s);
+tb_tp *tb_sim_transport(tb_sim *s);
+/* Run actors[0..ranks) (actor r is rank r) until every actor is finished and
+ * no event is left.  A handler error stops the run and is returned. */
+int tb_sim_run(tb_sim *s, tb_actor **actors);
+/* Virtual time of the last event, events processed, messages sent. */
+double tb_sim_end_time(const tb_sim *s);
+uint64_t tb_sim_events(const tb_sim *s);
+void tb_sim_rank_counts(const tb_sim *s, int rank, uint64_t *msgs_sent, uint64_t *msgs_recv,
+                        uint64_t *bytes_sent, uint64_t *bytes_recv);
+
+#endif /* TB_SIM_H */

@@ -1,0 +1,428 @@
+/*
+ * transport_sim.c - the simulated transport: P actors on a modelled
+ * platform, LogGPS message costs, virtual time.  See sim.h for the model.
+ *
+ * Each rank keeps its mailbox sorted by arrival time.  A message is put there
+ * when it is sent (its arrival time is known then), so "how many messages
+ * have arrived" at any rank time is exact.  A rank that is free and has mail
+ * gets a WAKE event at max(its clock, the first arrival); handlers start at
+ * their event's time and advance the rank's clock by the overheads they incur.
+ * Events are processed in (time, scheduling order), which makes a run
+ * bit-reproducible.
+ */
+#include "tenbin/core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+enum { EV_START = 1, EV_WAKE, EV_COMPUTED };
+
+typedef struct sim_msg {
+    struct sim_msg *next, *prev;
+    double arrival;
+    int src, tag;
+    int is_timer;
+    int rendezvous;
+    uint64_t timer_id;
+    size_t len;
+    unsigned char data[];
+} sim_msg;
+
+typedef struct sim_rank {
+    tb_actor *actor;
+    int cluster;
+    double clock;
+    double last_send;
+    int computing;
+    int wake_pending;
+    uint64_t job;
+    int job_status;
+    sim_msg *head, *tail;
+    tb_speed_cursor speed;
+    uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+} sim_rank;
+
+/* Last arrival time per (source, destination) pair, so that messages
+ * between two ranks arrive in the order they were sent, as MPI guarantees
+ * (a large message sent first would otherwise be overtaken by a small one).
+ * Open addressing; only pairs that talk take room. */
+typedef struct pair_slot {
+    uint64_t key; /* src * P + dst + 1; 0 = empty */
+    double last;
+} pair_slot;
+
+struct tb_sim {
+    tb_tp base;
+    pair_slot *pairs;
+    size_t npairs, cappairs;
+    const tb_platform *plat;
+    int P;
+    sim_rank *r;
+    tb_sim_queue q;
+    tb_sim_cost_fn cost;
+    void *cost_ctx;
+    double end;
+    int *stamp; /* per-source marks for arrived() */
+    unsigned stamp_gen;
+};
+
+static tb_sim *as_sim(tb_tp *tp) { return (tb_sim *)tp; }
+
+/* Insert m into r's mailbox by arrival time, after equal times (stable). */
+static void mailbox_insert(sim_rank *r, sim_msg *m)
+{
+    sim_msg *after = r->tail;
+    while (after && after->arrival > m->arrival)
+        after = after->prev;
+    m->prev = after;
+    m->next = after ? after->next : r->head;
+    if (m->next)
+        m->next->prev = m;
+    else
+        r->tail = m;
+    if (after)
+        after->next = m;
+    else
+        r->head = m;
+}
+
+static sim_msg *mailbox_pop(sim_rank *r)
+{
+    sim_msg *m = r->head;
+    r->head = m->next;
+    if (r->head)
+        r->head->prev = NULL;
+    else
+        r->tail = NULL;
+    return m;
+}
+
+/* A free rank with mail gets woken at its first arrival. */
+static int maybe_wake(tb_sim *s, int rank)
+{
+    sim_rank *r = &s->r[rank];
+    if (r->computing || r->wake_pending || !r->head || r->actor->finished)
+        return TB_OK;
+    r->wake_pending = 1;
+    double t = r->head->arrival > r->clock ? r->head->arrival : r->clock;
+    return tb_sim_queue_push(&s->q, t, EV_WAKE, rank, 0, NULL);
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static pair_slot *pair_find(tb_sim *s, uint64_t key)
+{
+    size_t mask = s->cappairs - 1, i = (size_t)mix(key) & mask;
+    while (s->pairs[i].key != 0 && s->pairs[i].key != key)
+        i = (i + 1) & mask;
+    return &s->pairs[i];
+}
+
+/* The slot of pair (src, dst), created at -infinity if new. */
+static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
+{
+    if (2 * (s->npairs + 1) > s->cappairs) {
+        size_t cap = s->cappairs ? 2 * s->cappairs : 1024;
+        pair_slot *old = s->pairs, *fresh = calloc(cap, sizeof *fresh);
+        if (!fresh)
+            return TB_ERR_NOMEM;
+        size_t oldcap = s->cappairs;
+        s->pairs = fresh;
+        s->cappairs = cap;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].key)
+                *pair_find(s, old[i].key) = old[i];
+        free(old);
+    }
+    uint64_t key = (uint64_t)src * (uint64_t)s->P + (uint64_t)dst + 1;
+    pair_slot *p = pair_find(s, key);
+    if (p->key == 0) {
+        p->key = key;
+        p->last = -INFINITY;
+        s->npairs++;
+    }
+    *out = p;
+    return TB_OK;
+}
+
+static const tb_loggps *net_of(const tb_sim *s, int cluster)
+{
+    return &s->plat->clusters[cluster].net;
+}
+
+static int sim_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
+{
+    tb_sim *s = as_sim(tp);
+    if (dst < 0 || dst >= s->P)
+        return TB_ERR_INVALID;
+    sim_rank *a = &s->r[from->rank], *b = &s->r[dst];
+    const tb_loggps *n = net_of(s, a->cluster);
+    size_t k = msg->len;
+    sim_msg *m = malloc(sizeof *m + k);
+    if (!m)
+        return TB_ERR_NOMEM;
+    double start = a->clock;
+    if (start < a->last_send + n->g)
+        start = a->last_send + n->g;
+    double os = tb_loggps_send_overhead(n, s->P, k);
+    a->clock = start + os;
+    a->last_send = start;
+    int same = a->cluster == b->cluster;
+    double L = same ? n->L : s->plat->wan.L;
+    double G = same ? n->G : s->plat->wan.G;
+    m->rendezvous = (double)k > n->S;
+    m->arrival = a->clock + (from->rank == dst ? 0.0 : L);
+    if (!m->rendezvous && k > 0)
+        m->arrival += (double)(k - 1) * G;
+    pair_slot *pair;
+    int rc = pair_get(s, from->rank, dst, &pair);
+    if (rc != TB_OK) {
+        free(m);
+        return rc;
+    }
+    if (m->arrival < pair->last)
+        m->arrival = pair->last; /* no overtaking between two ranks */
+    pair->last = m->arrival;
+    m->src = from->rank;
+    m->tag = tag;
+    m->is_timer = 0;
+    m->len = k;
+    if (k > 0)
+        memcpy(m->data, msg->data, k);
+    tb_buf_clear(msg);
+    a->msgs_sent++;
+    a->bytes_sent += k;
+    mailbox_insert(b, m);
+    return maybe_wake(s, dst);
+}
+
+static int sim_arrived(tb_tp *tp, tb_actor *act, const int *from, int n)
+{
+    tb_sim *s = as_sim(tp);
+    sim_rank *r = &s->r[act->rank];
+    /* Count distinct sources among from[] with a message already here, as
+     * MPI_Iprobe per source would. */
+    if (++s->stamp_gen == 0) {
+        memset(s->stamp, 0, (size_t)s->P * sizeof *s->stamp);
+        s->stamp_gen = 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (from[i] >= 0 && from[i] < s->P)
+            s->stamp[from[i]] = (int)s->stamp_gen;
+    int count = 0;
+    for (sim_msg *m = r->head; m && m->arrival <= r->clock; m = m->next) {
+        if (!m->is_timer && s->stamp[m->src] == (int)s->stamp_gen) {
+            count++;
+            s->stamp[m->src] = 0;
+        }
+    }
+    return count;
+}
+
+static double sim_now(tb_tp *tp, tb_actor *a) { return as_sim(tp)->r[a->rank].clock; }
+
+static int sim_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
+{
+    tb_sim *s = as_sim(tp);
+    sim_msg *m = malloc(sizeof *m);
+    if (!m)
+        return TB_ERR_NOMEM;
+    memset(m, 0, sizeof *m);
+    m->arrival = at;
+    m->is_timer = 1;
+    m->timer_id = id;
+    m->src = a->rank;
+    mailbox_insert(&s->r[a->rank], m);
+    return maybe_wake(s, a->rank);
+}
+
+static int sim_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c)
+{
+    tb_sim *s = as_sim(tp);
+    sim_rank *r = &s->r[a->rank];
+    double cpu0 = tb_thread_cputime();
+    int status = c->fn(c->arg);
+    double cpu = tb_thread_cputime() - cpu0;
+    double work = s->cost ? s->cost(s->cost_ctx, a, job, c, cpu) : cpu;
+    if (!(work >= 0) || !isfinite(work)) {
+        TB_LOG_ERR("simulation: the cost of computation %llu is %g s, not a finite time >= 0",
+                   (unsigned long long)job, work);
+        return TB_ERR_RANGE;
+    }
+    double end;
+    TB_CHECK(tb_speed_finish_time(&r->speed, r->clock, work, &end));
+    r->computing = 1;
+    r->job = job;
+    r->job_status = status;
+    return tb_sim_queue_push(&s->q, end, EV_COMPUTED, a->rank, job, NULL);
+}
+
+static const tb_tp_ops sim_ops = {
+    sizeof(tb_tp_ops), sim_send, sim_arrived, sim_now, sim_timer, sim_compute,
+};
+
+int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_fn cost,
+                  void *cost_ctx)
+{
+    if (!plat || ranks < 1)
+        return TB_ERR_INVALID;
+    if ((size_t)ranks > tb_platform_cores(plat))
+        return TB_ERR_SIZE;
+    tb_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return TB_ERR_NOMEM;
+    s->base.ops = &sim_ops;
+    s->base.size = ranks;
+    s->plat = plat;
+    s->P = ranks;
+    s->cost = cost;
+    s->cost_ctx = cost_ctx;
+    s->r = calloc((size_t)ranks, sizeof *s->r);
+    s->stamp = calloc((size_t)ranks, sizeof *s->stamp);
+    tb_sim_queue_init(&s->q);
+    if (!s->r || !s->stamp) {
+        tb_sim_destroy(&s);
+        return TB_ERR_NOMEM;
+    }
+    for (int i = 0; i < ranks; i++) {
+        long h = tb_platform_host_of(plat, i);
+        s->r[i].cluster = plat->hosts[h].cluster;
+        s->r[i].last_send = -INFINITY;
+        int rc = tb_speed_cursor_init(&s->r[i].speed, plat, (size_t)h);
+        if (rc != TB_OK) {
+            tb_sim_destroy(&s);
+            return rc;
+        }
+    }
+    *out = s;
+    return TB_OK;
+}
+
+void tb_sim_destroy(tb_sim **ps)
+{
+    if (!ps || !*ps)
+        return;
+    tb_sim *s = *ps;
+    for (int i = 0; s->r && i < s->P; i++) {
+        while (s->r[i].head)
+            free(mailbox_pop(&s->r[i]));
+        tb_speed_cursor_free(&s->r[i].speed);
+    }
+    free(s->r);
+    free(s->stamp);
+    free(s->pairs);
+    tb_sim_queue_free(&s->q);
+    free(s);
+    *ps = NULL;
+}
+
+tb_tp *tb_sim_transport(tb_sim *s) { return &s->base; }
+
+/* Take the first message of a woken rank and hand it to the actor. */
+static int take(tb_sim *s, int rank, double t)
+{
+    sim_rank *r = &s->r[rank];
+    if (!r->head || r->head->arrival > t)
+        return maybe_wake(s, rank);
+    sim_msg *m = mailbox_pop(r);
+    r->clock = t;
+    int rc;
+    if (m->is_timer) {
+        rc = r->actor->ops->timer ? r->actor->ops->timer(r->actor, m->timer_id) : TB_OK;
+    } else {
+        const tb_loggps *n = net_of(s, r->cluster);
+        double cost = tb_loggps_recv_overhead(n, s->P, m->len);
+        if (m->rendezvous) {
+            int same = s->r[m->src].cluster == r->cluster;
+            double L = same ? n->L : s->plat->wan.L;
+            double G = same ? n->G : s->plat->wan.G;
+            cost += 2.0 * L + (double)(m->len - 1) * G;
+        }
+        r->clock = t + cost;
+        r->msgs_recv++;
+        r->bytes_recv += m->len;
+        rc = r->actor->ops->message(r->actor, m->src, m->tag, m->data, m->len);
+    }
+    free(m);
+    return rc;
+}
+
+static int handle(tb_sim *s, const tb_sim_event *e)
+{
+    sim_rank *r = &s->r[e->rank];
+    int rc = TB_OK;
+    switch (e->type) {
+    case EV_START:
+        r->clock = e->t;
+        rc = r->actor->ops->start(r->actor);
+        break;
+    case EV_WAKE:
+        r->wake_pending = 0;
+        if (r->computing || r->actor->finished)
+            return TB_OK;
+        rc = take(s, e->rank, e->t);
+        break;
+    case EV_COMPUTED:
+        r->clock = e->t;
+        r->computing = 0;
+        rc = r->actor->ops->computed(r->actor, r->job, r->job_status);
+        break;
+    default:
+        return TB_ERR_STATE;
+    }
+    if (rc != TB_OK)
+        return rc;
+    if (r->clock > s->end)
+        s->end = r->clock;
+    return maybe_wake(s, e->rank);
+}
+
+int tb_sim_run(tb_sim *s, tb_actor **actors)
+{
+    for (int i = 0; i < s->P; i++) {
+        s->r[i].actor = actors[i];
+        actors[i]->tp = &s->base;
+        actors[i]->rank = i;
+        actors[i]->finished = 0;
+        TB_CHECK(tb_sim_queue_push(&s->q, 0.0, EV_START, i, 0, NULL));
+    }
+    tb_sim_event e;
+    while (tb_sim_queue_pop(&s->q, &e)) {
+        int rc = handle(s, &e);
+        if (rc != TB_OK) {
+            TB_LOG_ERR("simulation: rank %d at t=%.9g s: %s", e.rank, e.t, tb_strerror(rc));
+            return rc;
+        }
+    }
+    for (int i = 0; i < s->P; i++) {
+        if (!actors[i]->finished || s->r[i].head) {
+            TB_LOG_ERR("simulation: rank %d %s when no event was left", i,
+                       actors[i]->finished ? "had messages it never received"
+                                           : "was still waiting");
+            return TB_ERR_STATE;
+        }
+    }
+    return TB_OK;
+}
+
+double tb_sim_end_time(const tb_sim *s) { return s->end; }
+uint64_t tb_sim_events(const tb_sim *s) { return s->q.popped; }
+
+void tb_sim_rank_counts(const tb_sim *s, int rank, uint64_t *msgs_sent, uint64_t *msgs_recv,
+                        uint64_t *bytes_sent, uint64_t *bytes_recv)
+{
+    const sim_rank *r = &s->r[rank];
+    *msgs_sent = r->msgs_sent;
+    *msgs_recv = r->msgs_recv;
+    *bytes_sent = r->bytes_sent;
+    *bytes_recv = r->bytes_recv;
+}

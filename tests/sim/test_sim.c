@@ -1,0 +1,314 @@
+/*
+ * test_sim.c - the discrete-event kernel and the master-worker policies on
+ * the simulated transport: closed forms, determinism, heterogeneity,
+ * exactly-once.  No MPI processes: one process simulates every rank.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "tenbin/core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tb_test.h"
+#include "sim/sim.h"
+#include "tenbin/model.h"
+#include "tenbin/mw.h"
+
+/* ---- kernel ------------------------------------------------------------ */
+
+static void test_queue_order(void)
+{
+    tb_sim_queue q;
+    tb_sim_queue_init(&q);
+    tb_rng r;
+    tb_rng_seed(&r, 3);
+    /* Many events on few distinct times: ties must come out in push order. */
+    enum { N = 20000 };
+    for (int i = 0; i < N; i++)
+        TB_ASSERT_OK(tb_sim_queue_push(&q, (double)tb_rng_below(&r, 50), 0, i, (uint64_t)i, NULL));
+    tb_sim_event e, prev = {-1.0, 0, 0, -1, 0, NULL};
+    int n = 0, ok = 1;
+    while (tb_sim_queue_pop(&q, &e)) {
+        if (e.t < prev.t || (e.t == prev.t && e.seq <= prev.seq))
+            ok = 0;
+        prev = e;
+        n++;
+    }
+    tb_sim_queue_free(&q);
+    TB_ASSERT(ok);
+    TB_ASSERT_EQ_INT(n, N);
+}
+
+/* ---- a synthetic bag on a simulated platform ------------------------------ */
+
+typedef struct bag {
+    uint64_t n;
+    double work;
+    uint32_t *seen;
+    size_t pad; /* extra result bytes */
+} bag;
+
+static size_t result_pad;
+
+static int gen8(void *ctx, uint64_t id, tb_buf *t)
+{
+    (void)ctx;
+    return tb_buf_pack_u64(t, id);
+}
+
+static int echo(void *ctx, uint64_t id, const void *task, size_t len, tb_buf *out)
+{
+    (void)ctx;
+    (void)id;
+    TB_CHECK(tb_buf_append(out, task, len));
+    TB_CHECK(tb_buf_reserve(out, result_pad));
+    memset(out->data + out->len, 0, result_pad);
+    out->len += result_pad;
+    return TB_OK;
+}
+
+static int count(void *ctx, uint64_t id, const void *res, size_t len)
+{
+    bag *b = ctx;
+    tb_buf in;
+    uint64_t echoed;
+    tb_buf_view(&in, res, len);
+    if (id >= b->n || tb_buf_unpack_u64(&in, &echoed) != TB_OK || echoed != id)
+        return TB_ERR_PARSE;
+    b->seen[id]++;
+    return TB_OK;
+}
+
+static double fixed_work(void *ctx, uint64_t id, const void *t, size_t l, const void *r, size_t rl)
+{
+    const bag *b = ctx;
+    (void)id;
+    (void)t;
+    (void)l;
+    (void)r;
+    (void)rl;
+    return b->work;
+}
+
+typedef struct sim_out {
+    int rc;
+    tb_mw_summary s;
+    uint64_t missing, dup;
+    tb_mw_rank_info info[64];
+} sim_out;
+
+static sim_out run(const tb_platform *p, int ranks, const char *policy, uint64_t n, double work,
+                   const char *trace)
+{
+    sim_out o;
+    memset(&o, 0, sizeof o);
+    bag b = {n, work, calloc(n ? n : 1, sizeof(uint32_t)), 0};
+    tb_mw *mw = NULL;
+    o.rc = tb_mw_create_sim(&mw, p, ranks);
+    if (o.rc == TB_OK)
+        o.rc = tb_mw_set_policy(mw, policy);
+    if (o.rc == TB_OK) {
+        tb_mw_set_worker(mw, echo, &b);
+        tb_mw_set_result(mw, count, &b);
+        tb_mw_set_generator(mw, n, gen8, &b);
+        tb_mw_set_cost(mw, fixed_work, &b);
+        if (trace)
+            tb_mw_set_trace_file(mw, trace);
+        o.rc = tb_mw_run(mw);
+        tb_mw_get_summary(mw, &o.s);
+        for (int r = 0; o.s.rank && r < ranks && r < 64; r++)
+            o.info[r] = o.s.rank[r];
+        o.s.rank = NULL;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        o.missing += b.seen[i] == 0;
+        o.dup += b.seen[i] > 1;
+    }
+    tb_mw_destroy(&mw);
+    free(b.seen);
+    return o;
+}
+
+static tb_platform *spec(const char *s, uint64_t seed)
+{
+    tb_platform *p = NULL;
+    char err[256];
+    if (tb_platform_parse_spec(s, seed, &p, err, sizeof err) != TB_OK) {
+        printf("    spec '%s': %s\n", s, err);
+        return NULL;
+    }
+    return p;
+}
+
+/*
+ * Zero-work single master, LogP with g = G = 0: a task costs the master
+ * o_s + o_r, a worker's round trip is C = 2(o_s + L + o_r); the time per task
+ * is max(C/(P-1), o_s + o_r) and the master saturates at P* = 1 + C/(o_s+o_r).
+ */
+static void test_closed_form_single(void)
+{
+    const double L = 50e-6, os = 10e-6, orr = 10e-6;
+    const double C = 2 * (os + L + orr);
+    const int Ps[] = {2, 3, 4, 5, 8, 16, 64};
+    tb_platform *p = spec("hosts=64,speed=1,L=50us,os=10us,or=10us,g=0,G=0,S=65536", 1);
+    TB_ASSERT(p != NULL);
+    const uint64_t N = 100000;
+    for (size_t i = 0; i < sizeof Ps / sizeof Ps[0]; i++) {
+        int P = Ps[i];
+        double want = fmax(C / (P - 1), os + orr);
+        sim_out o = run(p, P, "single", N, 0.0, NULL);
+        if (o.rc != TB_OK)
+            tb_platform_destroy(&p);
+        TB_ASSERT_OK(o.rc);
+        double got = o.s.makespan_s / (double)N;
+        if (fabs(got - want) > 1e-3 * want) {
+            printf("    P=%d: %.6g s per task, closed form %.6g\n", P, got, want);
+            tb_platform_destroy(&p);
+            TB_ASSERT(0);
+        }
+        TB_ASSERT_EQ_U64(o.missing, 0);
+    }
+    tb_platform_destroy(&p);
+}
+
+static void test_multi_exactly_once(void)
+{
+    tb_platform *p = spec("hosts=32,speed=1-3,L=20us,o=5us,g=1us,G=1ns,S=1024", 7);
+    TB_ASSERT(p != NULL);
+    const char *pol[] = {"single", "multi:2", "multi:4", "multi:32"};
+    int ok = 1;
+    for (size_t i = 0; i < 4 && ok; i++) {
+        sim_out o = run(p, 32, pol[i], 5000, 1e-3, NULL);
+        ok = o.rc == TB_OK && o.missing == 0 && o.dup == 0 && o.s.results == 5000;
+        if (!ok)
+            printf("    %s: rc %d missing %llu dup %llu\n", pol[i], o.rc,
+                   (unsigned long long)o.missing, (unsigned long long)o.dup);
+        /* Balanced: every master handed out tasks. */
+        for (int r = 0; r < 32 && ok; r++)
+            if (o.info[r].is_master && o.info[r].tasks_assigned == 0)
+                ok = 0;
+    }
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+}
+
+/* With equal tasks, each worker's share follows its host's speed. */
+static void test_heterogeneous_share(void)
+{
+    tb_platform *p = spec("hosts=9,speed=1-4,L=1us,o=1us,g=0,G=0,S=65536", 11);
+    TB_ASSERT(p != NULL);
+    sim_out o = run(p, 9, "single", 20000, 1e-3, NULL);
+    double speed_sum = 0, worst = 0;
+    for (int r = 1; r < 9; r++)
+        speed_sum += p->hosts[tb_platform_host_of(p, r)].speed;
+    for (int r = 1; r < 9; r++) {
+        double share = (double)o.info[r].tasks_computed / 20000.0;
+        double want = p->hosts[tb_platform_host_of(p, r)].speed / speed_sum;
+        worst = fmax(worst, fabs(share - want) / want);
+    }
+    tb_platform_destroy(&p);
+    TB_ASSERT_OK(o.rc);
+    if (worst > 0.02)
+        printf("    largest relative deviation from the speed share: %.3f\n", worst);
+    TB_ASSERT(worst <= 0.02);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *d = malloc((size_t)n + 1);
+    if (d && fread(d, 1, (size_t)n, f) != (size_t)n) {
+        free(d);
+        d = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return d;
+}
+
+static void tmp_path(char *buf, size_t n, const char *name)
+{
+    const char *dir = getenv("TB_TEST_TMP");
+    snprintf(buf, n, "%s/%s", dir && *dir ? dir : ".", name);
+}
+
+/* Same seed: the same trace, byte for byte; another seed: another run. */
+static void test_determinism(void)
+{
+    const char *sp = "hosts=12,speed=1-2,L=30us,o=8us,g=1us,G=2ns,S=4096,load=0.05";
+    char a[512], b[512], c[512];
+    tmp_path(a, sizeof a, "det_a.json");
+    tmp_path(b, sizeof b, "det_b.json");
+    tmp_path(c, sizeof c, "det_c.json");
+    tb_platform *p1 = spec(sp, 5), *p2 = spec(sp, 5), *p3 = spec(sp, 6);
+    TB_ASSERT(p1 && p2 && p3);
+    sim_out o1 = run(p1, 12, "multi:3", 3000, 2e-3, a);
+    sim_out o2 = run(p2, 12, "multi:3", 3000, 2e-3, b);
+    sim_out o3 = run(p3, 12, "multi:3", 3000, 2e-3, c);
+    tb_platform_destroy(&p1);
+    tb_platform_destroy(&p2);
+    tb_platform_destroy(&p3);
+    TB_ASSERT_OK(o1.rc);
+    TB_ASSERT_OK(o2.rc);
+    TB_ASSERT_OK(o3.rc);
+    size_t la, lb, lc;
+    char *da = slurp(a, &la), *db = slurp(b, &lb), *dc = slurp(c, &lc);
+    int same = da && db && la == lb && memcmp(da, db, la) == 0;
+    int differ = dc && !(lc == la && memcmp(da, dc, la) == 0);
+    free(da);
+    free(db);
+    free(dc);
+    TB_ASSERT(same);
+    TB_ASSERT(differ);
+    TB_ASSERT(o1.s.makespan_s == o2.s.makespan_s);
+    TB_ASSERT(o1.s.makespan_s != o3.s.makespan_s);
+    TB_ASSERT_EQ_U64(o1.s.events, o2.s.events);
+}
+
+/* Big forwarded batches and small control messages between the same two
+ * ranks: MPI keeps their order, so must the model (a DONE overtaking the
+ * results before it would end the run early). */
+static void test_no_overtaking(void)
+{
+    tb_platform *p = spec("hosts=64,L=1us,o=1us,g=0,G=10ns,S=1000000000", 2);
+    TB_ASSERT(p != NULL);
+    result_pad = 4096;
+    sim_out o = run(p, 64, "multi:8", 4000, 1e-4, NULL);
+    result_pad = 0;
+    tb_platform_destroy(&p);
+    TB_ASSERT_OK(o.rc);
+    TB_ASSERT_EQ_U64(o.missing, 0);
+    TB_ASSERT_EQ_U64(o.dup, 0);
+}
+
+static void test_ranks_must_fit(void)
+{
+    tb_platform *p = spec("hosts=4,cores=2,L=1us,o=1us", 1);
+    TB_ASSERT(p != NULL);
+    tb_mw *mw = NULL;
+    int a = tb_mw_create_sim(&mw, p, 9);
+    int b = tb_mw_create_sim(&mw, p, 8);
+    tb_mw_destroy(&mw);
+    tb_platform_destroy(&p);
+    TB_ASSERT_EQ_INT(a, TB_ERR_SIZE);
+    TB_ASSERT_OK(b);
+}
+
+static const tb_test tests[] = {
+    {"queue_order", test_queue_order},
+    {"closed_form_single", test_closed_form_single},
+    {"multi_exactly_once", test_multi_exactly_once},
+    {"heterogeneous_share", test_heterogeneous_share},
+    {"determinism", test_determinism},
+    {"no_overtaking", test_no_overtaking},
+    {"ranks_must_fit", test_ranks_must_fit},
+    {NULL, NULL},
+};
+
+TB_TEST_MAIN(tests)

@@ -1,0 +1,238 @@
+/*
+ * cmd_sim.c - `tenbin sim mw`: a bag of synthetic tasks on a simulated
+ * platform, with the same master-worker policies as real runs.  Runs in one
+ * process; no mpiexec.
+ */
+#include "tenbin/core.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tenbin/model.h"
+#include "tenbin/mw.h"
+
+static const char *const cmd = "sim mw";
+
+typedef struct sim_opts {
+    const char *platform;
+    long ranks;
+    long tasks;
+    double work;
+    long task_bytes, result_bytes;
+    long chunk;
+    const char *policy;
+    long seed;
+    const char *trace;
+    int json;
+} sim_opts;
+
+static void sim_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tenbin sim mw --platform SPEC|FILE --ranks P --tasks N [options]\n\n"
+            "Run a bag of N equal tasks on a simulated platform with the master-worker\n"
+            "policies of real runs, and report the virtual makespan.\n\n"
+            "  --platform SPEC|FILE   e.g. hosts=16,speed=1,L=50us,o=10us,g=0,G=0,S=65536,\n"
+            "                         or a JSON platform file (docs/platform.md)\n"
+            "  --ranks P              simulated ranks (default: every core of the platform)\n"
+            "  --tasks N              tasks in the bag (default 1000)\n"
+            "  --work SECONDS         work of one task at speed 1 (default 0)\n"
+            "  --task-bytes B         size of a task message's payload (default 8)\n"
+            "  --result-bytes B       size of a result's payload (default 8)\n"
+            "  --policy P             single | multi:K (default single)\n"
+            "  --chunk N              tasks per message (default 1)\n"
+            "  --seed S               seed of the platform's random parts (default 1)\n"
+            "  --trace FILE.json      Chrome trace of the run, in virtual time\n"
+            "  --json                 the summary as one JSON object\n"
+            "  -h, --help             this text\n");
+}
+
+static int parse_sim_opts(int argc, char **argv, sim_opts *o)
+{
+    static const struct option opts[] = {
+        {"platform", required_argument, NULL, 'P'}, {"ranks", required_argument, NULL, 'n'},
+        {"tasks", required_argument, NULL, 'N'},    {"work", required_argument, NULL, 'w'},
+        {"task-bytes", required_argument, NULL, 'T'},
+        {"result-bytes", required_argument, NULL, 'R'},
+        {"policy", required_argument, NULL, 'p'},   {"chunk", required_argument, NULL, 'c'},
+        {"seed", required_argument, NULL, 's'},     {"trace", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'P': o->platform = optarg; break;
+        case 'n': bad = tb_cli_long(cmd, "--ranks", optarg, 1, 1 << 24, &o->ranks); break;
+        case 'N': bad = tb_cli_long(cmd, "--tasks", optarg, 0, 1L << 40, &o->tasks); break;
+        case 'w':
+            if (tb_parse_double(optarg, &o->work) != TB_OK || o->work < 0) {
+                tb_cli_error(cmd, "--work: expected seconds >= 0, got '%s'", optarg);
+                bad = 1;
+            }
+            break;
+        case 'T': bad = tb_cli_long(cmd, "--task-bytes", optarg, 0, 1L << 30, &o->task_bytes); break;
+        case 'R':
+            bad = tb_cli_long(cmd, "--result-bytes", optarg, 0, 1L << 30, &o->result_bytes);
+            break;
+        case 'p': o->policy = optarg; break;
+        case 'c': bad = tb_cli_long(cmd, "--chunk", optarg, 1, 1L << 20, &o->chunk); break;
+        case 's': bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &o->seed); break;
+        case 't': o->trace = optarg; break;
+        case 'j': o->json = 1; break;
+        case 'h': sim_usage(stdout); return TB_EXIT_OK;
+        case ':':
+            tb_cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+            return TB_EXIT_USAGE;
+        default:
+            tb_cli_error(cmd, "unknown option '%s' (tenbin sim mw --help)", argv[optind - 1]);
+            return TB_EXIT_USAGE;
+        }
+        if (bad)
+            return TB_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    if (!o->platform) {
+        tb_cli_error(cmd, "--platform is required (a spec such as hosts=16,L=50us,o=10us or a file)");
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+typedef struct synth {
+    const sim_opts *o;
+} synth;
+
+static int synth_gen(void *ctx, uint64_t id, tb_buf *t)
+{
+    const synth *s = ctx;
+    (void)id;
+    TB_CHECK(tb_buf_reserve(t, (size_t)s->o->task_bytes));
+    memset(t->data + t->len, 0, (size_t)s->o->task_bytes);
+    t->len += (size_t)s->o->task_bytes;
+    return TB_OK;
+}
+
+static int synth_work(void *ctx, uint64_t id, const void *task, size_t len, tb_buf *out)
+{
+    const synth *s = ctx;
+    (void)id;
+    (void)task;
+    (void)len;
+    TB_CHECK(tb_buf_reserve(out, (size_t)s->o->result_bytes));
+    memset(out->data + out->len, 0, (size_t)s->o->result_bytes);
+    out->len += (size_t)s->o->result_bytes;
+    return TB_OK;
+}
+
+static double synth_cost(void *ctx, uint64_t id, const void *task, size_t len,
+                         const void *res, size_t rlen)
+{
+    const synth *s = ctx;
+    (void)id;
+    (void)task;
+    (void)len;
+    (void)res;
+    (void)rlen;
+    return s->o->work;
+}
+
+/* Open the platform named by --platform, or print why not. */
+int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_platform **out)
+{
+    char err[512];
+    int rc = tb_platform_open(arg, seed, out, err, sizeof err);
+    if (rc != TB_OK) {
+        tb_cli_error(cmdname, "--platform: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_sim_mw(int argc, char **argv)
+{
+    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, 1, "single", 1, NULL, 0};
+    int st = parse_sim_opts(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    tb_platform *plat = NULL;
+    if (tb_cli_platform(cmd, o.platform, (uint64_t)o.seed, &plat))
+        return TB_EXIT_USAGE;
+    size_t cores = tb_platform_cores(plat);
+    if (o.ranks == 0)
+        o.ranks = (long)cores;
+    if ((size_t)o.ranks > cores) {
+        tb_cli_error(cmd, "--ranks %ld does not fit the platform: it has %zu cores", o.ranks,
+                     cores);
+        tb_platform_destroy(&plat);
+        return TB_EXIT_USAGE;
+    }
+    synth s = {&o};
+    tb_mw *mw = NULL;
+    int rc = tb_mw_create_sim(&mw, plat, (int)o.ranks);
+    if (rc == TB_OK && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK) {
+        if (rc == TB_ERR_SIZE)
+            tb_cli_error(cmd, "--policy %s needs at least %s ranks, got --ranks %ld", o.policy,
+                         o.policy + 6, o.ranks);
+        else
+            tb_cli_error(cmd, "--policy: expected single or multi:K (K >= 1), got '%s'",
+                         o.policy);
+        tb_mw_destroy(&mw);
+        tb_platform_destroy(&plat);
+        return TB_EXIT_USAGE;
+    }
+    if (rc == TB_OK) {
+        tb_mw_set_chunk(mw, (unsigned)o.chunk);
+        tb_mw_set_worker(mw, synth_work, &s);
+        tb_mw_set_generator(mw, (uint64_t)o.tasks, synth_gen, &s);
+        tb_mw_set_cost(mw, synth_cost, &s);
+        if (o.trace)
+            rc = tb_mw_set_trace_file(mw, o.trace);
+    }
+    if (rc == TB_OK)
+        rc = tb_mw_run(mw);
+    int exit_code = TB_EXIT_OK;
+    if (rc != TB_OK) {
+        tb_cli_error(cmd, "simulation failed: %s", tb_strerror(rc));
+        exit_code = TB_EXIT_FAIL;
+    } else {
+        tb_mw_summary sum;
+        tb_mw_get_summary(mw, &sum);
+        if (o.json) {
+            tb_buf j = TB_BUF_INIT;
+            tb_buf_printf(&j, "{\"command\": \"sim mw\", \"platform\": \"%s\", \"seed\": %ld, "
+                              "\"work_s\": %.9g, ",
+                          o.platform, o.seed, o.work);
+            tb_mw_summary_json(&sum, &j);
+            tb_buf_printf(&j, "}\n");
+            fwrite(j.data, 1, j.len, stdout);
+            tb_buf_free(&j);
+        } else {
+            tb_mw_summary_print(&sum, stdout);
+        }
+    }
+    tb_mw_destroy(&mw);
+    tb_platform_destroy(&plat);
+    return exit_code;
+}
+
+int tb_cmd_sim(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        FILE *out = argc < 2 ? stderr : stdout;
+        fprintf(out, "usage: tenbin sim mw [options]   (tenbin sim mw --help)\n");
+        return argc < 2 ? TB_EXIT_USAGE : TB_EXIT_OK;
+    }
+    if (strcmp(argv[1], "mw") == 0)
+        return run_sim_mw(argc - 1, argv + 1);
+    tb_cli_error("sim", "unknown simulation '%s' (known: mw)", argv[1]);
+    return TB_EXIT_USAGE;
+}
