@@ -57,8 +57,9 @@ test-mpich: bootstrap
 	cd $(BUILD)-mpich && $(CTEST) --output-on-failure --timeout 300 --no-tests=error -R 'test_mw_np2$$'
 
 bench: build
-	@if [ -x bench/run ]; then bench/run $(BUILD); \
-	else echo "make bench: bench/run does not exist yet" >&2; exit 1; fi
+	bench/run $(BUILD)
+	bench/sim $(BUILD)
+	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
 
 install: build
 	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
