@@ -15,7 +15,8 @@
  *    both os and or), ob (overhead per rank, S3's o'_b), O (overhead per
  *    byte), g, G (time per byte), S (bytes; above it sends synchronise),
  *    wan-L and wan-G (the links between clusters), load (S2's load process:
- *    1/lambda, the mean seconds between dummy-task arrivals, on every host).
+ *    1/lambda, the mean seconds between dummy-task arrivals, on every host),
+ *    netgauge (a file of Netgauge's LogGP output; explicit keys override it).
  *    Times take the units ns, us, ms, s (none: seconds).
  *
  *  - a JSON file (see docs/platform.md for the full format), e.g.
@@ -113,6 +114,22 @@ TB_API long tb_platform_host_of(const tb_platform *p, long rank);
  * WAN's L and G between clusters), is the transport's to add. */
 TB_API double tb_loggps_send_overhead(const tb_loggps *n, int P, size_t bytes);
 TB_API double tb_loggps_recv_overhead(const tb_loggps *n, int P, size_t bytes);
+
+/*
+ * Read the table Netgauge's LogGP pattern writes (`netgauge -m mpi -x loggp
+ * -o FILE`: '#' comments, then per message size the columns size n
+ * PRTT(1,0,s) PRTT(n,0,s) PRTT(n,PRTT(1,0,s),s) L o_s o_r g G lsqu(g,G), times
+ * in microseconds) and derive L, os, or_, g and G in seconds: os and or_ and
+ * g from the smallest size, G as the least-squares slope of the gap between
+ * back-to-back messages over the larger half of the sizes, L as half the
+ * smallest round trip minus both overheads (docs/platform.md, "Reading
+ * Netgauge output").  ob and O are 0, S 65536.  *out is written only on
+ * success.  Errors: TB_ERR_IO (cannot read), TB_ERR_PARSE (no data rows, a
+ * row that does not parse, one size only), TB_ERR_RANGE (a negative value, a
+ * negative fitted G), with one line in err: "FILE:LINE: column 7 (o_s):
+ * negative value, got '-1'".
+ */
+TB_API int tb_loggps_read_netgauge(const char *path, tb_loggps *out, char *err, size_t errlen);
 
 /*
  * Cursor over a host's speed: piecewise-constant segments in time order,

@@ -241,20 +241,22 @@ void tb_platform_destroy(tb_platform **pp)
 
 enum spec_key {
     K_HOSTS, K_CORES, K_SPEED, K_CLUSTERS, K_L, K_OS, K_OR, K_O, K_OB, K_OBYTE,
-    K_GAP, K_GBYTE, K_S, K_WANL, K_WANG, K_LOAD, K_COUNT
+    K_GAP, K_GBYTE, K_S, K_WANL, K_WANG, K_LOAD, K_NETGAUGE, K_COUNT
 };
 
 static const char *const spec_keys[K_COUNT] = {
     "hosts", "cores", "speed", "clusters", "L", "os", "or", "o",
-    "ob", "O", "g", "G", "S", "wan-L", "wan-G", "load"};
+    "ob", "O", "g", "G", "S", "wan-L", "wan-G", "load", "netgauge"};
 
-#define SPEC_KEY_LIST "hosts, cores, speed, clusters, L, o, os, or, ob, O, g, G, S, wan-L, wan-G, load"
+#define SPEC_KEY_LIST \
+    "hosts, cores, speed, clusters, L, o, os, or, ob, O, g, G, S, wan-L, wan-G, load, netgauge"
 
 typedef struct spec_vals {
     unsigned seen; /* bit per spec_key */
     long hosts, cores, clusters;
     double speed_lo, speed_hi, o, load, wan_L, wan_G;
     tb_loggps net;
+    tb_loggps ng; /* netgauge=FILE (src/model/netgauge.c) */
 } spec_vals;
 
 static double *spec_time_field(spec_vals *v, int k)
@@ -283,6 +285,7 @@ static int spec_value(spec_vals *v, int k, const char *s, char *why)
     case K_CLUSTERS: return tb__model_parse_count(s, TB__MODEL_MAX_HOSTS, &v->clusters, why);
     case K_SPEED: return tb__model_parse_speed(s, &v->speed_lo, &v->speed_hi, why);
     case K_S: return parse_bytes(s, &v->net.S, why);
+    case K_NETGAUGE: return tb_loggps_read_netgauge(s, &v->ng, why, TB__MODEL_WHY);
     default: break;
     }
     int rc = tb__model_parse_time(s, spec_time_field(v, k), why);
@@ -338,7 +341,34 @@ static int spec_item(spec_vals *v, char *item, char *err, size_t errlen)
 
 static int spec_has(const spec_vals *v, int k) { return (v->seen >> k) & 1u; }
 
-/* Defaults, o into os/or (the specific keys win), WAN defaults. */
+/* The member of n that spec key k sets, or NULL. */
+static double *spec_net_field(tb_loggps *n, int k)
+{
+    switch (k) {
+    case K_L: return &n->L;
+    case K_OS: return &n->os;
+    case K_OR: return &n->or_;
+    case K_OB: return &n->ob;
+    case K_OBYTE: return &n->O;
+    case K_GAP: return &n->g;
+    case K_GBYTE: return &n->G;
+    case K_S: return &n->S;
+    default: return NULL;
+    }
+}
+
+/* netgauge=FILE: the file's values for the network keys not given (o is
+ * applied after this, so it wins over the file too). */
+static void spec_apply_netgauge(spec_vals *v)
+{
+    for (int k = 0; k < K_COUNT; k++) {
+        double *dst = spec_net_field(&v->net, k);
+        if (dst != NULL && !spec_has(v, k))
+            *dst = *spec_net_field(&v->ng, k);
+    }
+}
+
+/* Defaults, netgauge, o into os/or (the specific keys win), WAN defaults. */
 static int spec_finish(spec_vals *v, char *err, size_t errlen)
 {
     if (!spec_has(v, K_HOSTS)) {
@@ -350,6 +380,8 @@ static int spec_finish(spec_vals *v, char *err, size_t errlen)
                       "(each cluster needs a host)", v->clusters, v->hosts);
         return TB_ERR_RANGE;
     }
+    if (spec_has(v, K_NETGAUGE))
+        spec_apply_netgauge(v);
     if (spec_has(v, K_O) && !spec_has(v, K_OS))
         v->net.os = v->o;
     if (spec_has(v, K_O) && !spec_has(v, K_OR))
@@ -809,14 +841,40 @@ static int jhosts(jctx *j, const cJSON *cl, const tb__model_tmpl *t, int c)
 
 /* ---- clusters, wan, the document ---- */
 
+/* "netgauge": FILE (relative to the platform file's directory) sets *n. */
+static int jnetgauge(jctx *j, const cJSON *net, tb_loggps *n)
+{
+    size_t old;
+    const cJSON *v = jmember(j, net, "netgauge", &old);
+    if (v == NULL)
+        return TB_OK;
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
+        return jerr(j, TB_ERR_PARSE, "expected a file name, got %s", jtype(v));
+    const char *slash = strrchr(j->file, '/');
+    int dir = v->valuestring[0] == '/' || slash == NULL ? 0 : (int)(slash - j->file) + 1;
+    size_t len = (size_t)dir + strlen(v->valuestring) + 1;
+    char *path = malloc(len), msg[TB__MODEL_WHY];
+    if (path == NULL)
+        return TB_ERR_NOMEM;
+    snprintf(path, len, "%.*s%s", dir, j->file, v->valuestring);
+    int rc = tb_loggps_read_netgauge(path, n, msg, sizeof msg);
+    free(path);
+    if (rc != TB_OK)
+        return jerr(j, rc, "%s", msg);
+    jpop(j, old);
+    return TB_OK;
+}
+
 static int jnet(jctx *j, const cJSON *cl, tb_loggps *n)
 {
-    static const char *const keys[] = {"L", "o", "os", "or", "ob", "O", "g", "G", "S", NULL};
+    static const char *const keys[] = {"L", "o", "os", "or", "ob", "O", "g", "G", "S",
+                                       "netgauge", NULL};
     size_t old;
     const cJSON *v = jmember(j, cl, "network", &old);
     if (v == NULL)
         return TB_OK;
-    TB_CHECK(jcheck_keys(j, v, keys, "L, o, os, or, ob, O, g, G, S"));
+    TB_CHECK(jcheck_keys(j, v, keys, "L, o, os, or, ob, O, g, G, S, netgauge"));
+    TB_CHECK(jnetgauge(j, v, n)); /* first: the keys below override it */
     double o = -1;
     TB_CHECK(jopt_time(j, v, "o", &o));
     if (o >= 0)

@@ -264,7 +264,7 @@ typedef struct spec_case {
 static const spec_case spec_errors[] = {
     {"hosts=4,foo=1", TB_ERR_PARSE,
      "spec: unknown key 'foo' (keys: hosts, cores, speed, clusters, L, o, os, or, ob, O, g, G, "
-     "S, wan-L, wan-G, load)"},
+     "S, wan-L, wan-G, load, netgauge)"},
     {"hosts=4,hosts=5", TB_ERR_PARSE, "spec: key 'hosts' given twice"},
     {"hosts=4,L", TB_ERR_PARSE, "spec: expected key=value, got 'L'"},
     {"hosts=4,,L=1", TB_ERR_PARSE, "spec: expected key=value, got ''"},
@@ -402,7 +402,7 @@ static const json_case json_errors[] = {
     {"{\"clusters\": [{\"hosts\": 2}], \"x\": 1}", TB_ERR_PARSE,
      ": x: unknown key (keys: clusters, wan)"},
     {"{\"clusters\": [{\"hosts\": 2, \"network\": {\"X\": 1}}]}", TB_ERR_PARSE,
-     ": clusters[0].network.X: unknown key (keys: L, o, os, or, ob, O, g, G, S)"},
+     ": clusters[0].network.X: unknown key (keys: L, o, os, or, ob, O, g, G, S, netgauge)"},
     {"{\"clusters\": [{\"hosts\": 2, \"network\": {\"L\": \"-5us\"}}]}", TB_ERR_RANGE,
      ": clusters[0].network.L: negative time, got '-5us'"},
     {"{\"clusters\": [{\"hosts\": 2, \"network\": {\"G\": -0.5}}]}", TB_ERR_RANGE,
