@@ -359,6 +359,12 @@ static int mandel_sim(mandel_opts *o, int size)
     if (tb_cli_platform(cmd, o->sim, 1, &plat))
         return TB_EXIT_USAGE;
     size_t cores = tb_platform_cores(plat);
+    if (!o->sim_ranks && cores > (size_t)1 << 24) {
+        tb_cli_error(cmd, "the platform has %zu cores, more than the 16777216 ranks a run may "
+                          "have: give --ranks", cores);
+        tb_platform_destroy(&plat);
+        return TB_EXIT_USAGE;
+    }
     long ranks = o->sim_ranks ? o->sim_ranks : (long)cores;
     tb_mw *mw = NULL;
     int rc = (size_t)ranks > cores ? TB_ERR_SIZE : tb_mw_create_sim(&mw, plat, (int)ranks);

@@ -167,6 +167,12 @@ static int run_sim_mw(int argc, char **argv)
     if (tb_cli_platform(cmd, o.platform, (uint64_t)o.seed, &plat))
         return TB_EXIT_USAGE;
     size_t cores = tb_platform_cores(plat);
+    if (o.ranks == 0 && cores > (size_t)1 << 24) {
+        tb_cli_error(cmd, "the platform has %zu cores, more than the 16777216 ranks a run may "
+                          "have: give --ranks", cores);
+        tb_platform_destroy(&plat);
+        return TB_EXIT_USAGE;
+    }
     if (o.ranks == 0)
         o.ranks = (long)cores;
     if ((size_t)o.ranks > cores) {
@@ -201,16 +207,22 @@ static int run_sim_mw(int argc, char **argv)
         rc = tb_mw_run(mw);
     int exit_code = TB_EXIT_OK;
     if (rc != TB_OK) {
-        tb_cli_error(cmd, "simulation failed: %s", tb_strerror(rc));
+        /* The simulator has logged the cause on one line; add one only when
+         * it had nothing to say (an allocation failure). */
+        if (rc == TB_ERR_NOMEM)
+            tb_cli_error(cmd, "simulation failed: %s", tb_strerror(rc));
         exit_code = TB_EXIT_FAIL;
     } else {
         tb_mw_summary sum;
         tb_mw_get_summary(mw, &sum);
         if (o.json) {
             tb_buf j = TB_BUF_INIT;
-            tb_buf_printf(&j, "{\"command\": \"sim mw\", \"platform\": \"%s\", \"seed\": %ld, "
-                              "\"work_s\": %.9g, ",
-                          o.platform, o.seed, o.work);
+            tb_buf_printf(&j, "{\"command\": \"sim mw\", \"platform\": \"");
+            for (const char *c = o.platform; *c; c++) /* JSON string escaping */
+                tb_buf_printf(&j, (unsigned char)*c < 0x20 ? "\\u%04x"
+                                  : (*c == '"' || *c == '\\') ? "\\%c" : "%c",
+                              (unsigned char)*c < 0x20 ? (unsigned)*c : (unsigned)*c);
+            tb_buf_printf(&j, "\", \"seed\": %ld, \"work_s\": %.9g, ", o.seed, o.work);
             tb_mw_summary_json(&sum, &j);
             tb_buf_printf(&j, "}\n");
             fwrite(j.data, 1, j.len, stdout);

@@ -52,4 +52,8 @@ int tb__model_alloc(tb_platform **out, size_t nhosts, size_t nclusters, uint64_t
 int tb__model_from_json(const void *root, const char *file, uint64_t seed, tb_platform **out,
                         char *err, size_t errlen);
 
+/* The shortest mean time between a load process's events: shorter would
+ * mean billions of speed changes per simulated second. */
+#define TB__MODEL_LOAD_MIN 1e-9
+
 #endif /* TENBIN_MODEL_INTERNAL_H */

@@ -289,8 +289,8 @@ static int spec_value(spec_vals *v, int k, const char *s, char *why)
     default: break;
     }
     int rc = tb__model_parse_time(s, spec_time_field(v, k), why);
-    if (rc == TB_OK && k == K_LOAD && !(v->load > 0))
-        return fail(why, TB_ERR_RANGE, "expected a positive time, got '%s'", s);
+    if (rc == TB_OK && k == K_LOAD && !(v->load >= TB__MODEL_LOAD_MIN))
+        return fail(why, TB_ERR_RANGE, "expected a time of at least 1ns, got '%s'", s);
     return rc;
 }
 
@@ -727,8 +727,8 @@ static int jspeed_model(jctx *j, const cJSON *obj, tb__model_tmpl *t, jtrace *tr
     size_t old;
     if (jmember(j, obj, "load", &old) != NULL) {
         TB_CHECK(jtime(j, load, &t->load));
-        if (!(t->load > 0))
-            return jerr(j, TB_ERR_RANGE, "expected a positive time, got 0");
+        if (!(t->load >= TB__MODEL_LOAD_MIN))
+            return jerr(j, TB_ERR_RANGE, "expected a time of at least 1ns, got %g", t->load);
         t->ntrace = 0;
         jpop(j, old);
     }

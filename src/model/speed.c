@@ -141,6 +141,8 @@ int tb_speed_cursor_seek(tb_speed_cursor *c, double t)
 {
     if (c == NULL || c->host == NULL || !(t >= 0))
         return TB_ERR_INVALID;
+    if (!isfinite(t))
+        return TB_ERR_RANGE; /* a time that never comes: nothing to seek */
     if (t < c->t0)
         start(c); /* back in time: replay from 0 (same segments) */
     while (t >= c->t1)
@@ -162,7 +164,8 @@ static int integrate(tb_speed_cursor *c, double t, double work, double *end)
         double room = (c->t1 - now) * c->speed;
         if (c->t1 == INFINITY || room >= left) {
             *end = now + left / c->speed;
-            return TB_OK;
+            /* Work too large for the speed: the task would never end. */
+            return isfinite(*end) ? TB_OK : TB_ERR_RANGE;
         }
         left -= room;
         now = c->t1;

@@ -341,7 +341,7 @@ static void sim_state_free(tb_mw *mw, sim_run_state *st)
 static int sim_setup(tb_mw *mw, sim_run_state *st)
 {
     int P = mw->size;
-    TB_CHECK(tb_sim_create(&st->sim, mw->plat, P, sim_cost, mw));
+    TB_CHECK(tb_sim_create(&st->sim, mw->plat, P, sim_cost, mw, mw->cost == NULL));
     st->nodes = calloc((size_t)P, sizeof *st->nodes);
     st->actors = calloc((size_t)P, sizeof *st->actors);
     st->traces = mw->trace_path ? calloc((size_t)P, sizeof *st->traces) : NULL;
@@ -380,6 +380,9 @@ static int run_sim(tb_mw *mw)
     sim_run_state st;
     memset(&st, 0, sizeof st);
     int rc = sim_setup(mw, &st);
+    if (rc != TB_OK)
+        TB_LOG_ERR("cannot set up the simulation of %d ranks: %s", mw->size, tb_strerror(rc));
+    int set_up = rc == TB_OK; /* nothing to write from a half-made setup */
     double wall0 = tb_wtime();
     if (rc == TB_OK)
         rc = tb_sim_run(st.sim, st.actors);
@@ -401,7 +404,7 @@ static int run_sim(tb_mw *mw)
         if (st.nodes[0].status != TB_OK)
             rc = TB_ERR_TASK;
     }
-    if (rc != TB_ERR_NOMEM && st.traces) {
+    if (set_up && rc != TB_ERR_NOMEM && st.traces) {
         int trc = tb_trace_write_set((const tb_trace *const *)st.traces, (size_t)mw->size,
                                      mw->trace_path);
         if (rc == TB_OK)

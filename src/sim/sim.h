@@ -64,9 +64,12 @@ typedef double (*tb_sim_cost_fn)(void *ctx, tb_actor *a, uint64_t job, const tb_
 
 typedef struct tb_sim tb_sim;
 
-/* ranks must fit the platform's cores (TB_ERR_SIZE otherwise). */
+/* ranks must fit the platform's cores (TB_ERR_SIZE otherwise).  With
+ * measure_cpu, each computation's native CPU time is measured and passed to
+ * the cost function (two clock reads, a system call on some machines);
+ * without it cpu_s is 0. */
 int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_fn cost,
-                  void *cost_ctx);
+                  void *cost_ctx, int measure_cpu);
 void tb_sim_destroy(tb_sim **s);
 tb_tp *tb_sim_transport(tb_sim *s);
 /* Run actors[0..ranks) (actor r is rank r) until every actor is finished and

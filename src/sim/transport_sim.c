@@ -36,8 +36,12 @@ typedef struct sim_rank {
     int cluster;
     double clock;
     double last_send;
-    int computing;
+    int computing;       /* busy with a computation (its end is scheduled) */
+    int compute_asked;   /* the running handler started one */
+    double work;         /* its work, seconds at speed 1 */
     int wake_pending;
+    double wake_at;      /* time of the pending wake */
+    uint64_t wake_gen;   /* only the newest wake counts */
     uint64_t job;
     int job_status;
     sim_msg *head, *tail;
@@ -67,6 +71,8 @@ struct tb_sim {
     double end;
     int *stamp; /* per-source marks for arrived() */
     unsigned stamp_gen;
+    int running; /* rank whose handler runs now, or -1 */
+    int measure_cpu;
 };
 
 static tb_sim *as_sim(tb_tp *tp) { return (tb_sim *)tp; }
@@ -100,15 +106,23 @@ static sim_msg *mailbox_pop(sim_rank *r)
     return m;
 }
 
-/* A free rank with mail gets woken at its first arrival. */
+/*
+ * A free rank with mail gets woken at its first arrival.  A message that
+ * arrives before the pending wake moves the wake earlier (a new wake event;
+ * the older one is ignored by its generation).  The rank whose handler is
+ * running is woken when the handler returns, from its final clock.
+ */
 static int maybe_wake(tb_sim *s, int rank)
 {
     sim_rank *r = &s->r[rank];
-    if (r->computing || r->wake_pending || !r->head || r->actor->finished)
+    if (r->computing || !r->head || r->actor->finished || rank == s->running)
+        return TB_OK;
+    double t = r->head->arrival > r->clock ? r->head->arrival : r->clock;
+    if (r->wake_pending && r->wake_at <= t)
         return TB_OK;
     r->wake_pending = 1;
-    double t = r->head->arrival > r->clock ? r->head->arrival : r->clock;
-    return tb_sim_queue_push(&s->q, t, EV_WAKE, rank, 0, NULL);
+    r->wake_at = t;
+    return tb_sim_queue_push(&s->q, t, EV_WAKE, rank, ++r->wake_gen, NULL);
 }
 
 static uint64_t mix(uint64_t x)
@@ -176,13 +190,20 @@ static int sim_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
     double os = tb_loggps_send_overhead(n, s->P, k);
     a->clock = start + os;
     a->last_send = start;
-    int same = a->cluster == b->cluster;
+    int same = a->cluster == b->cluster, self = from->rank == dst;
     double L = same ? n->L : s->plat->wan.L;
     double G = same ? n->G : s->plat->wan.G;
-    m->rendezvous = (double)k > n->S;
-    m->arrival = a->clock + (from->rank == dst ? 0.0 : L);
-    if (!m->rendezvous && k > 0)
+    /* A message to oneself never touches the network. */
+    m->rendezvous = !self && (double)k > n->S;
+    m->arrival = a->clock + (self ? 0.0 : L);
+    if (!self && !m->rendezvous && k > 0)
         m->arrival += (double)(k - 1) * G;
+    if (!isfinite(m->arrival)) {
+        free(m);
+        TB_LOG_ERR("simulation: a message from rank %d to rank %d would never arrive "
+                   "(check the platform's L, G and overheads)", from->rank, dst);
+        return TB_ERR_RANGE;
+    }
     pair_slot *pair;
     int rc = pair_get(s, from->rank, dst, &pair);
     if (rc != TB_OK) {
@@ -249,21 +270,42 @@ static int sim_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
 {
     tb_sim *s = as_sim(tp);
     sim_rank *r = &s->r[a->rank];
-    double cpu0 = tb_thread_cputime();
+    if (r->computing || r->compute_asked)
+        return TB_ERR_STATE; /* one computation at a time per rank */
+    double cpu0 = s->measure_cpu ? tb_thread_cputime() : 0.0;
     int status = c->fn(c->arg);
-    double cpu = tb_thread_cputime() - cpu0;
+    double cpu = s->measure_cpu ? tb_thread_cputime() - cpu0 : 0.0;
     double work = s->cost ? s->cost(s->cost_ctx, a, job, c, cpu) : cpu;
     if (!(work >= 0) || !isfinite(work)) {
         TB_LOG_ERR("simulation: the cost of computation %llu is %g s, not a finite time >= 0",
                    (unsigned long long)job, work);
         return TB_ERR_RANGE;
     }
-    double end;
-    TB_CHECK(tb_speed_finish_time(&r->speed, r->clock, work, &end));
-    r->computing = 1;
+    /* It starts when the handler returns: anything the handler does after
+     * this call (sends) comes first on this rank's CPU. */
+    r->compute_asked = 1;
+    r->work = work;
     r->job = job;
     r->job_status = status;
-    return tb_sim_queue_push(&s->q, end, EV_COMPUTED, a->rank, job, NULL);
+    return TB_OK;
+}
+
+/* After a handler: start the computation it asked for, from its final clock. */
+static int start_compute(tb_sim *s, int rank)
+{
+    sim_rank *r = &s->r[rank];
+    if (!r->compute_asked)
+        return TB_OK;
+    r->compute_asked = 0;
+    double end;
+    int rc = tb_speed_finish_time(&r->speed, r->clock, r->work, &end);
+    if (rc != TB_OK) {
+        TB_LOG_ERR("simulation: rank %d: a computation of %g s at t=%.9g s never ends "
+                   "(check the host's speed and the task's cost)", rank, r->work, r->clock);
+        return rc;
+    }
+    r->computing = 1;
+    return tb_sim_queue_push(&s->q, end, EV_COMPUTED, rank, r->job, NULL);
 }
 
 static const tb_tp_ops sim_ops = {
@@ -271,7 +313,7 @@ static const tb_tp_ops sim_ops = {
 };
 
 int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_fn cost,
-                  void *cost_ctx)
+                  void *cost_ctx, int measure_cpu)
 {
     if (!plat || ranks < 1)
         return TB_ERR_INVALID;
@@ -286,6 +328,7 @@ int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_
     s->P = ranks;
     s->cost = cost;
     s->cost_ctx = cost_ctx;
+    s->measure_cpu = measure_cpu || cost == NULL;
     s->r = calloc((size_t)ranks, sizeof *s->r);
     s->stamp = calloc((size_t)ranks, sizeof *s->stamp);
     tb_sim_queue_init(&s->q);
@@ -293,11 +336,19 @@ int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_
         tb_sim_destroy(&s);
         return TB_ERR_NOMEM;
     }
+    s->running = -1;
+    /* Ranks fill the hosts' cores in order (tb_platform_host_of), walked once. */
+    size_t h = 0;
+    int used = 0;
     for (int i = 0; i < ranks; i++) {
-        long h = tb_platform_host_of(plat, i);
+        while (used >= plat->hosts[h].cores) {
+            h++;
+            used = 0;
+        }
+        used++;
         s->r[i].cluster = plat->hosts[h].cluster;
         s->r[i].last_send = -INFINITY;
-        int rc = tb_speed_cursor_init(&s->r[i].speed, plat, (size_t)h);
+        int rc = tb_speed_cursor_init(&s->r[i].speed, plat, h);
         if (rc != TB_OK) {
             tb_sim_destroy(&s);
             return rc;
@@ -334,7 +385,8 @@ static int take(tb_sim *s, int rank, double t)
     if (!r->head || r->head->arrival > t)
         return maybe_wake(s, rank);
     sim_msg *m = mailbox_pop(r);
-    r->clock = t;
+    if (t > r->clock)
+        r->clock = t;
     int rc;
     if (m->is_timer) {
         rc = r->actor->ops->timer ? r->actor->ops->timer(r->actor, m->timer_id) : TB_OK;
@@ -347,7 +399,13 @@ static int take(tb_sim *s, int rank, double t)
             double G = same ? n->G : s->plat->wan.G;
             cost += 2.0 * L + (double)(m->len - 1) * G;
         }
-        r->clock = t + cost;
+        r->clock += cost;
+        if (!isfinite(r->clock)) {
+            TB_LOG_ERR("simulation: rank %d would never finish receiving a message from rank %d "
+                       "(check the platform's L, G and overheads)", rank, m->src);
+            free(m);
+            return TB_ERR_RANGE;
+        }
         r->msgs_recv++;
         r->bytes_recv += m->len;
         rc = r->actor->ops->message(r->actor, m->src, m->tag, m->data, m->len);
@@ -360,15 +418,22 @@ static int handle(tb_sim *s, const tb_sim_event *e)
 {
     sim_rank *r = &s->r[e->rank];
     int rc = TB_OK;
+    s->running = e->rank;
     switch (e->type) {
     case EV_START:
         r->clock = e->t;
         rc = r->actor->ops->start(r->actor);
         break;
     case EV_WAKE:
+        if (e->a != r->wake_gen) {
+            s->running = -1;
+            return TB_OK; /* superseded by an earlier wake */
+        }
         r->wake_pending = 0;
-        if (r->computing || r->actor->finished)
+        if (r->computing || r->actor->finished) {
+            s->running = -1;
             return TB_OK;
+        }
         rc = take(s, e->rank, e->t);
         break;
     case EV_COMPUTED:
@@ -377,8 +442,11 @@ static int handle(tb_sim *s, const tb_sim_event *e)
         rc = r->actor->ops->computed(r->actor, r->job, r->job_status);
         break;
     default:
-        return TB_ERR_STATE;
+        rc = TB_ERR_STATE;
     }
+    s->running = -1;
+    if (rc == TB_OK)
+        rc = start_compute(s, e->rank);
     if (rc != TB_OK)
         return rc;
     if (r->clock > s->end)
@@ -399,15 +467,17 @@ int tb_sim_run(tb_sim *s, tb_actor **actors)
     while (tb_sim_queue_pop(&s->q, &e)) {
         int rc = handle(s, &e);
         if (rc != TB_OK) {
-            TB_LOG_ERR("simulation: rank %d at t=%.9g s: %s", e.rank, e.t, tb_strerror(rc));
+            /* Where it failed said why, at error level, when it knew more. */
+            TB_LOG_DEBUG("simulation: rank %d at t=%.9g s: %s", e.rank, e.t, tb_strerror(rc));
             return rc;
         }
     }
     for (int i = 0; i < s->P; i++) {
         if (!actors[i]->finished || s->r[i].head) {
             TB_LOG_ERR("simulation: rank %d %s when no event was left", i,
-                       actors[i]->finished ? "had messages it never received"
-                                           : "was still waiting");
+                       !actors[i]->finished ? "was still waiting"
+                       : s->r[i].head->is_timer ? "had a timer that never fired"
+                                                : "had messages it never received");
             return TB_ERR_STATE;
         }
     }

@@ -55,6 +55,12 @@ expect 2 "^tenbin sim mw: --ranks 9 does not fit the platform: it has 8 cores" s
 expect 2 "^tenbin sim mw: --policy multi:5 needs at least 5 ranks" sim mw --platform hosts=4 --policy multi:5
 expect 2 "^tenbin sim mw: --work: expected seconds" sim mw --platform hosts=4 --work -1
 expect 2 "^tenbin sim: unknown simulation 'flow'" sim flow
+expect 2 "^tenbin sim mw: --platform: spec: key 'load': expected a time of at least 1ns" sim mw --platform hosts=2,load=1e-12
+# Times that never come: one clear line and a failed run, not a hang or "inf s".
+expect 1 "never ends" sim mw --platform hosts=2,speed=1e-320 --tasks 2 --work 1
+expect 1 "never ends" sim mw --platform hosts=2,speed=0.1 --tasks 1 --work 1e308
+expect 1 "would never finish receiving" sim mw --platform hosts=2,L=1e308,S=0 --tasks 1 --task-bytes 16
+expect 1 "would never arrive" sim mw --platform hosts=2,L=1e308,o=1e308 --tasks 1
 printf '{"clusters": [{"name": "a", "hosts": 4,}]}' > bad.json
 expect 2 "^tenbin sim mw: --platform: bad.json:" sim mw --platform bad.json
 echo "ok sim"

@@ -291,7 +291,7 @@ static const spec_case spec_errors[] = {
      "spec: key 'clusters': 3 clusters for 2 hosts (each cluster needs a host)"},
     {"hosts=4,S=-1", TB_ERR_RANGE, "spec: key 'S': negative size, got '-1'"},
     {"hosts=4,S=big", TB_ERR_PARSE, "spec: key 'S': expected a number of bytes, got 'big'"},
-    {"hosts=4,load=0", TB_ERR_RANGE, "spec: key 'load': expected a positive time, got '0'"},
+    {"hosts=4,load=0", TB_ERR_RANGE, "spec: key 'load': expected a time of at least 1ns, got '0'"},
     {NULL, 0, NULL}};
 
 static void test_spec_errors(void)

@@ -287,6 +287,157 @@ static void test_no_overtaking(void)
     TB_ASSERT_EQ_U64(o.dup, 0);
 }
 
+/* ---- the transport itself, with hand-written actors ---------------------- */
+
+typedef struct probe {
+    tb_actor base;
+    int role;
+    int got;
+    int src[4];
+    double at[4];
+    double computed_at;
+} probe;
+
+static int nothing(void *arg)
+{
+    (void)arg;
+    return TB_OK;
+}
+
+static int probe_start(tb_actor *a)
+{
+    probe *p = (probe *)a;
+    tb_buf b = TB_BUF_INIT;
+    int rc = TB_OK;
+    if (p->role == 0) { /* a big message first: it arrives late */
+        rc = tb_buf_reserve(&b, 60000);
+        b.len = 60000;
+        memset(b.data, 0, b.len);
+        if (rc == TB_OK)
+            rc = tb_tp_send(a, 2, 1, &b);
+        a->finished = 1;
+    } else if (p->role == 1) { /* a small one at 1 ms: it arrives early */
+        rc = tb_tp_timer(a, 1e-3, 7);
+    } else if (p->role == 5) { /* idle */
+        a->finished = 1;
+    } else if (p->role == 3) { /* compute, then send in the same handler */
+        tb_compute c = {nothing, NULL, 1e-6};
+        rc = tb_tp_compute(a, 1, &c);
+        for (int i = 0; i < 3 && rc == TB_OK; i++) {
+            rc = tb_buf_pack_u64(&b, 1);
+            if (rc == TB_OK)
+                rc = tb_tp_send(a, 4, 1, &b);
+        }
+    }
+    tb_buf_free(&b);
+    return rc;
+}
+
+static int probe_message(tb_actor *a, int src, int tag, const void *d, size_t len)
+{
+    probe *p = (probe *)a;
+    (void)tag;
+    (void)d;
+    (void)len;
+    if (p->got < 4) {
+        p->src[p->got] = src;
+        p->at[p->got] = tb_tp_now(a);
+    }
+    p->got++;
+    if ((p->role == 2 && p->got == 2) || (p->role == 4 && p->got == 3))
+        a->finished = 1;
+    return TB_OK;
+}
+
+static int probe_timer(tb_actor *a, uint64_t id)
+{
+    tb_buf b = TB_BUF_INIT;
+    int rc = tb_buf_pack_u64(&b, id);
+    if (rc == TB_OK)
+        rc = tb_tp_send(a, 2, 1, &b);
+    tb_buf_free(&b);
+    a->finished = 1;
+    return rc;
+}
+
+static int probe_computed(tb_actor *a, uint64_t job, int status)
+{
+    probe *p = (probe *)a;
+    (void)job;
+    (void)status;
+    p->computed_at = tb_tp_now(a);
+    a->finished = 1;
+    return TB_OK;
+}
+
+static const tb_actor_ops probe_ops = {sizeof(tb_actor_ops), probe_start, probe_message,
+                                       probe_computed, probe_timer};
+
+static double given_work(void *ctx, tb_actor *a, uint64_t job, const tb_compute *c, double cpu)
+{
+    (void)ctx;
+    (void)a;
+    (void)job;
+    (void)cpu;
+    return c->work;
+}
+
+/* A message that arrives before the one a rank is waiting for is taken first,
+ * at its own arrival time; a computation starts after the sends of the
+ * handler that asked for it. */
+static void test_transport_known_times(void)
+{
+    tb_platform *p = spec("hosts=5,L=0,o=0,g=0,G=1us,S=1000000000", 1);
+    TB_ASSERT(p != NULL);
+    probe pr[5];
+    tb_actor *acts[5];
+    memset(pr, 0, sizeof pr);
+    for (int i = 0; i < 5; i++) {
+        pr[i].base.ops = &probe_ops;
+        pr[i].role = i;
+        acts[i] = &pr[i].base;
+    }
+    tb_sim *sim = NULL;
+    int rc = tb_sim_create(&sim, p, 5, given_work, NULL, 0);
+    if (rc == TB_OK)
+        rc = tb_sim_run(sim, acts);
+    tb_sim_destroy(&sim);
+    tb_platform_destroy(&p);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT_EQ_INT(pr[2].got, 2);
+    TB_ASSERT_EQ_INT(pr[2].src[0], 1);
+    TB_ASSERT_NEAR(pr[2].at[0], 1e-3 + 7e-6, 1e-12);
+    TB_ASSERT_EQ_INT(pr[2].src[1], 0);
+    TB_ASSERT_NEAR(pr[2].at[1], 59999e-6, 1e-12);
+    /* o = 0 here, so the sends cost nothing and the computation ends at 1 us. */
+    TB_ASSERT_NEAR(pr[3].computed_at, 1e-6, 1e-15);
+    TB_ASSERT_EQ_INT(pr[4].got, 3);
+}
+
+static void test_compute_after_sends(void)
+{
+    tb_platform *p = spec("hosts=5,L=0,o=10us,g=0,G=0", 1);
+    TB_ASSERT(p != NULL);
+    probe pr[5];
+    tb_actor *acts[5];
+    memset(pr, 0, sizeof pr);
+    for (int i = 0; i < 5; i++) {
+        pr[i].base.ops = &probe_ops;
+        pr[i].role = i < 3 ? 5 : i; /* ranks 0-2 do nothing */
+        acts[i] = &pr[i].base;
+    }
+    tb_sim *sim = NULL;
+    int rc = tb_sim_create(&sim, p, 5, given_work, NULL, 0);
+    if (rc == TB_OK)
+        rc = tb_sim_run(sim, acts);
+    tb_sim_destroy(&sim);
+    tb_platform_destroy(&p);
+    TB_ASSERT_OK(rc);
+    /* Three sends of 10 us, then 1 us of work: never earlier than the sends. */
+    TB_ASSERT_NEAR(pr[3].computed_at, 31e-6, 1e-15);
+    TB_ASSERT_EQ_INT(pr[4].got, 3);
+}
+
 static void test_ranks_must_fit(void)
 {
     tb_platform *p = spec("hosts=4,cores=2,L=1us,o=1us", 1);
@@ -307,6 +458,8 @@ static const tb_test tests[] = {
     {"heterogeneous_share", test_heterogeneous_share},
     {"determinism", test_determinism},
     {"no_overtaking", test_no_overtaking},
+    {"transport_known_times", test_transport_known_times},
+    {"compute_after_sends", test_compute_after_sends},
     {"ranks_must_fit", test_ranks_must_fit},
     {NULL, NULL},
 };

@@ -1,0 +1,117 @@
+/*
+ * mw.c - a plain MPI master-worker bag of N zero-work tasks, shaped like
+ * Tenbin's `single` policy with chunk 1, for comparing `tenbin sim mw` with
+ * SimGrid SMPI (bench/simgrid/run).
+ *
+ *   mpirun -n P mw N          (or smpirun ... mw N)
+ *
+ * Rank 0 is the master, ranks 1..P-1 the workers.  The master sends one task
+ * to each worker, then loops: MPI_Recv(MPI_ANY_SOURCE) a result and, while
+ * tasks are left, MPI_Send the next one to the worker that answered.  When
+ * every result is in, it sends a stop message to each worker.  A worker
+ * loops MPI_Recv a task, MPI_Send its result, until it gets the stop.
+ *
+ * Message sizes are those of Tenbin's messages with --task-bytes 8
+ * --result-bytes 8 (src/mw/node.c):
+ *   task   = 4 (record count) + 8 (id) + 4 (length) + 8 (payload)              = 24 bytes
+ *   result = 4 (record count) + 8 (id) + 4 (status) + 4 (length) + 8 (payload) = 28 bytes
+ *   stop   = 4 (status)                                                         =  4 bytes
+ * The bytes' contents do not matter (zeros, the id in the id field).
+ *
+ * Makespan: as Tenbin's, from the start (every rank's MPI_Wtime just after
+ * MPI_Init; under SMPI that is simulated time 0 for all) to the moment the
+ * last rank is done (the master after its last stop, a worker when its stop
+ * arrives): max over ranks of the end time minus min over ranks of the start.
+ * Under SMPI MPI_Wtime is simulated time.  On a real machine the start times
+ * of different ranks are not synchronised, so the figure is approximate there.
+ *
+ * Prints one JSON line on rank 0:
+ *   {"ranks": P, "tasks": N, "makespan_s": ..., "start_spread_s": ..., "results": N}
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_TASK = 1, TAG_RESULT = 2, TAG_STOP = 3 };
+enum { TASK_BYTES = 24, RESULT_BYTES = 28, STOP_BYTES = 4, BUF_BYTES = 32 };
+
+static void put_id(unsigned char *msg, uint64_t id)
+{
+    memcpy(msg + 4, &id, sizeof id);
+}
+
+static uint64_t get_id(const unsigned char *msg)
+{
+    uint64_t id;
+    memcpy(&id, msg + 4, sizeof id);
+    return id;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    double t_start = MPI_Wtime();
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    char *end = NULL;
+    long long n = argc > 1 ? strtoll(argv[1], &end, 10) : -1;
+    if (argc != 2 || *end != '\0' || n < 0 || size < 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -n P mw N   (P >= 2 ranks, N >= 0 tasks)\n");
+        MPI_Finalize();
+        return 2;
+    }
+
+    unsigned char msg[BUF_BYTES];
+    memset(msg, 0, sizeof msg);
+    long long results = 0;
+    if (rank == 0) {
+        long long next = 0;
+        int workers = size - 1;
+        for (int w = 1; w <= workers && next < n; w++) {
+            put_id(msg, (uint64_t)next++);
+            MPI_Send(msg, TASK_BYTES, MPI_BYTE, w, TAG_TASK, MPI_COMM_WORLD);
+        }
+        while (results < n) {
+            MPI_Status st;
+            MPI_Recv(msg, BUF_BYTES, MPI_BYTE, MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
+            (void)get_id(msg);
+            results++;
+            if (next < n) {
+                put_id(msg, (uint64_t)next++);
+                MPI_Send(msg, TASK_BYTES, MPI_BYTE, st.MPI_SOURCE, TAG_TASK, MPI_COMM_WORLD);
+            }
+        }
+        memset(msg, 0, sizeof msg);
+        for (int w = 1; w <= workers; w++)
+            MPI_Send(msg, STOP_BYTES, MPI_BYTE, w, TAG_STOP, MPI_COMM_WORLD);
+    } else {
+        for (;;) {
+            MPI_Status st;
+            MPI_Recv(msg, BUF_BYTES, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            if (st.MPI_TAG == TAG_STOP)
+                break;
+            /* zero work: the result carries the task's id back */
+            uint64_t id = get_id(msg);
+            memset(msg, 0, sizeof msg);
+            put_id(msg, id);
+            MPI_Send(msg, RESULT_BYTES, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+        }
+    }
+    double t_end = MPI_Wtime();
+
+    double t_max = 0, t_min = 0, s_max = 0;
+    MPI_Reduce(&t_end, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t_start, &t_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t_start, &s_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("{\"ranks\": %d, \"tasks\": %lld, \"makespan_s\": %.9f, \"start_spread_s\": %.9f, "
+               "\"results\": %lld}\n",
+               size, n, t_max - t_min, s_max - t_min, results);
+    MPI_Finalize();
+    return 0;
+}
