@@ -57,6 +57,7 @@ test-mpich: bootstrap
 	cd $(BUILD)-mpich && $(CTEST) --output-on-failure --timeout 300 --no-tests=error -R 'test_mw_np2$$'
 
 bench: build
+	scripts/bootstrap --bench
 	bench/run $(BUILD)
 	bench/sim $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
