@@ -26,6 +26,16 @@
  *             asks another master for more, which answers with half of its
  *             queue or a refusal (S1, section 3.3), so the run ends balanced.
  *             Results reach the root master in batches.
+ *   dynamic:paper  S1's dynamically increasing masters, exactly as the paper
+ *             has it: start with one master; after each assignment it counts
+ *             the messages that have arrived and wait; if their average over
+ *             the last n assignments (TENBIN_MW_WINDOW, default 2P) is >= 1
+ *             and at least four other workers are busy, the worker whose
+ *             result just arrived becomes a child master with half of the
+ *             busy workers (each joins when it finishes its current task)
+ *             and half of the queue.  Children promote in turn, exchange
+ *             tasks with their parent by request, and when done hand
+ *             themselves and their workers back.
  *
  * Task ids are 0, 1, 2, ... in the order tasks were added (or the generator's
  * index).  Every task is computed exactly once and its result delivered
@@ -138,6 +148,9 @@ typedef struct tb_mw_rank_info {
     double idle_s;            /* workers: time waiting for a task */
     double total_s;           /* from start to stop on this rank */
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+    uint32_t promotions;      /* dynamic: workers this rank made masters */
+    uint32_t times_master;    /* dynamic: times this rank was made a master */
+    double first_promotion_s; /* dynamic: when it first promoted (if it did) */
 } tb_mw_rank_info;
 
 typedef struct tb_mw_summary {
@@ -155,6 +168,9 @@ typedef struct tb_mw_summary {
     double worker_idle_fraction_mean; /* mean over workers of idle_s / total_s */
     tb_stats worker_idle_s;   /* over workers */
     uint64_t messages;        /* sent by all ranks */
+    int masters_max;          /* most masters at one time (dynamic policies) */
+    uint64_t promotions;      /* workers made masters during the run */
+    double first_promotion_s; /* earliest promotion, from the start; -1 if none */
     const tb_mw_rank_info *rank; /* [ranks], owned by the handle */
     int failed;               /* a task failed */
     uint64_t failed_task;

@@ -11,8 +11,10 @@
     X("TENBIN_TRACE", STRING, NULL, "default for --trace: write a Chrome trace JSON to this file")    \
     X("TENBIN_QUIET", BOOL, "0", "no progress lines (as -q)")                                 \
     X("TENBIN_PROGRESS_INTERVAL", DOUBLE, "1.0", "seconds between progress lines")            \
-    X("TENBIN_MW_POLICY", STRING, "single", "default master-worker policy: single, multi:K")  \
+    X("TENBIN_MW_POLICY", STRING, "single", "default master-worker policy: single, multi:K, dynamic:paper")  \
     X("TENBIN_MW_CHUNK", INT, "1", "tasks per message")                                       \
+    X("TENBIN_MW_WINDOW", INT, "0",                                                           \
+      "dynamic masters: assignments the overload test averages over (0: twice the ranks)")    \
     X("TENBIN_MW_FORWARD_BYTES", INT, "65536",                                                \
       "secondary masters forward results to the root in batches of about this many bytes")    \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \

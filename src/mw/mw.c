@@ -72,7 +72,9 @@ static void init_defaults(tb_mw *mw)
     mw->cfg.nranks = mw->size;
     mw->cfg.nmasters = 1;
     snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "single");
-    long chunk = 1, fwd = 65536;
+    long chunk = 1, fwd = 65536, window = 0;
+    tb_env_int("TENBIN_MW_WINDOW", &window);
+    mw->cfg.window = window > 0 && window < (1L << 24) ? (int)window : 0;
     const char *policy = NULL;
     tb_env_int("TENBIN_MW_CHUNK", &chunk);
     tb_env_int("TENBIN_MW_FORWARD_BYTES", &fwd);
@@ -104,8 +106,12 @@ int tb_mw_set_policy(tb_mw *mw, const char *spec)
     if (!mw || !spec)
         return TB_ERR_INVALID;
     long k;
+    int dynamic = 0;
     if (strcmp(spec, "single") == 0) {
         k = 1;
+    } else if (strcmp(spec, "dynamic:paper") == 0) {
+        k = 1;
+        dynamic = 1;
     } else if (strncmp(spec, "multi:", 6) == 0) {
         int rc = tb_parse_long(spec + 6, 1, 1L << 30, &k);
         if (rc != TB_OK)
@@ -116,8 +122,15 @@ int tb_mw_set_policy(tb_mw *mw, const char *spec)
         return TB_ERR_PARSE;
     }
     mw->cfg.nmasters = (int)k;
+    mw->cfg.dynamic = dynamic;
     snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "%s", spec);
     return TB_OK;
+}
+
+void tb__mw_set_promote_hook(tb_mw *mw, tb__mw_promote_hook hook, void *ctx)
+{
+    mw->cfg.promote_hook = hook;
+    mw->cfg.hook_ctx = ctx;
 }
 
 int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message)
@@ -258,6 +271,14 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
     if (mw->rank != 0)
         return;
     s->results = tb__mw_node_results(node);
+    s->masters_max = tb__mw_node_masters_max(node);
+    s->first_promotion_s = -1.0;
+    for (int r = 0; r < mw->size; r++) {
+        const tb_mw_rank_info *ri = &mw->infos[r];
+        s->promotions += ri->promotions;
+        if (ri->promotions && (s->first_promotion_s < 0 || ri->first_promotion_s < s->first_promotion_s))
+            s->first_promotion_s = ri->first_promotion_s;
+    }
     s->tasks_per_s = makespan > 0 ? (double)s->results / makespan : 0.0;
     s->rank = mw->infos;
     s->failed = tb__mw_node_failure(node, &s->failed_task, &s->failed_rank, &s->failed_code);
@@ -511,7 +532,7 @@ static void print_masters(const tb_mw_summary *s, FILE *out)
         return;
     fprintf(out, "  tasks per master ");
     for (int r = 0; r < s->ranks; r++)
-        if (s->rank[r].is_master)
+        if (s->rank[r].is_master || s->rank[r].times_master > 0)
             fprintf(out, " r%d:%" PRIu64, r, s->rank[r].tasks_assigned);
     fputc('\n', out);
 }
@@ -537,6 +558,9 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
                 100.0 * s->worker_idle_fraction_mean, s->worker_idle_s.median,
                 s->worker_idle_s.min, s->worker_idle_s.max);
     fprintf(out, "  messages          %" PRIu64 "\n", s->messages);
+    if (s->promotions > 0)
+        fprintf(out, "  masters           at most %d; %" PRIu64 " promotions, the first after %.6f s\n",
+                s->masters_max, s->promotions, s->first_promotion_s);
     if (s->failed)
         fprintf(out, "  FAILED            task %" PRIu64 " on rank %d: %s (code %d)\n",
                 s->failed_task, s->failed_rank, tb_strerror(s->failed_code), s->failed_code);
@@ -551,11 +575,14 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"wall_s\": %.6f, "
                            "\"tasks_per_s\": %.3f, \"worker_idle_fraction_mean\": %.6f, "
                            "\"worker_idle_s\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, "
-                           "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"failed\": %s",
+                           "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
+                           "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.9f, "
+                           "\"failed\": %s",
                            s->ranks, s->policy, s->masters, s->chunk, s->tasks, s->results,
                            s->simulated ? "true" : "false", s->makespan_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
                            s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
-                           s->worker_idle_s.max, s->messages, s->failed ? "true" : "false"));
+                           s->worker_idle_s.max, s->messages, s->masters_max, s->promotions,
+                           s->first_promotion_s, s->failed ? "true" : "false"));
     if (s->failed)
         TB_CHECK(tb_buf_printf(out,
                                ", \"failed_task\": %" PRIu64 ", \"failed_rank\": %d, "
@@ -567,7 +594,7 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
     TB_CHECK(tb_buf_printf(out, ", \"tasks_assigned\": ["));
     const char *sep = "";
     for (int r = 0; r < s->ranks; r++) {
-        if (!s->rank[r].is_master)
+        if (!s->rank[r].is_master && s->rank[r].times_master == 0)
             continue;
         TB_CHECK(tb_buf_printf(out, "%s{\"rank\": %d, \"tasks\": %" PRIu64 "}", sep, r,
                                s->rank[r].tasks_assigned));

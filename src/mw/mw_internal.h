@@ -19,6 +19,14 @@
  *   DONE    master -> root     (empty)      all my work is finished
  *   FINISH  root -> masters    i32 status   the run is over
  *   STOP    master -> worker   i32 status   leave the loop
+ * Dynamic policies (S1), between a master and the masters it makes:
+ *   MSTART  master -> worker   u32 n, i32 rank * n (busy workers it will free
+ *                              for the new master), queue give body
+ *   FREE    master -> child    i32 rank     that worker finished our task: yours
+ *   RETURN  child -> master    u32 n, i32 rank * n: done; take me and these back
+ *   MCOUNT  master -> parent   i32 delta, f64 time: masters in the run changed
+ * A child master sends FWD and FAIL to its parent, which passes them up, so
+ * that all of a child's messages precede its RETURN on the same path.
  */
 #ifndef TB_MW_INTERNAL_H
 #define TB_MW_INTERNAL_H
@@ -41,8 +49,17 @@ enum tb__mw_tag {
     TB__TAG_ABORT,
     TB__TAG_DONE,
     TB__TAG_FINISH,
-    TB__TAG_STOP
+    TB__TAG_STOP,
+    TB__TAG_MSTART,
+    TB__TAG_FREE,
+    TB__TAG_RETURN,
+    TB__TAG_MCOUNT
 };
+
+/* Test hook for dynamic policies: called when worker `worker`'s result
+ * reaches master `master` and a promotion is possible; return 1 to force
+ * one, -1 to forbid it, 0 to apply the policy's rule. */
+typedef int (*tb__mw_promote_hook)(void *ctx, int master, int worker, uint64_t assigned);
 
 /* What every node of one run shares (identical on every rank). */
 typedef struct tb__mw_cfg {
@@ -58,7 +75,15 @@ typedef struct tb__mw_cfg {
     tb_mw_gen_fn gen;
     void *gen_ctx;
     uint64_t ntasks;          /* generator size, or tasks added on the root */
+    int dynamic;              /* masters may promote workers (S1) */
+    int window;               /* assignments the overload test averages; 0 = 2P */
+    tb__mw_promote_hook promote_hook;
+    void *hook_ctx;
 } tb__mw_cfg;
+
+struct tb_mw;
+/* Tests: install a promotion hook on a handle (before tb_mw_run). */
+void tb__mw_set_promote_hook(struct tb_mw *mw, tb__mw_promote_hook hook, void *ctx);
 
 /* First rank of master k's group; group k is [group_start(k), group_start(k+1)). */
 static inline int tb__mw_group_start(const tb__mw_cfg *c, int k)
@@ -104,6 +129,8 @@ void tb__mw_node_free(tb__mw_node *n);
 void tb__mw_node_finish_info(tb__mw_node *n);
 int tb__mw_node_failure(const tb__mw_node *n, uint64_t *task, int *rank, int *code);
 uint64_t tb__mw_node_results(const tb__mw_node *n);
+/* Root: the most masters at any time of the run. */
+int tb__mw_node_masters_max(const tb__mw_node *n);
 
 extern const tb_actor_ops tb__mw_node_ops;
 

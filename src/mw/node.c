@@ -29,13 +29,21 @@ struct tb__mw_master {
     int is_root;
     tb__queue own_q;
     tb__queue *q;          /* own_q, or the user's bag on the root */
-    int *workers;          /* group members other than the master, or itself */
-    int nworkers;
-    int *idle;             /* stack of idle workers */
+    int parent;            /* dynamic child: the master that made it; else -1 */
+    unsigned char *own;    /* [P]: what each rank is to this master (OWN_*) */
+    int *dest;             /* [P]: the child a leaving worker goes to */
+    int *idle;             /* stack of idle workers [P] */
     int nidle;
-    int nbusy;
-    int *R;                /* request targets, in the order they are tried */
+    int nbusy;             /* OWN_BUSY: computing this master's tasks */
+    int nleaving;          /* OWN_LEAVING: the same, then they join a child */
+    int narriving;         /* OWN_ARRIVING: ours once the parent frees them */
+    int nchildren;         /* OWN_CHILD: masters this one made */
+    int *R;                /* request targets, in the order they are tried [P] */
     int nR;
+    int *win;              /* overload measure: arrivals after the last assignments */
+    int winlen, winpos, winfill;
+    long winsum;
+    int masters_now, masters_max; /* root: masters in the whole run */
     int rflag;
     int have_initial;      /* the root's initial share has arrived */
     int *deferred;         /* requests that came before the initial share */
@@ -57,12 +65,26 @@ struct tb__mw_master {
 /* First byte of a GIVE message. */
 enum { GIVE_ANSWER = 0, GIVE_INITIAL = 1, GIVE_INITIAL_PART = 2 };
 
+/* What a rank is to a master. */
+enum {
+    OWN_NONE = 0, /* not ours */
+    OWN_IDLE,     /* ours, waiting for a task */
+    OWN_BUSY,     /* computing our task */
+    OWN_LEAVING,  /* computing our task; then it joins the child dest[] */
+    OWN_ARRIVING, /* computing our parent's task; ours when the parent frees it */
+    OWN_CHILD     /* a master we made */
+};
+
 static int worker_next(tb__mw_node *n);
 static int master_fail(tb__mw_node *n, uint64_t task, int rank, int code);
 static int master_result(tb__mw_node *n, int src, const void *data, size_t len);
 static int master_check_done(tb__mw_node *n);
 
 static int self_rank(const tb__mw_node *n) { return n->base.rank; }
+
+/* Where results, failures and counts go: the parent of a dynamic child, else
+ * the root. */
+static int up_rank(const tb__mw_node *n) { return n->master->parent >= 0 ? n->master->parent : 0; }
 
 /* ---- worker ------------------------------------------------------------ */
 
@@ -205,11 +227,24 @@ static int master_dispatch(tb__mw_node *n, int w)
     }
     n->info.tasks_assigned += cnt;
     m->nbusy++;
+    m->own[w] = OWN_BUSY;
     master_counter(n, 0);
     if (w == self_rank(n))
         TB_CHECK(worker_begin(n, w, m->msg.data, m->msg.len));
     else
         TB_CHECK(tb_tp_send(&n->base, w, TB__TAG_TASK, &m->msg));
+    if (m->win && w != self_rank(n)) {
+        /* S1's overload test: right after an assignment, how many messages
+         * have arrived and wait; averaged over the last winlen assignments. */
+        int c = tb_tp_arrived(&n->base, NULL, -1);
+        if (m->winfill == m->winlen)
+            m->winsum -= m->win[m->winpos];
+        else
+            m->winfill++;
+        m->win[m->winpos] = c;
+        m->winsum += c;
+        m->winpos = (m->winpos + 1) % m->winlen;
+    }
     return master_maybe_request(n);
 }
 
@@ -227,10 +262,23 @@ static int master_flush_fwd(tb__mw_node *n)
     if (m->fwd_n == 0)
         return TB_OK;
     tb__patch_u32(&m->fwd, 0, m->fwd_n);
-    TB_CHECK(tb_tp_send(&n->base, 0, TB__TAG_FWD, &m->fwd));
+    TB_CHECK(tb_tp_send(&n->base, up_rank(n), TB__TAG_FWD, &m->fwd));
     tb_buf_clear(&m->fwd);
     m->fwd_n = 0;
     return tb_buf_pack_u32(&m->fwd, 0);
+}
+
+/* Tell the masters this one made to stop handing out tasks. */
+static int master_abort_children(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    for (int r = 0; r < n->cfg->nranks && m->nchildren > 0; r++) {
+        if (m->own[r] != OWN_CHILD)
+            continue;
+        tb_buf_clear(&m->msg);
+        TB_CHECK(tb_tp_send(&n->base, r, TB__TAG_ABORT, &m->msg));
+    }
+    return TB_OK;
 }
 
 static int master_abort_all(tb__mw_node *n)
@@ -257,13 +305,14 @@ static int master_fail(tb__mw_node *n, uint64_t task, int rank, int code)
     m->fail_rank = rank;
     m->fail_code = code;
     tb__queue_clear(m->q);
+    TB_CHECK(master_abort_children(n));
     if (m->is_root)
         return master_abort_all(n);
     tb_buf_clear(&m->msg);
     TB_CHECK(tb_buf_pack_u64(&m->msg, task));
     TB_CHECK(tb_buf_pack_i32(&m->msg, rank));
     TB_CHECK(tb_buf_pack_i32(&m->msg, code));
-    return tb_tp_send(&n->base, 0, TB__TAG_FAIL, &m->msg);
+    return tb_tp_send(&n->base, up_rank(n), TB__TAG_FAIL, &m->msg);
 }
 
 /* One successful result reaches the master. */
@@ -319,11 +368,98 @@ static int master_records(tb__mw_node *n, int src, const void *data, size_t len)
     return tb_buf_remaining(&in) == 0 ? TB_OK : TB_ERR_PARSE;
 }
 
+/* Count of masters (+1 or -1 at time t) travels up the tree to the root. */
+static int master_count(tb__mw_node *n, int delta, double t)
+{
+    tb__mw_master *m = n->master;
+    if (m->is_root) {
+        m->masters_now += delta;
+        if (m->masters_now > m->masters_max)
+            m->masters_max = m->masters_now;
+        if (n->trace)
+            tb_trace_counter(n->trace, "masters", "masters", n->trace_t0 + t,
+                             (double)m->masters_now);
+        return TB_OK;
+    }
+    tb_buf_clear(&m->msg);
+    TB_CHECK(tb_buf_pack_i32(&m->msg, delta));
+    TB_CHECK(tb_buf_pack_f64(&m->msg, t));
+    return tb_tp_send(&n->base, up_rank(n), TB__TAG_MCOUNT, &m->msg);
+}
+
+/*
+ * S1's rule (Fig. 3, line 14): the master is overloaded (on average at
+ * least one message was waiting after each of the last assignments) and at
+ * least four other workers are busy, so that both halves keep two or more.
+ * A test hook may force or forbid a promotion.
+ */
+static int master_should_promote(tb__mw_node *n, int p)
+{
+    tb__mw_master *m = n->master;
+    if (m->nbusy - 1 < 4 || tb__queue_count(m->q) < 2)
+        return 0;
+    if (n->cfg->promote_hook) {
+        int h = n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n), p, n->info.tasks_assigned);
+        if (h != 0)
+            return h > 0;
+    }
+    return m->winfill > 0 && m->winsum >= m->winfill;
+}
+
+/* Worker p becomes a child master with half of our busy workers and half of
+ * our queue.  The busy workers finish the task they have for us first. */
+static int master_promote(tb__mw_node *n, int p)
+{
+    tb__mw_master *m = n->master;
+    m->own[p] = OWN_CHILD;
+    m->nbusy--;
+    m->nchildren++;
+    int give = m->nbusy / 2;
+    tb_buf_clear(&m->msg);
+    TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)give));
+    for (int r = n->cfg->nranks - 1; r >= 0 && give > 0; r--) {
+        if (m->own[r] != OWN_BUSY || r == self_rank(n))
+            continue;
+        m->own[r] = OWN_LEAVING;
+        m->dest[r] = p;
+        m->nbusy--;
+        m->nleaving++;
+        give--;
+        TB_CHECK(tb_buf_pack_i32(&m->msg, r));
+    }
+    TB_CHECK(tb__queue_give(m->q, tb__queue_count(m->q) / 2, TB__MW_MSG_MAX, &m->msg, NULL));
+    m->R[m->nR++] = p;
+    TB_CHECK(tb_tp_send(&n->base, p, TB__TAG_MSTART, &m->msg));
+    double now = tb_tp_now(&n->base);
+    n->info.promotions++;
+    if (n->info.promotions == 1)
+        n->info.first_promotion_s = now - n->t_start;
+    master_counter(n, 1);
+    TB_CHECK(master_count(n, +1, now));
+    TB_CHECK(master_maybe_request(n));
+    return master_check_done(n);
+}
+
 static int master_result(tb__mw_node *n, int src, const void *data, size_t len)
 {
     tb__mw_master *m = n->master;
     TB_CHECK(master_records(n, src, data, len));
+    if (m->own[src] == OWN_LEAVING) {
+        /* Its last task for us is done: it now works for the child. */
+        m->own[src] = OWN_NONE;
+        m->nleaving--;
+        tb_buf_clear(&m->msg);
+        TB_CHECK(tb_buf_pack_i32(&m->msg, src));
+        TB_CHECK(tb_tp_send(&n->base, m->dest[src], TB__TAG_FREE, &m->msg));
+        master_counter(n, 0);
+        return master_check_done(n);
+    }
+    if (m->own[src] != OWN_BUSY)
+        return TB_ERR_PROTOCOL;
+    if (m->win && !m->failed && src != self_rank(n) && master_should_promote(n, src))
+        return master_promote(n, src);
     m->nbusy--;
+    m->own[src] = OWN_IDLE;
     if (!m->failed && tb__queue_count(m->q) > 0)
         TB_CHECK(master_dispatch(n, src));
     else
@@ -379,12 +515,14 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
 static int master_stop_workers(tb__mw_node *n, int status)
 {
     tb__mw_master *m = n->master;
-    for (int i = 0; i < m->nworkers; i++) {
-        if (m->workers[i] == self_rank(n))
+    for (int r = 0; r < n->cfg->nranks; r++) {
+        if (r == self_rank(n) || m->own[r] == OWN_NONE)
             continue;
+        if (m->own[r] != OWN_IDLE)
+            return TB_ERR_STATE; /* would leave a rank waiting */
         tb_buf_clear(&m->msg);
         TB_CHECK(tb_buf_pack_i32(&m->msg, status));
-        TB_CHECK(tb_tp_send(&n->base, m->workers[i], TB__TAG_STOP, &m->msg));
+        TB_CHECK(tb_tp_send(&n->base, r, TB__TAG_STOP, &m->msg));
     }
     master_counter(n, 1);
     n->status = status;
@@ -409,13 +547,45 @@ static int root_maybe_finish(tb__mw_node *n)
     return master_stop_workers(n, status);
 }
 
+static void master_free(tb__mw_master *m);
+static int child_start(tb__mw_node *n, int parent, const void *data, size_t len);
+
+/* A dynamic child that has finished hands itself and its workers back to
+ * its parent (S1 Fig. 3, line 49) and becomes a worker again.  Its results
+ * went ahead of this message, to the same rank, so they arrive first. */
+static int child_return(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    TB_CHECK(master_flush_fwd(n));
+    tb_buf_clear(&m->msg);
+    uint32_t cnt = 0;
+    TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
+    for (int r = 0; r < n->cfg->nranks; r++) {
+        if (r == self_rank(n) || m->own[r] != OWN_IDLE)
+            continue;
+        TB_CHECK(tb_buf_pack_i32(&m->msg, r));
+        cnt++;
+    }
+    tb__patch_u32(&m->msg, 0, cnt);
+    int parent = m->parent;
+    int rc = tb_tp_send(&n->base, parent, TB__TAG_RETURN, &m->msg);
+    master_counter(n, 1);
+    master_free(m);
+    n->master = NULL;
+    n->t_wait = tb_tp_now(&n->base);
+    return rc;
+}
+
 static int master_check_done(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    if (m->done_sent || !m->have_initial || m->nbusy > 0 || m->rflag ||
-        tb__queue_count(m->q) > 0 || (m->nR > 0 && !m->failed))
+    if (m->done_sent || !m->have_initial || m->nbusy > 0 || m->nleaving > 0 ||
+        m->narriving > 0 || m->nchildren > 0 || m->rflag || tb__queue_count(m->q) > 0 ||
+        (m->nR > 0 && !m->failed))
         return TB_OK;
     m->done_sent = 1;
+    if (m->parent >= 0)
+        return child_return(n);
     if (m->is_root) {
         m->ndone++;
         return root_maybe_finish(n);
@@ -469,9 +639,7 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
     switch (tag) {
     case TB__TAG_RESULT:
         return master_result(n, src, data, len);
-    case TB__TAG_FWD:
-        if (!m->is_root)
-            return TB_ERR_PROTOCOL;
+    case TB__TAG_FWD: /* results of another master: deliver, or pass them up */
         return master_records(n, src, data, len);
     case TB__TAG_REQ:
         if (!m->have_initial) {
@@ -499,16 +667,68 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         TB_CHECK(tb_buf_unpack_u64(&in, &task));
         TB_CHECK(tb_buf_unpack_i32(&in, &rank));
         TB_CHECK(tb_buf_unpack_i32(&in, &code));
-        if (!m->is_root)
-            return TB_ERR_PROTOCOL;
-        TB_CHECK(master_fail(n, task, rank, code));
-        TB_CHECK(master_abort_all(n));
+        TB_CHECK(master_fail(n, task, rank, code)); /* passes it up */
+        if (m->is_root)
+            TB_CHECK(master_abort_all(n));
         return master_check_done(n);
     }
     case TB__TAG_ABORT:
-        m->failed = 1;
-        tb__queue_clear(m->q);
+        if (!m->failed) {
+            m->failed = 1;
+            tb__queue_clear(m->q);
+            TB_CHECK(master_abort_children(n));
+        }
         return master_check_done(n);
+    case TB__TAG_FREE: { /* a worker the parent promised is ours now */
+        int32_t w;
+        tb_buf_view(&in, data, len);
+        TB_CHECK(tb_buf_unpack_i32(&in, &w));
+        if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_ARRIVING)
+            return TB_ERR_PROTOCOL;
+        m->own[w] = OWN_IDLE;
+        m->narriving--;
+        m->idle[m->nidle++] = w;
+        TB_CHECK(master_dispatch_idle(n));
+        TB_CHECK(master_maybe_request(n));
+        return master_check_done(n);
+    }
+    case TB__TAG_RETURN: { /* a child is done: it and its workers are ours */
+        uint32_t cnt;
+        tb_buf_view(&in, data, len);
+        TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+        if (m->own[src] != OWN_CHILD)
+            return TB_ERR_PROTOCOL;
+        m->own[src] = OWN_IDLE;
+        m->nchildren--;
+        for (int i = 0; i < m->nR; i++) {
+            if (m->R[i] == src) {
+                memmove(m->R + i, m->R + i + 1, (size_t)(m->nR - i - 1) * sizeof *m->R);
+                m->nR--;
+                break;
+            }
+        }
+        m->idle[m->nidle++] = src;
+        for (uint32_t i = 0; i < cnt; i++) {
+            int32_t w;
+            TB_CHECK(tb_buf_unpack_i32(&in, &w));
+            if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
+                return TB_ERR_PROTOCOL;
+            m->own[w] = OWN_IDLE;
+            m->idle[m->nidle++] = w;
+        }
+        TB_CHECK(master_count(n, -1, tb_tp_now(&n->base)));
+        TB_CHECK(master_dispatch_idle(n));
+        TB_CHECK(master_maybe_request(n));
+        return master_check_done(n);
+    }
+    case TB__TAG_MCOUNT: {
+        int32_t delta;
+        double t;
+        tb_buf_view(&in, data, len);
+        TB_CHECK(tb_buf_unpack_i32(&in, &delta));
+        TB_CHECK(tb_buf_unpack_f64(&in, &t));
+        return master_count(n, delta, t);
+    }
     case TB__TAG_DONE:
         if (!m->is_root)
             return TB_ERR_PROTOCOL;
@@ -545,6 +765,17 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
         return master_message(n, src, tag, data, len);
     if (tag == TB__TAG_TASK)
         return worker_begin(n, src, data, len);
+    if (tag == TB__TAG_MSTART)
+        return child_start(n, src, data, len);
+    if (tag == TB__TAG_REQ) {
+        /* A child that has just handed itself back: nothing to give. */
+        tb_buf empty = TB_BUF_INIT;
+        int rc = tb_tp_send(a, src, TB__TAG_REFUSE, &empty);
+        tb_buf_free(&empty);
+        return rc;
+    }
+    if (tag == TB__TAG_ABORT)
+        return TB_OK; /* sent to us while we were a master; nothing to stop */
     if (tag == TB__TAG_STOP) {
         tb_buf in;
         int32_t status;
@@ -565,38 +796,112 @@ const tb_actor_ops tb__mw_node_ops = {
     sizeof(tb_actor_ops), node_start, node_message, worker_computed, NULL,
 };
 
-static int master_init(tb__mw_node *n, int k, tb__queue *root_bag)
+/* The parts every master has: ownership, stacks, request targets. */
+static int master_alloc(tb__mw_node *n, tb__mw_master **out)
 {
     const tb__mw_cfg *c = n->cfg;
+    size_t P = (size_t)c->nranks;
     tb__mw_master *m = calloc(1, sizeof *m);
     if (!m)
         return TB_ERR_NOMEM;
+    *out = m;
+    m->parent = -1;
+    m->own = calloc(P, 1);
+    m->dest = malloc(P * sizeof *m->dest);
+    m->idle = malloc(P * sizeof *m->idle);
+    m->R = malloc((P + (size_t)c->nmasters) * sizeof *m->R);
+    m->deferred = malloc((size_t)c->nmasters * sizeof *m->deferred);
+    if (!m->own || !m->dest || !m->idle || !m->R || !m->deferred)
+        return TB_ERR_NOMEM;
+    tb__queue_init(&m->own_q, c->gen, c->gen_ctx);
+    m->q = &m->own_q;
+    if (c->dynamic) {
+        m->winlen = c->window > 0 ? c->window : 2 * c->nranks;
+        m->win = calloc((size_t)m->winlen, sizeof *m->win);
+        if (!m->win)
+            return TB_ERR_NOMEM;
+    }
+    return tb_buf_pack_u32(&m->fwd, 0);
+}
+
+static void master_free(tb__mw_master *m)
+{
+    if (!m)
+        return;
+    tb__queue_free(&m->own_q);
+    free(m->own);
+    free(m->dest);
+    free(m->idle);
+    free(m->R);
+    free(m->deferred);
+    free(m->win);
+    tb_buf_free(&m->msg);
+    tb_buf_free(&m->fwd);
+    free(m);
+}
+
+static int master_init(tb__mw_node *n, int k, tb__queue *root_bag)
+{
+    const tb__mw_cfg *c = n->cfg;
+    tb__mw_master *m;
+    int rc = master_alloc(n, &m);
     n->master = m;
+    if (rc != TB_OK)
+        return rc;
     m->k = k;
     m->is_root = k == 0;
-    tb__queue_init(&m->own_q, c->gen, c->gen_ctx);
-    m->q = m->is_root ? root_bag : &m->own_q;
+    if (m->is_root)
+        m->q = root_bag;
+    m->masters_now = m->masters_max = c->nmasters;
     int lo = tb__mw_group_start(c, k), hi = tb__mw_group_start(c, k + 1);
-    m->nworkers = hi - lo > 1 ? hi - lo - 1 : 1;
-    m->workers = malloc((size_t)m->nworkers * sizeof *m->workers);
-    m->idle = malloc((size_t)m->nworkers * sizeof *m->idle);
-    m->R = malloc((size_t)c->nmasters * sizeof *m->R);
-    m->deferred = malloc((size_t)c->nmasters * sizeof *m->deferred);
-    if (!m->workers || !m->idle || !m->R || !m->deferred)
-        return TB_ERR_NOMEM;
-    if (hi - lo == 1)
-        m->workers[0] = lo; /* alone: its own worker */
-    else
-        for (int i = 0; i < m->nworkers; i++)
-            m->workers[i] = lo + 1 + i;
-    /* Idle stack popped from the end: hand out to the lowest rank first. */
-    for (int i = 0; i < m->nworkers; i++)
-        m->idle[i] = m->workers[m->nworkers - 1 - i];
-    m->nidle = m->nworkers;
+    /* Idle stack popped from the end: hand out to the lowest rank first.
+     * Alone in its group, a master is its own worker. */
+    if (hi - lo == 1) {
+        m->own[lo] = OWN_IDLE;
+        m->idle[m->nidle++] = lo;
+    }
+    for (int r = hi - 1; r > lo; r--) {
+        m->own[r] = OWN_IDLE;
+        m->idle[m->nidle++] = r;
+    }
     for (int j = 1; j < c->nmasters; j++)
         m->R[m->nR++] = tb__mw_group_start(c, (k + j) % c->nmasters);
-    TB_CHECK(tb_buf_pack_u32(&m->fwd, 0));
     return TB_OK;
+}
+
+/* A worker receives "master start" (S1 Fig. 4): it becomes a child master
+ * of `parent` with the workers the parent frees for it and a share of tasks. */
+static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
+{
+    tb__mw_master *m;
+    int rc = master_alloc(n, &m);
+    if (rc != TB_OK) {
+        master_free(m);
+        return rc;
+    }
+    n->master = m;
+    double now = tb_tp_now(&n->base);
+    n->info.idle_s += now - n->t_wait;
+    n->info.times_master++;
+    m->k = -1;
+    m->parent = parent;
+    m->have_initial = 1;
+    m->R[m->nR++] = parent;
+    tb_buf in;
+    uint32_t cnt;
+    tb_buf_view(&in, data, len);
+    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    for (uint32_t i = 0; i < cnt; i++) {
+        int32_t w;
+        TB_CHECK(tb_buf_unpack_i32(&in, &w));
+        if (w < 0 || w >= n->cfg->nranks)
+            return TB_ERR_PROTOCOL;
+        m->own[w] = OWN_ARRIVING;
+        m->narriving++;
+    }
+    TB_CHECK(tb__queue_take(m->q, in.data + in.pos, tb_buf_remaining(&in)));
+    master_counter(n, 1);
+    return master_check_done(n);
 }
 
 int tb__mw_node_init(tb__mw_node *n, const tb__mw_cfg *cfg, int rank, tb__queue *root_bag,
@@ -620,18 +925,8 @@ int tb__mw_node_init(tb__mw_node *n, const tb__mw_cfg *cfg, int rank, tb__queue 
 
 void tb__mw_node_free(tb__mw_node *n)
 {
-    tb__mw_master *m = n->master;
-    if (m) {
-        tb__queue_free(&m->own_q);
-        free(m->workers);
-        free(m->idle);
-        free(m->R);
-        free(m->deferred);
-        tb_buf_free(&m->msg);
-        tb_buf_free(&m->fwd);
-        free(m);
-        n->master = NULL;
-    }
+    master_free(n->master);
+    n->master = NULL;
     tb_buf_free(&n->in);
     tb_buf_free(&n->out);
     tb_buf_free(&n->scratch);
@@ -650,6 +945,11 @@ int tb__mw_node_failure(const tb__mw_node *n, uint64_t *task, int *rank, int *co
 }
 
 uint64_t tb__mw_node_results(const tb__mw_node *n) { return n->master ? n->master->results : 0; }
+
+int tb__mw_node_masters_max(const tb__mw_node *n)
+{
+    return n->master ? n->master->masters_max : 0;
+}
 
 void tb__mw_node_finish_info(tb__mw_node *n)
 {

@@ -236,14 +236,18 @@ static int sim_arrived(tb_tp *tp, tb_actor *act, const int *from, int n)
         memset(s->stamp, 0, (size_t)s->P * sizeof *s->stamp);
         s->stamp_gen = 1;
     }
-    for (int i = 0; i < n; i++)
+    int any = from == NULL || n < 0;
+    for (int i = 0; !any && i < n; i++)
         if (from[i] >= 0 && from[i] < s->P)
             s->stamp[from[i]] = (int)s->stamp_gen;
     int count = 0;
     for (sim_msg *m = r->head; m && m->arrival <= r->clock; m = m->next) {
-        if (!m->is_timer && s->stamp[m->src] == (int)s->stamp_gen) {
+        if (m->is_timer)
+            continue;
+        /* any: count each source once (mark it seen); else only listed ones */
+        if (any ? s->stamp[m->src] != (int)s->stamp_gen : s->stamp[m->src] == (int)s->stamp_gen) {
             count++;
-            s->stamp[m->src] = 0;
+            s->stamp[m->src] = any ? (int)s->stamp_gen : 0;
         }
     }
     return count;

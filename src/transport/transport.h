@@ -63,8 +63,9 @@ typedef struct tb_tp_ops {
     size_t size; /* sizeof(tb_tp_ops) */
     /* Send msg to rank dst with a tag; takes msg's content. */
     int (*send)(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg);
-    /* How many of the ranks in from[0..n) have a message that has arrived
-     * and waits to be received by `a` (S1's overload measure). */
+    /* How many of the ranks in from[0..n) (every other rank if from is NULL
+     * or n < 0) have a message that has arrived and waits to be received by
+     * `a` (S1's overload measure). */
     int (*arrived)(tb_tp *tp, tb_actor *a, const int *from, int n);
     /* Current time of actor a, in seconds since the run started. */
     double (*now)(tb_tp *tp, tb_actor *a);

@@ -167,6 +167,16 @@ static int mpi_arrived(tb_tp *tp, tb_actor *a, const int *from, int n)
     tp_mpi *m = as_mpi(tp);
     (void)a;
     int count = 0;
+    if (from == NULL || n < 0) {
+        /* Every other rank, as S1 probes every worker. */
+        for (int r = 0; r < m->base.size; r++) {
+            int flag = 0;
+            if (r != m->rank)
+                MPI_Iprobe(r, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
+            count += flag != 0;
+        }
+        return count;
+    }
     for (int i = 0; i < n; i++) {
         int flag = 0;
         MPI_Iprobe(from[i], MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../apps/mandel/mandel.h"
+#include "mw/mw_internal.h"
 #include "mw/queue.h"
 #include "tb_test.h"
 #include "tenbin/mw.h"
@@ -118,6 +119,19 @@ typedef struct run_out {
     tb_mw_summary s;
 } run_out;
 
+/* Dynamic policies: a hook that forces promotions often (the real machine
+ * here is too small to overload a master), deterministically. */
+static int force_often(void *ctx, int master, int worker, uint64_t assigned)
+{
+    (void)ctx;
+    uint64_t h = (uint64_t)master * 0x9e3779b97f4a7c15ULL ^ (uint64_t)worker * 0xbf58476d1ce4e5b9ULL ^
+                 assigned * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    return h % 3 == 0 ? 1 : -1;
+}
+
+static tb__mw_promote_hook g_hook;
+
 /* Run a bag (explicit tasks on rank 0, or a generator) and check it. */
 static run_out run_bag(bag *b, const char *policy, unsigned chunk, int use_gen)
 {
@@ -131,6 +145,8 @@ static run_out run_bag(bag *b, const char *policy, unsigned chunk, int use_gen)
     tb_mw_set_chunk(mw, chunk);
     tb_mw_set_worker(mw, work, b);
     tb_mw_set_result(mw, on_result, b);
+    if (g_hook)
+        tb__mw_set_promote_hook(mw, g_hook, NULL);
     if (use_gen) {
         tb_mw_set_generator(mw, b->n, make_task, b);
     } else if (rank == 0) {
@@ -331,6 +347,35 @@ static void test_no_pingpong(void)
     }
 }
 
+/* S1's dynamic masters on real processes, promotions forced by the hook:
+ * every task exactly once, failures reported, with and without chunking. */
+static void test_dynamic_forced(void)
+{
+    g_hook = force_often;
+    int ok = 1;
+    uint64_t promotions = 0;
+    for (unsigned chunk = 1; chunk <= 3 && ok; chunk += 2) {
+        bag b = {500, 200, UINT64_MAX, 0, 0, NULL, 0};
+        run_out o = run_bag(&b, "dynamic:paper", chunk, chunk == 1);
+        ok = o.rc == TB_OK && o.rc_min == o.rc_max &&
+             (rank != 0 || (o.missing == 0 && o.duplicated == 0 && o.bad == 0 && o.results == b.n));
+        promotions += o.s.promotions;
+    }
+    bag f = {300, 100, 211, 0, 0, NULL, 0};
+    run_out fo = run_bag(&f, "dynamic:paper", 1, 1);
+    g_hook = NULL;
+    TB_ASSERT(ok);
+    TB_ASSERT_EQ_INT(fo.rc, TB_ERR_TASK);
+    TB_ASSERT_EQ_INT(fo.rc_min, fo.rc_max);
+    if (rank == 0) {
+        TB_ASSERT_EQ_U64(fo.s.failed_task, 211);
+        TB_ASSERT_EQ_U64(fo.duplicated, 0);
+        /* Promotion needs four other busy workers: possible from P = 6 on. */
+        TB_ASSERT(size < 6 || promotions > 0);
+        TB_ASSERT(size >= 6 || promotions == 0);
+    }
+}
+
 static void test_balance_multi(void)
 {
     /* With equal tasks, every master's group ends up working: each master
@@ -413,9 +458,9 @@ static void test_mandel_matches_serial(void)
     uint32_t *serial = malloc(npix * 4);
     for (int y = 0; y < a.m.height; y++)
         tb_mandel_row(&a.m, y, serial + (size_t)y * a.m.width);
-    const char *pol[2] = {"single", multi_policy()};
-    int same[2] = {0, 0}, rcs[2];
-    for (int p = 0; p < 2; p++) {
+    const char *pol[3] = {"single", multi_policy(), "dynamic:paper"};
+    int same[3] = {0, 0, 0}, rcs[3];
+    for (int p = 0; p < 3; p++) {
         a.img = calloc(npix, 4);
         tb_mw *mw;
         tb_mw_create(&mw, MPI_COMM_WORLD);
@@ -424,6 +469,8 @@ static void test_mandel_matches_serial(void)
         tb_mw_set_worker(mw, mwork, &a);
         tb_mw_set_result(mw, mres, &a);
         tb_mw_set_generator(mw, (uint64_t)a.m.height, mgen, &a);
+        if (p == 2)
+            tb__mw_set_promote_hook(mw, force_often, NULL);
         rcs[p] = tb_mw_run(mw);
         tb_mw_destroy(&mw);
         same[p] = memcmp(a.img, serial, npix * 4) == 0;
@@ -433,9 +480,11 @@ static void test_mandel_matches_serial(void)
     free(serial);
     TB_ASSERT_OK(rcs[0]);
     TB_ASSERT_OK(rcs[1]);
+    TB_ASSERT_OK(rcs[2]);
     if (rank == 0) {
         TB_ASSERT(same[0]);
         TB_ASSERT(same[1]);
+        TB_ASSERT(same[2]);
         TB_ASSERT(sum > npix); /* not all ones: the image has structure */
     }
 }
@@ -452,6 +501,7 @@ static const tb_test tests[] = {
     {"failing_result_function", test_failing_result_function},
     {"all_masters", test_all_masters},
     {"no_pingpong", test_no_pingpong},
+    {"dynamic_forced", test_dynamic_forced},
     {"balance_multi", test_balance_multi},
     {"mandel_matches_serial", test_mandel_matches_serial},
     {NULL, NULL},
