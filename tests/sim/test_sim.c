@@ -99,37 +99,6 @@ typedef struct sim_out {
     tb_mw_rank_info info[64];
 } sim_out;
 
-static sim_out run(const tb_platform *p, int ranks, const char *policy, uint64_t n, double work,
-                   const char *trace)
-{
-    sim_out o;
-    memset(&o, 0, sizeof o);
-    bag b = {n, work, calloc(n ? n : 1, sizeof(uint32_t)), 0};
-    tb_mw *mw = NULL;
-    o.rc = tb_mw_create_sim(&mw, p, ranks);
-    if (o.rc == TB_OK)
-        o.rc = tb_mw_set_policy(mw, policy);
-    if (o.rc == TB_OK) {
-        tb_mw_set_worker(mw, echo, &b);
-        tb_mw_set_result(mw, count, &b);
-        tb_mw_set_generator(mw, n, gen8, &b);
-        tb_mw_set_cost(mw, fixed_work, &b);
-        if (trace)
-            tb_mw_set_trace_file(mw, trace);
-        o.rc = tb_mw_run(mw);
-        tb_mw_get_summary(mw, &o.s);
-        for (int r = 0; o.s.rank && r < ranks && r < 64; r++)
-            o.info[r] = o.s.rank[r];
-        o.s.rank = NULL;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        o.missing += b.seen[i] == 0;
-        o.dup += b.seen[i] > 1;
-    }
-    tb_mw_destroy(&mw);
-    free(b.seen);
-    return o;
-}
 
 /* Promotion hook of the tests: force a promotion with probability 1/odds,
  * from a seeded stream (the simulator is deterministic, so is the hook). */
@@ -149,8 +118,9 @@ static int force_some(void *ctx, int master, int worker, uint64_t assigned)
     return tb_rng_below(&f->rng, (uint64_t)f->odds) == 0 ? 1 : -1;
 }
 
-static sim_out run_hooked(const tb_platform *p, int ranks, const char *policy, uint64_t n,
-                          double work, forcer *f)
+/* Run a bag on the simulator; trace and hook may be NULL. */
+static sim_out run_full(const tb_platform *p, int ranks, const char *policy, uint64_t n,
+                        double work, const char *trace, forcer *f)
 {
     sim_out o;
     memset(&o, 0, sizeof o);
@@ -164,10 +134,14 @@ static sim_out run_hooked(const tb_platform *p, int ranks, const char *policy, u
         tb_mw_set_result(mw, count, &b);
         tb_mw_set_generator(mw, n, gen8, &b);
         tb_mw_set_cost(mw, fixed_work, &b);
+        if (trace)
+            tb_mw_set_trace_file(mw, trace);
         if (f)
             tb__mw_set_promote_hook(mw, force_some, f);
         o.rc = tb_mw_run(mw);
         tb_mw_get_summary(mw, &o.s);
+        for (int r = 0; o.s.rank && r < ranks && r < 64; r++)
+            o.info[r] = o.s.rank[r];
         o.s.rank = NULL;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -177,6 +151,12 @@ static sim_out run_hooked(const tb_platform *p, int ranks, const char *policy, u
     tb_mw_destroy(&mw);
     free(b.seen);
     return o;
+}
+
+static sim_out run(const tb_platform *p, int ranks, const char *policy, uint64_t n, double work,
+                   const char *trace)
+{
+    return run_full(p, ranks, policy, n, work, trace, NULL);
 }
 
 static tb_platform *spec(const char *s, uint64_t seed)
@@ -553,8 +533,8 @@ static void test_dynamic_forced_random(void)
         tb_rng_seed(&f1.rng, seed);
         f1.odds = 1 + (int)(seed % 5);
         f2 = f1;
-        sim_out a = run_hooked(p, P, "dynamic:paper", n, 1e-4 * (double)(seed % 4), &f1);
-        sim_out b = run_hooked(p, P, "dynamic:paper", n, 1e-4 * (double)(seed % 4), &f2);
+        sim_out a = run_full(p, P, "dynamic:paper", n, 1e-4 * (double)(seed % 4), NULL, &f1);
+        sim_out b = run_full(p, P, "dynamic:paper", n, 1e-4 * (double)(seed % 4), NULL, &f2);
         ok = a.rc == TB_OK && a.missing == 0 && a.dup == 0 && a.s.results == n &&
              b.s.makespan_s == a.s.makespan_s && b.s.promotions == a.s.promotions &&
              b.s.masters_max == a.s.masters_max;
