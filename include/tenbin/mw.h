@@ -36,6 +36,10 @@
  *             and half of the queue.  Children promote in turn, exchange
  *             tasks with their parent by request, and when done hand
  *             themselves and their workers back.
+ *   dynamic   the same mechanics, but a master promotes only when one more
+ *             master is predicted to finish its queue at least 5 % sooner,
+ *             from what it measures: its service time per result, its
+ *             workers' round trip, its queue (logged with TENBIN_LOG=info).
  *
  * Task ids are 0, 1, 2, ... in the order tasks were added (or the generator's
  * index).  Every task is computed exactly once and its result delivered
@@ -99,8 +103,8 @@ TB_API int tb_mw_create_sim(tb_mw **out, const tb_platform *plat, int ranks);
 /* Free the handle and its communicator; NULLs *mw.  Collective over comm. */
 TB_API void tb_mw_destroy(tb_mw **mw);
 
-/* "single" or "multi:K".  TB_ERR_PARSE for an unknown name, TB_ERR_SIZE when
- * K exceeds the number of ranks (the message says both numbers). */
+/* "single", "multi:K", "dynamic" or "dynamic:paper".  TB_ERR_PARSE for an
+ * unknown name, TB_ERR_SIZE when K exceeds the number of ranks. */
 TB_API int tb_mw_set_policy(tb_mw *mw, const char *spec);
 /* Tasks per message from a master to a worker (>= 1; default 1, or
  * TENBIN_MW_CHUNK). */

@@ -111,7 +111,10 @@ int tb_mw_set_policy(tb_mw *mw, const char *spec)
         k = 1;
     } else if (strcmp(spec, "dynamic:paper") == 0) {
         k = 1;
-        dynamic = 1;
+        dynamic = TB__MW_DYNAMIC_PAPER;
+    } else if (strcmp(spec, "dynamic") == 0) {
+        k = 1;
+        dynamic = TB__MW_DYNAMIC_PREDICT;
     } else if (strncmp(spec, "multi:", 6) == 0) {
         int rc = tb_parse_long(spec + 6, 1, 1L << 30, &k);
         if (rc != TB_OK)

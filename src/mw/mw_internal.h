@@ -61,6 +61,9 @@ enum tb__mw_tag {
  * one, -1 to forbid it, 0 to apply the policy's rule. */
 typedef int (*tb__mw_promote_hook)(void *ctx, int master, int worker, uint64_t assigned);
 
+/* Dynamic policies: the paper's overload rule, or the predicted gain. */
+enum { TB__MW_DYNAMIC_PAPER = 1, TB__MW_DYNAMIC_PREDICT = 2 };
+
 /* What every node of one run shares (identical on every rank). */
 typedef struct tb__mw_cfg {
     int nranks;
@@ -75,7 +78,7 @@ typedef struct tb__mw_cfg {
     tb_mw_gen_fn gen;
     void *gen_ctx;
     uint64_t ntasks;          /* generator size, or tasks added on the root */
-    int dynamic;              /* masters may promote workers (S1) */
+    int dynamic;              /* masters may promote workers (S1): TB__MW_DYNAMIC_* */
     int window;               /* assignments the overload test averages; 0 = 2P */
     tb__mw_promote_hook promote_hook;
     void *hook_ctx;

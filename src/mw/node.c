@@ -19,6 +19,7 @@
  */
 #include "tenbin/core.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,14 @@ struct tb__mw_master {
     int *win;              /* overload measure: arrivals after the last assignments */
     int winlen, winpos, winfill;
     long winsum;
+    /* predictive policy: what the master measures of itself and its workers */
+    double *sent_at;       /* [P]: when the worker got its current task message */
+    double rt;             /* mean round trip of a task message, seconds */
+    double handler;        /* mean time in the handler of a result */
+    double recv;           /* mean receive overhead (gaps between back-to-back handlers) */
+    double last_exit;      /* end of the previous result handler */
+    int last_waiting;      /* messages waited at its end */
+    uint64_t samples;
     int masters_now, masters_max; /* root: masters in the whole run */
     int rflag;
     int have_initial;      /* the root's initial share has arrived */
@@ -244,6 +253,8 @@ static int master_dispatch(tb__mw_node *n, int w)
         m->win[m->winpos] = c;
         m->winsum += c;
         m->winpos = (m->winpos + 1) % m->winlen;
+        m->last_waiting = c;
+        m->sent_at[w] = tb_tp_now(&n->base);
     }
     return master_maybe_request(n);
 }
@@ -387,6 +398,64 @@ static int master_count(tb__mw_node *n, int delta, double t)
     return tb_tp_send(&n->base, up_rank(n), TB__TAG_MCOUNT, &m->msg);
 }
 
+/* Exponentially weighted mean: quick to start, then about the last 32. */
+static double ewma(double mean, double x, uint64_t k)
+{
+    double a = k < 32 ? 1.0 / (double)(k + 1) : 1.0 / 32.0;
+    return mean + a * (x - mean);
+}
+
+/* Measurements of the predictive policy, taken as a result arrives from w. */
+static void master_measure(tb__mw_node *n, int w, double entry)
+{
+    tb__mw_master *m = n->master;
+    if (!m->sent_at || w == self_rank(n))
+        return;
+    m->samples++;
+    m->rt = ewma(m->rt, entry - m->sent_at[w], m->samples);
+    /* Back to back (a message was waiting when the last handler ended): the
+     * gap between the two handlers is what receiving one message costs. */
+    if (m->last_waiting > 0 && m->last_exit > 0)
+        m->recv = ewma(m->recv, entry - m->last_exit, m->samples);
+}
+
+/*
+ * The policy `dynamic`: promote only when K+1 masters are predicted to finish
+ * the queue sooner than K with one worker fewer (S1's open problem).  With W
+ * workers of cycle T (a task message's round trip minus the time it queued
+ * at this master) and a service time s per result (receive + handler), this
+ * master completes X(W) = min(W/T, 1/s) tasks per second.  Promoting p leaves
+ * W-1 workers, split in two halves each with its own master:
+ * X' = X(a) + X(b).  Promote when Q/X' + T (the moved workers finish their
+ * current task first) < 0.95 Q/X, Q the tasks queued here.  Decisions to
+ * promote are logged at info level, the others at debug level.
+ */
+static int master_predict_gain(tb__mw_node *n, int p)
+{
+    tb__mw_master *m = n->master;
+    int W = m->nbusy + m->nidle;
+    if (m->samples < (uint64_t)(2 * W) || m->winfill == 0)
+        return 0; /* not enough measurements yet */
+    double s = m->handler + m->recv;
+    double waiting = (double)m->winsum / (double)m->winfill;
+    double T = m->rt - waiting * s;
+    if (!(s > 0) || !(T > 0))
+        return 0;
+    double Q = (double)tb__queue_count(m->q);
+    double x_now = fmin((double)W / T, 1.0 / s);
+    int a = (W - 1) - (W - 1) / 2, b = (W - 1) / 2;
+    double x_new = fmin((double)a / T, 1.0 / s) + fmin((double)b / T, 1.0 / s);
+    double t_now = Q / x_now, t_new = Q / x_new + T;
+    /* A 5 % margin: the estimates are noisy, and the model leaves out the
+     * promotion's messages and the merge-back at the end. */
+    int yes = t_new < 0.95 * t_now;
+    tb_log(yes ? TB_LOG_INFO : TB_LOG_DEBUG,
+           "rank %d: promote %d? W=%d T=%.3g s service=%.3g s queue=%.0f: %.4g s now, "
+           "%.4g s with one more master: %s",
+           self_rank(n), p, W, T, s, Q, t_now, t_new, yes ? "yes" : "no");
+    return yes;
+}
+
 /*
  * S1's rule (Fig. 3, line 14): the master is overloaded (on average at
  * least one message was waiting after each of the last assignments) and at
@@ -403,6 +472,8 @@ static int master_should_promote(tb__mw_node *n, int p)
         if (h != 0)
             return h > 0;
     }
+    if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT)
+        return master_predict_gain(n, p);
     return m->winfill > 0 && m->winsum >= m->winfill;
 }
 
@@ -637,8 +708,19 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
     tb__mw_master *m = n->master;
     tb_buf in;
     switch (tag) {
-    case TB__TAG_RESULT:
-        return master_result(n, src, data, len);
+    case TB__TAG_RESULT: {
+        if (!m->sent_at)
+            return master_result(n, src, data, len);
+        double entry = tb_tp_now(&n->base);
+        master_measure(n, src, entry);
+        int rc = master_result(n, src, data, len);
+        if (rc == TB_OK && n->master == m) {
+            double exit = tb_tp_now(&n->base);
+            m->handler = ewma(m->handler, exit - entry, m->samples);
+            m->last_exit = exit;
+        }
+        return rc;
+    }
     case TB__TAG_FWD: /* results of another master: deliver, or pass them up */
         return master_records(n, src, data, len);
     case TB__TAG_REQ:
@@ -818,7 +900,8 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
     if (c->dynamic) {
         m->winlen = c->window > 0 ? c->window : 2 * c->nranks;
         m->win = calloc((size_t)m->winlen, sizeof *m->win);
-        if (!m->win)
+        m->sent_at = calloc(P, sizeof *m->sent_at);
+        if (!m->win || !m->sent_at)
             return TB_ERR_NOMEM;
     }
     return tb_buf_pack_u32(&m->fwd, 0);
@@ -835,6 +918,7 @@ static void master_free(tb__mw_master *m)
     free(m->R);
     free(m->deferred);
     free(m->win);
+    free(m->sent_at);
     tb_buf_free(&m->msg);
     tb_buf_free(&m->fwd);
     free(m);

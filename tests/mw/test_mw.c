@@ -356,7 +356,7 @@ static void test_dynamic_forced(void)
     uint64_t promotions = 0;
     for (unsigned chunk = 1; chunk <= 3 && ok; chunk += 2) {
         bag b = {500, 200, UINT64_MAX, 0, 0, NULL, 0};
-        run_out o = run_bag(&b, "dynamic:paper", chunk, chunk == 1);
+        run_out o = run_bag(&b, chunk == 1 ? "dynamic:paper" : "dynamic", chunk, chunk == 1);
         ok = o.rc == TB_OK && o.rc_min == o.rc_max &&
              (rank != 0 || (o.missing == 0 && o.duplicated == 0 && o.bad == 0 && o.results == b.n));
         promotions += o.s.promotions;

@@ -550,6 +550,33 @@ static void test_dynamic_forced_random(void)
     TB_ASSERT(promoted >= 5); /* recursive promotions did happen */
 }
 
+/* The predictive policy: never worse than one master by more than its 5 %
+ * margin, the same run where a promotion cannot pay, and far ahead where
+ * one master saturates. */
+static void test_dynamic_predict(void)
+{
+    tb_platform *p = spec(S1_PLATFORM, 1);
+    TB_ASSERT(p != NULL);
+    const int Ps[] = {4, 6, 8, 12, 16, 24, 32};
+    int ok = 1;
+    double ratio32 = 1;
+    for (size_t i = 0; i < sizeof Ps / sizeof Ps[0] && ok; i++) {
+        sim_out a = run(p, Ps[i], "single", 20000, 116e-6, NULL);
+        sim_out d = run(p, Ps[i], "dynamic", 20000, 116e-6, NULL);
+        ok = a.rc == TB_OK && d.rc == TB_OK && d.missing == 0 && d.dup == 0 &&
+             d.s.makespan_s <= 1.06 * a.s.makespan_s &&
+             (Ps[i] > 12 || d.s.makespan_s == a.s.makespan_s);
+        if (!ok)
+            printf("    P=%d: single %.6f s, dynamic %.6f s (%llu promotions)\n", Ps[i],
+                   a.s.makespan_s, d.s.makespan_s, (unsigned long long)d.s.promotions);
+        if (Ps[i] == 32)
+            ratio32 = d.s.makespan_s / a.s.makespan_s;
+    }
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+    TB_ASSERT(ratio32 < 0.6);
+}
+
 static void test_ranks_must_fit(void)
 {
     tb_platform *p = spec("hosts=4,cores=2,L=1us,o=1us", 1);
@@ -575,6 +602,7 @@ static const tb_test tests[] = {
     {"dynamic_paper_promotes", test_dynamic_paper_promotes},
     {"dynamic_paper_quiet", test_dynamic_paper_quiet},
     {"dynamic_forced_random", test_dynamic_forced_random},
+    {"dynamic_predict", test_dynamic_predict},
     {"ranks_must_fit", test_ranks_must_fit},
     {NULL, NULL},
 };
