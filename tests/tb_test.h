@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tenbin/core.h"
@@ -106,6 +107,41 @@ static inline void tb_test_fail_(const char *file, int line, const char *expr)
             return;                                                          \
         }                                                                    \
     } while (0)
+
+/*
+ * Scratch directory for files a test writes: $TB_TEST_TMP (CTest gives each
+ * test its own), else a fresh directory under $TMPDIR made on first use
+ * (tb_test_scratch_made_ says so; the program removes it at the end).  The
+ * program must define _POSIX_C_SOURCE 200809L (mkdtemp) before any include.
+ */
+static char tb_test_scratch_[512];
+static int tb_test_scratch_made_;
+
+static inline const char *tb_test_scratch_dir(void)
+{
+    if (tb_test_scratch_[0] != '\0')
+        return tb_test_scratch_;
+    const char *dir = getenv("TB_TEST_TMP");
+    if (dir != NULL && dir[0] != '\0') {
+        snprintf(tb_test_scratch_, sizeof tb_test_scratch_, "%s", dir);
+        return tb_test_scratch_;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tb_test_scratch_, sizeof tb_test_scratch_, "%s/tenbin_test_XXXXXX",
+             tmp && tmp[0] ? tmp : "/tmp");
+    tb_test_scratch_made_ = mkdtemp(tb_test_scratch_) != NULL;
+    if (!tb_test_scratch_made_)
+        snprintf(tb_test_scratch_, sizeof tb_test_scratch_, ".");
+    return tb_test_scratch_;
+}
+
+/* Path of `name` in the scratch directory ("" if it does not fit in n). */
+static inline void tb_test_path(char *buf, size_t n, const char *name)
+{
+    int w = snprintf(buf, n, "%s/%s", tb_test_scratch_dir(), name);
+    if (w < 0 || (size_t)w >= n)
+        buf[0] = '\0';
+}
 
 /* Runs the NULL-terminated table, or only the test named `only` (if not
  * NULL).  Returns 0 if all ran tests passed, 1 if one failed, 2 if `only`

@@ -19,36 +19,11 @@
 /* Helpers                                                           */
 /* ---------------------------------------------------------------- */
 
-/* Scratch directory: $TB_TEST_TMP (set by ctest), else a fresh directory
- * under $TMPDIR that the last test removes. */
-static char scratch[512];
-static int scratch_made;
-
-static const char *scratch_dir(void)
-{
-    if (scratch[0] != '\0')
-        return scratch;
-    const char *dir = getenv("TB_TEST_TMP");
-    if (dir != NULL && dir[0] != '\0') {
-        snprintf(scratch, sizeof scratch, "%s", dir);
-        return scratch;
-    }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/tb_model_XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    scratch_made = mkdtemp(scratch) != NULL;
-    return scratch;
-}
-
-/* Path of `name` in the scratch directory. */
-static void tmp_path(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", scratch_dir(), name);
-}
 
 /* Writes text to the scratch file `name`; path gets its path. */
 static int write_text(const char *name, const char *text, char *path, size_t n)
 {
-    tmp_path(path, n, name);
+    tb_test_path(path, n, name);
     FILE *f = fopen(path, "wb");
     if (f == NULL)
         return -1;
@@ -460,7 +435,7 @@ static void test_json_errors(void)
     remove(path);
     char err[1024], want[2048];
     tb_platform *p = NULL;
-    tmp_path(path, sizeof path, "does-not-exist.json");
+    tb_test_path(path, sizeof path, "does-not-exist.json");
     TB_ASSERT_EQ_INT(tb_platform_load(path, 1, &p, err, sizeof err), TB_ERR_IO);
     snprintf(want, sizeof want, "%s: cannot read: No such file or directory", path);
     TB_ASSERT_STR_EQ(err, want);
@@ -479,7 +454,7 @@ static void test_open(void)
     TB_ASSERT_OK(tb_platform_open("hosts=6", 1, &p, err, sizeof err));
     TB_ASSERT_EQ_INT(p->nhosts, 6);
     tb_platform_destroy(&p);
-    tmp_path(path, sizeof path, "missing.json");
+    tb_test_path(path, sizeof path, "missing.json");
     TB_ASSERT_EQ_INT(tb_platform_open(path, 1, &p, err, sizeof err), TB_ERR_IO);
     TB_ASSERT(p == NULL);
     snprintf(want, sizeof want,
@@ -718,8 +693,8 @@ static void test_speed_load_finish(void)
 /* Last: removes the scratch directory if this program made it. */
 static void test_cleanup(void)
 {
-    if (scratch_made)
-        TB_ASSERT(rmdir(scratch) == 0);
+    if (tb_test_scratch_made_)
+        TB_ASSERT(rmdir(tb_test_scratch_) == 0);
 }
 
 static const tb_test tests[] = {

@@ -20,28 +20,9 @@
 /* Helpers                                                           */
 /* ---------------------------------------------------------------- */
 
-static char scratch[512];
-static int scratch_made;      /* made here: the last test removes it */
 static char made[64][600];    /* files written into it */
 static size_t nmade;
 
-/* $TB_TEST_TMP (set by ctest), else a fresh directory under $TMPDIR. */
-static const char *scratch_dir(void)
-{
-    if (scratch[0] != '\0')
-        return scratch;
-    const char *dir = getenv("TB_TEST_TMP");
-    if (dir != NULL && dir[0] != '\0') {
-        snprintf(scratch, sizeof scratch, "%s", dir);
-        return scratch;
-    }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/tb_netgauge_XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    scratch_made = mkdtemp(scratch) != NULL;
-    if (!scratch_made)
-        snprintf(scratch, sizeof scratch, ".");
-    return scratch;
-}
 
 /* tests/data/netgauge/NAME */
 static void data_path(char *buf, size_t n, const char *name)
@@ -79,7 +60,7 @@ static int write_text(const char *path, const char *text)
 /* Writes text to the scratch file `name`; path gets its path. */
 static int write_tmp(const char *name, const char *text, char *path, size_t n)
 {
-    snprintf(path, n, "%s/%s", scratch_dir(), name);
+    tb_test_path(path, n, name);
     return write_text(path, text);
 }
 
@@ -88,7 +69,7 @@ static int copy_data(const char *name)
 {
     char from[1024], to[1024], buf[4096];
     data_path(from, sizeof from, name);
-    snprintf(to, sizeof to, "%s/%s", scratch_dir(), name);
+    tb_test_path(to, sizeof to, name);
     remember(to);
     FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
     int ok = in != NULL && out != NULL;
@@ -512,7 +493,7 @@ static void test_json_errors(void)
                                &p, err, sizeof err, jpath, sizeof jpath),
                      TB_ERR_IO);
     snprintf(want, sizeof want, "%s: clusters[0].network.netgauge: %s/missing.out: cannot read: "
-             "No such file or directory", jpath, scratch_dir());
+             "No such file or directory", jpath, tb_test_scratch_dir());
     TB_ASSERT_STR_EQ(err, want);
 
     char text[1024], tpath[1024];
@@ -532,11 +513,11 @@ static void test_json_errors(void)
 /* Last: removes what the tests wrote when the scratch directory is ours. */
 static void test_cleanup(void)
 {
-    if (!scratch_made)
+    if (!tb_test_scratch_made_)
         return;
     for (size_t i = 0; i < nmade; i++)
         TB_ASSERT(unlink(made[i]) == 0);
-    TB_ASSERT(rmdir(scratch) == 0);
+    TB_ASSERT(rmdir(tb_test_scratch_) == 0);
 }
 
 static const tb_test tests[] = {

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../tb_test.h"
 #include "mw/mw_internal.h"
@@ -261,20 +262,15 @@ static char *slurp(const char *path, size_t *len)
     return d;
 }
 
-static void tmp_path(char *buf, size_t n, const char *name)
-{
-    const char *dir = getenv("TB_TEST_TMP");
-    snprintf(buf, n, "%s/%s", dir && *dir ? dir : ".", name);
-}
 
 /* Same seed: the same trace, byte for byte; another seed: another run. */
 static void test_determinism(void)
 {
     const char *sp = "hosts=12,speed=1-2,L=30us,o=8us,g=1us,G=2ns,S=4096,load=0.05";
     char a[512], b[512], c[512];
-    tmp_path(a, sizeof a, "det_a.json");
-    tmp_path(b, sizeof b, "det_b.json");
-    tmp_path(c, sizeof c, "det_c.json");
+    tb_test_path(a, sizeof a, "det_a.json");
+    tb_test_path(b, sizeof b, "det_b.json");
+    tb_test_path(c, sizeof c, "det_c.json");
     tb_platform *p1 = spec(sp, 5), *p2 = spec(sp, 5), *p3 = spec(sp, 6);
     TB_ASSERT(p1 && p2 && p3);
     sim_out o1 = run(p1, 12, "multi:3", 3000, 2e-3, a);
@@ -414,16 +410,17 @@ static double given_work(void *ctx, tb_actor *a, uint64_t job, const tb_compute 
 /* A message that arrives before the one a rank is waiting for is taken first,
  * at its own arrival time; a computation starts after the sends of the
  * handler that asked for it. */
-static void test_transport_known_times(void)
+/* Runs five probe actors with the given roles on a spec'd platform. */
+static int run_probes(const char *sp, const int roles[5], probe pr[5])
 {
-    tb_platform *p = spec("hosts=5,L=0,o=0,g=0,G=1us,S=1000000000", 1);
-    TB_ASSERT(p != NULL);
-    probe pr[5];
+    tb_platform *p = spec(sp, 1);
+    if (p == NULL)
+        return TB_ERR_PARSE;
     tb_actor *acts[5];
-    memset(pr, 0, sizeof pr);
+    memset(pr, 0, 5 * sizeof *pr);
     for (int i = 0; i < 5; i++) {
         pr[i].base.ops = &probe_ops;
-        pr[i].role = i;
+        pr[i].role = roles[i];
         acts[i] = &pr[i].base;
     }
     tb_sim *sim = NULL;
@@ -432,7 +429,14 @@ static void test_transport_known_times(void)
         rc = tb_sim_run(sim, acts);
     tb_sim_destroy(&sim);
     tb_platform_destroy(&p);
-    TB_ASSERT_OK(rc);
+    return rc;
+}
+
+static void test_transport_known_times(void)
+{
+    probe pr[5];
+    const int roles[5] = {0, 1, 2, 3, 4};
+    TB_ASSERT_OK(run_probes("hosts=5,L=0,o=0,g=0,G=1us,S=1000000000", roles, pr));
     TB_ASSERT_EQ_INT(pr[2].got, 2);
     TB_ASSERT_EQ_INT(pr[2].src[0], 1);
     TB_ASSERT_NEAR(pr[2].at[0], 1e-3 + 7e-6, 1e-12);
@@ -445,23 +449,9 @@ static void test_transport_known_times(void)
 
 static void test_compute_after_sends(void)
 {
-    tb_platform *p = spec("hosts=5,L=0,o=10us,g=0,G=0", 1);
-    TB_ASSERT(p != NULL);
     probe pr[5];
-    tb_actor *acts[5];
-    memset(pr, 0, sizeof pr);
-    for (int i = 0; i < 5; i++) {
-        pr[i].base.ops = &probe_ops;
-        pr[i].role = i < 3 ? 5 : i; /* ranks 0-2 do nothing */
-        acts[i] = &pr[i].base;
-    }
-    tb_sim *sim = NULL;
-    int rc = tb_sim_create(&sim, p, 5, given_work, NULL, 0);
-    if (rc == TB_OK)
-        rc = tb_sim_run(sim, acts);
-    tb_sim_destroy(&sim);
-    tb_platform_destroy(&p);
-    TB_ASSERT_OK(rc);
+    const int roles[5] = {5, 5, 5, 3, 4}; /* ranks 0-2 do nothing */
+    TB_ASSERT_OK(run_probes("hosts=5,L=0,o=10us,g=0,G=0", roles, pr));
     /* Three sends of 10 us, then 1 us of work: never earlier than the sends. */
     TB_ASSERT_NEAR(pr[3].computed_at, 31e-6, 1e-15);
     TB_ASSERT_EQ_INT(pr[4].got, 3);
@@ -590,6 +580,20 @@ static void test_ranks_must_fit(void)
     TB_ASSERT_OK(b);
 }
 
+/* Last: removes the scratch directory if this program made it. */
+static void test_cleanup(void)
+{
+    if (!tb_test_scratch_made_)
+        return;
+    const char *names[] = {"det_a.json", "det_b.json", "det_c.json"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[1024];
+        tb_test_path(path, sizeof path, names[i]);
+        remove(path);
+    }
+    TB_ASSERT(rmdir(tb_test_scratch_) == 0);
+}
+
 static const tb_test tests[] = {
     {"queue_order", test_queue_order},
     {"closed_form_single", test_closed_form_single},
@@ -604,6 +608,7 @@ static const tb_test tests[] = {
     {"dynamic_forced_random", test_dynamic_forced_random},
     {"dynamic_predict", test_dynamic_predict},
     {"ranks_must_fit", test_ranks_must_fit},
+    {"cleanup", test_cleanup},
     {NULL, NULL},
 };
 
