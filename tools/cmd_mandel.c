@@ -49,8 +49,8 @@ static void mandel_usage(FILE *out)
             "  --max-iter N           iterations before a point counts as inside (default 1000)\n"
             "  --region XMIN,XMAX,YMIN,YMAX   the rectangle drawn (default -2,1,-1.5,1.5)\n"
             "  --rows-per-task N      rows in one task (default 1)\n"
-            "  --policy P             single | multi:K | dynamic | dynamic:paper (default single, or\n"
-            "                         TENBIN_MW_POLICY)\n"
+            "  --policy P             single | multi:K | dynamic | dynamic:paper | dynamic:wait[:SHARE]\n"
+            "                         (default single, or TENBIN_MW_POLICY)\n"
             "  --out FILE.png|FILE.pgm    write the image (PGM holds the raw values)\n"
             "  --trace FILE.json      write a Chrome trace (open it in ui.perfetto.dev)\n"
             "  --checksum             print the sum of all pixel values\n"
@@ -274,7 +274,8 @@ static int policy_error(const char *policy, int rc, int ranks, int simulated)
         tb_cli_error(cmd, "--policy %s needs at least %s ranks, but %s %d", policy, policy + 6,
                      simulated ? "the simulation has" : "mpiexec started", ranks);
     else
-        tb_cli_error(cmd, "--policy: expected single, multi:K (K >= 1), dynamic or dynamic:paper, got '%s'",
+        tb_cli_error(cmd, "--policy: expected single, multi:K (K >= 1), dynamic, dynamic:paper or "
+                     "dynamic:wait[:SHARE] (0 < SHARE <= 100), got '%s'",
                      policy);
     return TB_EXIT_USAGE;
 }

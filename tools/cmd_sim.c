@@ -42,7 +42,8 @@ static void sim_usage(FILE *out)
             "  --work SECONDS         work of one task at speed 1 (default 0)\n"
             "  --task-bytes B         size of a task message's payload (default 8)\n"
             "  --result-bytes B       size of a result's payload (default 8)\n"
-            "  --policy P             single | multi:K | dynamic | dynamic:paper (default single)\n"
+            "  --policy P             single | multi:K | dynamic | dynamic:paper | dynamic:wait[:SHARE]\n"
+            "                         (default single)\n"
             "  --chunk N              tasks per message (default 1)\n"
             "  --seed S               seed of the platform's random parts (default 1)\n"
             "  --trace FILE.json      Chrome trace of the run, in virtual time\n"
@@ -189,7 +190,8 @@ static int run_sim_mw(int argc, char **argv)
             tb_cli_error(cmd, "--policy %s needs at least %s ranks, got --ranks %ld", o.policy,
                          o.policy + 6, o.ranks);
         else
-            tb_cli_error(cmd, "--policy: expected single, multi:K (K >= 1), dynamic or dynamic:paper, got '%s'",
+            tb_cli_error(cmd, "--policy: expected single, multi:K (K >= 1), dynamic, dynamic:paper or "
+                     "dynamic:wait[:SHARE] (0 < SHARE <= 100), got '%s'",
                          o.policy);
         tb_mw_destroy(&mw);
         tb_platform_destroy(&plat);

@@ -40,6 +40,17 @@
  *             master is predicted to finish its queue at least 5 % sooner,
  *             from what it measures: its service time per result, its
  *             workers' round trip, its queue (logged with TENBIN_LOG=info).
+ *   dynamic:wait[:SHARE]  the same mechanics, with S3's triggers: workers
+ *             report how long they waited for each task message.  Every 2W
+ *             results (W workers, at least 8) a master compares its workers'
+ *             mean queueing delay (wait minus that worker's shortest wait)
+ *             with their ideal cycle (compute plus shortest wait): above
+ *             SHARE (default 0.1) and above the break-even 2/(W-2) it
+ *             promotes the next worker that reports;
+ *             a child master below SHARE/10 whose own handlers keep it busy
+ *             less than a tenth of the time merges: it gives its queue
+ *             back to its parent, and returns itself and its workers once
+ *             their current tasks are done.
  *
  * Task ids are 0, 1, 2, ... in the order tasks were added (or the generator's
  * index).  Every task is computed exactly once and its result delivered
@@ -103,7 +114,7 @@ TB_API int tb_mw_create_sim(tb_mw **out, const tb_platform *plat, int ranks);
 /* Free the handle and its communicator; NULLs *mw.  Collective over comm. */
 TB_API void tb_mw_destroy(tb_mw **mw);
 
-/* "single", "multi:K", "dynamic" or "dynamic:paper".  TB_ERR_PARSE for an
+/* "single", "multi:K", "dynamic", "dynamic:paper" or "dynamic:wait[:SHARE]".  TB_ERR_PARSE for an
  * unknown name, TB_ERR_SIZE when K exceeds the number of ranks. */
 TB_API int tb_mw_set_policy(tb_mw *mw, const char *spec);
 /* Tasks per message from a master to a worker (>= 1; default 1, or
@@ -155,6 +166,8 @@ typedef struct tb_mw_rank_info {
     uint32_t promotions;      /* dynamic: workers this rank made masters */
     uint32_t times_master;    /* dynamic: times this rank was made a master */
     double first_promotion_s; /* dynamic: when it first promoted (if it did) */
+    uint32_t merges;          /* dynamic:wait: times this rank, a child master,
+                                 handed its tasks and workers back early */
 } tb_mw_rank_info;
 
 typedef struct tb_mw_summary {
@@ -175,6 +188,7 @@ typedef struct tb_mw_summary {
     int masters_max;          /* most masters at one time (dynamic policies) */
     uint64_t promotions;      /* workers made masters during the run */
     double first_promotion_s; /* earliest promotion, from the start; -1 if none */
+    uint64_t merges;          /* dynamic:wait: child masters that merged back early */
     const tb_mw_rank_info *rank; /* [ranks], owned by the handle */
     int failed;               /* a task failed */
     uint64_t failed_task;

@@ -107,6 +107,7 @@ int tb_mw_set_policy(tb_mw *mw, const char *spec)
         return TB_ERR_INVALID;
     long k;
     int dynamic = 0;
+    double share = 0;
     if (strcmp(spec, "single") == 0) {
         k = 1;
     } else if (strcmp(spec, "dynamic:paper") == 0) {
@@ -115,6 +116,17 @@ int tb_mw_set_policy(tb_mw *mw, const char *spec)
     } else if (strcmp(spec, "dynamic") == 0) {
         k = 1;
         dynamic = TB__MW_DYNAMIC_PREDICT;
+    } else if (strncmp(spec, "dynamic:wait", 12) == 0 && (spec[12] == '\0' || spec[12] == ':')) {
+        k = 1;
+        dynamic = TB__MW_DYNAMIC_WAIT;
+        share = 0.1;
+        if (spec[12] == ':') {
+            int rc = tb_parse_double(spec + 13, &share);
+            if (rc != TB_OK)
+                return rc;
+            if (!(share > 0 && share <= 100))
+                return TB_ERR_RANGE;
+        }
     } else if (strncmp(spec, "multi:", 6) == 0) {
         int rc = tb_parse_long(spec + 6, 1, 1L << 30, &k);
         if (rc != TB_OK)
@@ -126,6 +138,7 @@ int tb_mw_set_policy(tb_mw *mw, const char *spec)
     }
     mw->cfg.nmasters = (int)k;
     mw->cfg.dynamic = dynamic;
+    mw->cfg.wait_split = share;
     snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "%s", spec);
     return TB_OK;
 }
@@ -279,6 +292,7 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
     for (int r = 0; r < mw->size; r++) {
         const tb_mw_rank_info *ri = &mw->infos[r];
         s->promotions += ri->promotions;
+        s->merges += ri->merges;
         if (ri->promotions && (s->first_promotion_s < 0 || ri->first_promotion_s < s->first_promotion_s))
             s->first_promotion_s = ri->first_promotion_s;
     }
@@ -562,8 +576,9 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
                 s->worker_idle_s.min, s->worker_idle_s.max);
     fprintf(out, "  messages          %" PRIu64 "\n", s->messages);
     if (s->promotions > 0)
-        fprintf(out, "  masters           at most %d; %" PRIu64 " promotions, the first after %.6f s\n",
-                s->masters_max, s->promotions, s->first_promotion_s);
+        fprintf(out, "  masters           at most %d; %" PRIu64 " promotions, the first after %.6f s; "
+                     "%" PRIu64 " early merges\n",
+                s->masters_max, s->promotions, s->first_promotion_s, s->merges);
     if (s->failed)
         fprintf(out, "  FAILED            task %" PRIu64 " on rank %d: %s (code %d)\n",
                 s->failed_task, s->failed_rank, tb_strerror(s->failed_code), s->failed_code);
@@ -580,12 +595,12 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"worker_idle_s\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, "
                            "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
                            "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.9f, "
-                           "\"failed\": %s",
+                           "\"merges\": %" PRIu64 ", \"failed\": %s",
                            s->ranks, s->policy, s->masters, s->chunk, s->tasks, s->results,
                            s->simulated ? "true" : "false", s->makespan_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
                            s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
                            s->worker_idle_s.max, s->messages, s->masters_max, s->promotions,
-                           s->first_promotion_s, s->failed ? "true" : "false"));
+                           s->first_promotion_s, s->merges, s->failed ? "true" : "false"));
     if (s->failed)
         TB_CHECK(tb_buf_printf(out,
                                ", \"failed_task\": %" PRIu64 ", \"failed_rank\": %d, "

@@ -8,7 +8,10 @@
  *
  * Messages (tags) and their bodies, all little-endian via tb_buf:
  *   TASK    master -> worker   u32 n, task record * n
- *   RESULT  worker -> master   u32 n, result record * n (stops after a failure)
+ *   RESULT  worker -> master   u32 n, result record * n (stops after a failure);
+ *                              dynamic:wait adds f64 wait, f64 compute:
+ *                              the seconds the worker waited for the task
+ *                              message and computed it
  *   REQ     master -> master   (empty)      "give me tasks"
  *   GIVE    master -> master   u8 kind (0 answer, 1 initial share, 2 part of the
  *                              initial share, more follows), queue give body
@@ -58,11 +61,14 @@ enum tb__mw_tag {
 
 /* Test hook for dynamic policies: called when worker `worker`'s result
  * reaches master `master` and a promotion is possible; return 1 to force
- * one, -1 to forbid it, 0 to apply the policy's rule. */
+ * one, -1 to forbid it, 0 to apply the policy's rule.  dynamic:wait also
+ * calls it with worker -1 at the end of each period of a child master that
+ * could merge back: 1 forces the merge, -1 forbids it. */
 typedef int (*tb__mw_promote_hook)(void *ctx, int master, int worker, uint64_t assigned);
 
-/* Dynamic policies: the paper's overload rule, or the predicted gain. */
-enum { TB__MW_DYNAMIC_PAPER = 1, TB__MW_DYNAMIC_PREDICT = 2 };
+/* Dynamic policies: the paper's overload rule, the predicted gain, or the
+ * workers' waiting time (S3's split and merge). */
+enum { TB__MW_DYNAMIC_PAPER = 1, TB__MW_DYNAMIC_PREDICT = 2, TB__MW_DYNAMIC_WAIT = 3 };
 
 /* What every node of one run shares (identical on every rank). */
 typedef struct tb__mw_cfg {
@@ -80,6 +86,7 @@ typedef struct tb__mw_cfg {
     uint64_t ntasks;          /* generator size, or tasks added on the root */
     int dynamic;              /* masters may promote workers (S1): TB__MW_DYNAMIC_* */
     int window;               /* assignments the overload test averages; 0 = 2P */
+    double wait_split;        /* dynamic:wait: split above this queueing share */
     tb__mw_promote_hook promote_hook;
     void *hook_ctx;
 } tb__mw_cfg;
@@ -117,6 +124,8 @@ typedef struct tb__mw_node {
     tb_buf scratch;           /* the worker function's result */
     tb_buf spare;             /* a master's own results while it reads them */
     double t_start, t_wait, t_compute;
+    double t_arrived;         /* when the current task message arrived */
+    double cur_wait;          /* how long the worker waited for it */
     int status;               /* final status of the run seen by this node */
     /* counters for the summary */
     tb_mw_rank_info info;

@@ -52,6 +52,15 @@ struct tb__mw_master {
     double last_exit;      /* end of the previous result handler */
     int last_waiting;      /* messages waited at its end */
     uint64_t samples;
+    /* dynamic:wait: the workers' waiting times over the current period */
+    double *wait_min;      /* [P]: each worker's shortest wait (no queueing) */
+    double queue_sum;      /* sum of (wait - wait_min) this period */
+    double ideal_sum;      /* sum of (compute + wait_min) this period */
+    int period_n;          /* results this period */
+    double period_start;
+    double busy_sum;       /* time in result handlers this period */
+    int want_split;        /* the last period says: promote the next worker */
+    int merging;           /* gave its queue back; returns once its workers finish */
     int masters_now, masters_max; /* root: masters in the whole run */
     int rflag;
     int have_initial;      /* the root's initial share has arrived */
@@ -72,7 +81,7 @@ struct tb__mw_master {
 };
 
 /* First byte of a GIVE message. */
-enum { GIVE_ANSWER = 0, GIVE_INITIAL = 1, GIVE_INITIAL_PART = 2 };
+enum { GIVE_ANSWER = 0, GIVE_INITIAL = 1, GIVE_INITIAL_PART = 2, GIVE_BACK = 3 };
 
 /* What a rank is to a master. */
 enum {
@@ -112,7 +121,8 @@ static int worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
     double now = tb_tp_now(&n->base);
     if (n->master == NULL)
         n->info.idle_s += now - n->t_wait;
-    n->t_compute = now;
+    n->cur_wait = now - n->t_wait;
+    n->t_compute = n->t_arrived = now;
     tb_buf_clear(&n->in);
     TB_CHECK(tb_buf_append(&n->in, data, len));
     TB_CHECK(tb_buf_unpack_u32(&n->in, &n->in_left));
@@ -128,6 +138,12 @@ static int worker_reply(tb__mw_node *n)
 {
     tb__patch_u32(&n->out, n->out_count_at, n->out_n);
     n->t_wait = n->t_compute; /* the end of the last computation */
+    if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT) {
+        /* How long this worker waited for the message and how long it
+         * computed, for dynamic:wait's statistics (S3). */
+        TB_CHECK(tb_buf_pack_f64(&n->out, n->cur_wait));
+        TB_CHECK(tb_buf_pack_f64(&n->out, n->t_compute - n->t_arrived));
+    }
     if (n->reply_to == self_rank(n)) {
         /* The master may start the next chunk at once, which rebuilds `out`:
          * hand it the finished message in the spare buffer instead. */
@@ -474,6 +490,8 @@ static int master_should_promote(tb__mw_node *n, int p)
     }
     if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT)
         return master_predict_gain(n, p);
+    if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT)
+        return m->want_split;
     return m->winfill > 0 && m->winsum >= m->winfill;
 }
 
@@ -502,6 +520,10 @@ static int master_promote(tb__mw_node *n, int p)
     m->R[m->nR++] = p;
     TB_CHECK(tb_tp_send(&n->base, p, TB__TAG_MSTART, &m->msg));
     double now = tb_tp_now(&n->base);
+    m->want_split = 0; /* a new period judges the new arrangement */
+    m->period_n = 0;
+    m->queue_sum = m->ideal_sum = m->busy_sum = 0;
+    m->period_start = now;
     n->info.promotions++;
     if (n->info.promotions == 1)
         n->info.first_promotion_s = now - n->t_start;
@@ -511,10 +533,112 @@ static int master_promote(tb__mw_node *n, int p)
     return master_check_done(n);
 }
 
+/* dynamic:wait: a worker's shortest wait is not known yet, or its next
+ * report is to be skipped. */
+#define WAIT_NONE (-1.0)
+#define WAIT_SKIP (-2.0)
+
+static void master_acquired(tb__mw_master *m, int w)
+{
+    if (m->wait_min)
+        m->wait_min[w] = WAIT_SKIP;
+}
+
+/* Give the whole queue to the parent, in as many messages as it takes. */
+static int master_give_back(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    while (tb__queue_count(m->q) > 0) {
+        tb_buf_clear(&m->msg);
+        TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_BACK));
+        TB_CHECK(tb__queue_give(m->q, tb__queue_count(m->q), TB__MW_MSG_MAX, &m->msg, NULL));
+        TB_CHECK(tb_tp_send(&n->base, m->parent, TB__TAG_GIVE, &m->msg));
+    }
+    return TB_OK;
+}
+
+/*
+ * dynamic:wait (S3's DY): each result carries how long its worker waited for
+ * the task message.  A worker's shortest wait is its round trip with no
+ * queueing at the master; what it waits beyond that is queueing.  At the end
+ * of each period of max(8, 2W) results the master compares the mean queueing
+ * with the mean ideal cycle (compute + shortest wait): above the share
+ * `wait_split`, workers lose that share of their time to this master being
+ * busy, and the next worker to report becomes a child master.  A child
+ * master whose workers hardly queue (below a tenth of the share) and whose
+ * handlers keep it busy less than a tenth of the time is a worker wasted:
+ * it merges back into its parent.
+ */
+static int master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
+{
+    tb__mw_master *m = n->master;
+    if (!m->wait_min || src == self_rank(n) || m->failed)
+        return TB_OK;
+    if (m->wait_min[src] == WAIT_SKIP) {
+        /* Its first wait with us spans a change of master, not queueing. */
+        m->wait_min[src] = WAIT_NONE;
+        return TB_OK;
+    }
+    if (m->wait_min[src] < 0 || wait < m->wait_min[src])
+        m->wait_min[src] = wait;
+    m->queue_sum += wait - m->wait_min[src];
+    m->ideal_sum += comp + m->wait_min[src];
+    int W = m->nbusy + m->nidle + m->nleaving;
+    if (++m->period_n < (2 * W > 8 ? 2 * W : 8))
+        return TB_OK;
+    double now = tb_tp_now(&n->base);
+    double share = m->queue_sum / m->ideal_sum;
+    double span = now - m->period_start;
+    /* Busy: in result handlers, plus receiving each result. */
+    double load = span > 0 ? (m->busy_sum + m->period_n * m->recv) / span : 1.0;
+    double th = n->cfg->wait_split;
+    /* Splitting pays when the W-1 workers left, queueing about half as much
+     * under two masters, beat W workers now: (W-1)/(1+f/2) > W/(1+f), that
+     * is f > 2/(W-2).  The share is a floor under that break-even. */
+    m->want_split = share > th && W > 4 && share * (W - 2) > 2.0;
+    int can_merge = m->parent >= 0 && m->nchildren == 0 && m->narriving == 0 &&
+                    m->nleaving == 0 && !m->rflag && !m->merging;
+    int merge = can_merge && !m->want_split && share < th / 10 && load < 0.1;
+    if (can_merge && n->cfg->promote_hook) {
+        int h = n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n), -1, n->info.tasks_assigned);
+        if (h != 0)
+            merge = h > 0;
+    }
+    tb_log(m->want_split || merge ? TB_LOG_INFO : TB_LOG_DEBUG,
+           "rank %d: workers queued %.3g of their ideal cycle over %d results (split above %.3g), "
+           "handlers busy %.3g of the time: %s",
+           self_rank(n), share, m->period_n, th, load,
+           m->want_split ? "split" : merge ? "merge" : "keep");
+    m->period_n = 0;
+    m->queue_sum = m->ideal_sum = m->busy_sum = 0;
+    m->period_start = now;
+    if (!merge)
+        return TB_OK;
+    m->want_split = 0;
+    m->merging = 1;
+    m->nR = 0; /* no more requests: what is left here is given back */
+    n->info.merges++;
+    return master_give_back(n);
+}
+
 static int master_result(tb__mw_node *n, int src, const void *data, size_t len)
 {
     tb__mw_master *m = n->master;
-    TB_CHECK(master_records(n, src, data, len));
+    if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT) {
+        /* The tail: how long the worker waited, and computed. */
+        if (len < 16)
+            return TB_ERR_PARSE;
+        tb_buf tail;
+        double wait, comp;
+        len -= 16;
+        tb_buf_view(&tail, (const unsigned char *)data + len, 16);
+        TB_CHECK(tb_buf_unpack_f64(&tail, &wait));
+        TB_CHECK(tb_buf_unpack_f64(&tail, &comp));
+        TB_CHECK(master_records(n, src, data, len));
+        TB_CHECK(master_wait_stats(n, src, wait, comp));
+    } else {
+        TB_CHECK(master_records(n, src, data, len));
+    }
     if (m->own[src] == OWN_LEAVING) {
         /* Its last task for us is done: it now works for the child. */
         m->own[src] = OWN_NONE;
@@ -572,9 +696,9 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
         for (int i = 0; i < m->ndeferred; i++)
             TB_CHECK(master_answer_request(n, m->deferred[i]));
         m->ndeferred = 0;
-    } else {
+    } else if (kind == GIVE_ANSWER) {
         m->rflag = 0;
-    }
+    } /* GIVE_BACK: a child merging back, unasked */
     if (m->failed)
         tb__queue_clear(m->q);
     master_counter(n, 1);
@@ -717,6 +841,7 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         if (rc == TB_OK && n->master == m) {
             double exit = tb_tp_now(&n->base);
             m->handler = ewma(m->handler, exit - entry, m->samples);
+            m->busy_sum += exit - entry;
             m->last_exit = exit;
         }
         return rc;
@@ -768,6 +893,7 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_ARRIVING)
             return TB_ERR_PROTOCOL;
         m->own[w] = OWN_IDLE;
+        master_acquired(m, w);
         m->narriving--;
         m->idle[m->nidle++] = w;
         TB_CHECK(master_dispatch_idle(n));
@@ -781,6 +907,7 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         if (m->own[src] != OWN_CHILD)
             return TB_ERR_PROTOCOL;
         m->own[src] = OWN_IDLE;
+        master_acquired(m, src);
         m->nchildren--;
         for (int i = 0; i < m->nR; i++) {
             if (m->R[i] == src) {
@@ -796,6 +923,7 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
             if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
                 return TB_ERR_PROTOCOL;
             m->own[w] = OWN_IDLE;
+            master_acquired(m, w);
             m->idle[m->nidle++] = w;
         }
         TB_CHECK(master_count(n, -1, tb_tp_now(&n->base)));
@@ -835,8 +963,10 @@ static int node_start(tb_actor *a)
 {
     tb__mw_node *n = (tb__mw_node *)a;
     n->t_start = n->t_wait = tb_tp_now(a);
-    if (n->master)
+    if (n->master) {
+        n->master->period_start = n->t_start;
         return master_start(n);
+    }
     return TB_OK;
 }
 
@@ -904,6 +1034,13 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
         if (!m->win || !m->sent_at)
             return TB_ERR_NOMEM;
     }
+    if (c->dynamic == TB__MW_DYNAMIC_WAIT) {
+        m->wait_min = malloc(P * sizeof *m->wait_min);
+        if (!m->wait_min)
+            return TB_ERR_NOMEM;
+        for (size_t r = 0; r < P; r++)
+            m->wait_min[r] = WAIT_SKIP;
+    }
     return tb_buf_pack_u32(&m->fwd, 0);
 }
 
@@ -919,6 +1056,7 @@ static void master_free(tb__mw_master *m)
     free(m->deferred);
     free(m->win);
     free(m->sent_at);
+    free(m->wait_min);
     tb_buf_free(&m->msg);
     tb_buf_free(&m->fwd);
     free(m);
@@ -969,6 +1107,7 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
     n->info.times_master++;
     m->k = -1;
     m->parent = parent;
+    m->period_start = now;
     m->have_initial = 1;
     m->R[m->nR++] = parent;
     tb_buf in;

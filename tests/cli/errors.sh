@@ -33,8 +33,10 @@ expect 2 "^tenbin mandel: --max-iter: expected an integer" 2 mandel --max-iter -
 expect 2 "^tenbin mandel: --rows-per-task: expected an integer" 2 mandel --rows-per-task 1.5
 expect 2 "^tenbin mandel: --region: expected XMIN,XMAX,YMIN,YMAX" 2 mandel --region 1,0,0,1
 expect 2 "^tenbin mandel: --region: expected XMIN,XMAX,YMIN,YMAX" 2 mandel --region 1,2,3
-expect 2 "^tenbin mandel: --policy: expected single, multi:K (K >= 1), dynamic or dynamic:paper" 2 mandel --policy fancy
-expect 2 "^tenbin mandel: --policy: expected single, multi:K (K >= 1), dynamic or dynamic:paper" 2 mandel --policy multi:0
+expect 2 "^tenbin mandel: --policy: expected single, multi:K (K >= 1), dynamic, dynamic:paper or dynamic:wait" 2 mandel --policy fancy
+expect 2 "^tenbin mandel: --policy: expected single, multi:K (K >= 1), dynamic, dynamic:paper or dynamic:wait" 2 mandel --policy multi:0
+expect 2 "^tenbin mandel: --policy: expected .*got 'dynamic:wait:0'" 2 mandel --policy dynamic:wait:0
+expect 2 "^tenbin mandel: --policy: expected .*got 'dynamic:waiting'" 2 mandel --policy dynamic:waiting
 expect 2 "^tenbin mandel: --policy multi:3 needs at least 3 ranks, but mpiexec started 2" 2 mandel --policy multi:3
 expect 2 "^tenbin mandel: --out: the file name must end in .png or .pgm" 2 mandel --out x.jpg
 expect 2 "^tenbin mandel: unknown option '--bogus'" 2 mandel --bogus

@@ -299,6 +299,10 @@ static void test_policy_names(void)
     int e = tb_mw_set_policy(mw, "single");
     int f = tb_mw_set_chunk(mw, 0);
     int g = tb_mw_add_task(mw, "x", 1);
+    int h = tb_mw_set_policy(mw, "dynamic:wait:0");
+    int i = tb_mw_set_policy(mw, "dynamic:wait:x");
+    int j = tb_mw_set_policy(mw, "dynamic:waits");
+    int k = tb_mw_set_policy(mw, "dynamic:wait:0.3");
     tb_mw_destroy(&mw);
     TB_ASSERT(mw == NULL);
     TB_ASSERT_EQ_INT(a, TB_ERR_PARSE);
@@ -308,6 +312,10 @@ static void test_policy_names(void)
     TB_ASSERT_OK(e);
     TB_ASSERT_EQ_INT(f, TB_ERR_INVALID);
     TB_ASSERT_EQ_INT(g, rank == 0 ? TB_OK : TB_ERR_STATE);
+    TB_ASSERT_EQ_INT(h, TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(i, TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(j, TB_ERR_PARSE);
+    TB_ASSERT_OK(k);
 }
 
 /* Every rank a master of its own group (K = P): all work moves through
@@ -347,19 +355,22 @@ static void test_no_pingpong(void)
     }
 }
 
-/* S1's dynamic masters on real processes, promotions forced by the hook:
- * every task exactly once, failures reported, with and without chunking. */
+/* S1's dynamic masters on real processes, promotions (and dynamic:wait's
+ * merges) forced by the hook: every task exactly once, failures reported,
+ * with and without chunking. */
 static void test_dynamic_forced(void)
 {
     g_hook = force_often;
     int ok = 1;
-    uint64_t promotions = 0;
-    for (unsigned chunk = 1; chunk <= 3 && ok; chunk += 2) {
+    uint64_t promotions = 0, merges = 0;
+    const char *pols[3] = {"dynamic:paper", "dynamic", "dynamic:wait"};
+    for (unsigned chunk = 1; chunk <= 3 && ok; chunk++) {
         bag b = {500, 200, UINT64_MAX, 0, 0, NULL, 0};
-        run_out o = run_bag(&b, chunk == 1 ? "dynamic:paper" : "dynamic", chunk, chunk == 1);
+        run_out o = run_bag(&b, pols[chunk - 1], chunk, chunk != 2);
         ok = o.rc == TB_OK && o.rc_min == o.rc_max &&
              (rank != 0 || (o.missing == 0 && o.duplicated == 0 && o.bad == 0 && o.results == b.n));
         promotions += o.s.promotions;
+        merges += o.s.merges;
     }
     bag f = {300, 100, 211, 0, 0, NULL, 0};
     run_out fo = run_bag(&f, "dynamic:paper", 1, 1);
@@ -373,6 +384,8 @@ static void test_dynamic_forced(void)
         /* Promotion needs four other busy workers: possible from P = 6 on. */
         TB_ASSERT(size < 6 || promotions > 0);
         TB_ASSERT(size >= 6 || promotions == 0);
+        /* dynamic:wait's children merge back when the hook says so. */
+        TB_ASSERT(size < 8 || merges > 0);
     }
 }
 
@@ -458,18 +471,18 @@ static void test_mandel_matches_serial(void)
     uint32_t *serial = malloc(npix * 4);
     for (int y = 0; y < a.m.height; y++)
         tb_mandel_row(&a.m, y, serial + (size_t)y * a.m.width);
-    const char *pol[3] = {"single", multi_policy(), "dynamic:paper"};
-    int same[3] = {0, 0, 0}, rcs[3];
-    for (int p = 0; p < 3; p++) {
+    const char *pol[4] = {"single", multi_policy(), "dynamic:paper", "dynamic:wait"};
+    int same[4] = {0, 0, 0, 0}, rcs[4];
+    for (int p = 0; p < 4; p++) {
         a.img = calloc(npix, 4);
         tb_mw *mw;
         tb_mw_create(&mw, MPI_COMM_WORLD);
         tb_mw_set_policy(mw, pol[p]);
-        tb_mw_set_chunk(mw, (unsigned)(p * 2 + 1));
+        tb_mw_set_chunk(mw, (unsigned)(p % 3 * 2 + 1));
         tb_mw_set_worker(mw, mwork, &a);
         tb_mw_set_result(mw, mres, &a);
         tb_mw_set_generator(mw, (uint64_t)a.m.height, mgen, &a);
-        if (p == 2)
+        if (p >= 2)
             tb__mw_set_promote_hook(mw, force_often, NULL);
         rcs[p] = tb_mw_run(mw);
         tb_mw_destroy(&mw);
@@ -481,10 +494,12 @@ static void test_mandel_matches_serial(void)
     TB_ASSERT_OK(rcs[0]);
     TB_ASSERT_OK(rcs[1]);
     TB_ASSERT_OK(rcs[2]);
+    TB_ASSERT_OK(rcs[3]);
     if (rank == 0) {
         TB_ASSERT(same[0]);
         TB_ASSERT(same[1]);
         TB_ASSERT(same[2]);
+        TB_ASSERT(same[3]);
         TB_ASSERT(sum > npix); /* not all ones: the image has structure */
     }
 }

@@ -52,6 +52,10 @@ typedef struct bag {
 } bag;
 
 static size_t result_pad;
+/* Tasks from this id on take slow_work instead of the bag's work: a load
+ * change in the middle of a run. */
+static uint64_t slow_from = UINT64_MAX;
+static double slow_work;
 
 static int gen8(void *ctx, uint64_t id, tb_buf *t)
 {
@@ -90,7 +94,7 @@ static double fixed_work(void *ctx, uint64_t id, const void *t, size_t l, const 
     (void)l;
     (void)r;
     (void)rl;
-    return b->work;
+    return id >= slow_from ? slow_work : b->work;
 }
 
 typedef struct sim_out {
@@ -567,6 +571,92 @@ static void test_dynamic_predict(void)
     TB_ASSERT(ratio32 < 0.6);
 }
 
+/* dynamic:wait (S3's triggers): it splits where one master saturates and
+ * not where it does not (P <= 12 in the S1 setting, where it is the
+ * single-master run but for the 16 bytes each result carries: 0.1 %). */
+static void test_dynamic_wait_splits(void)
+{
+    tb_platform *p = spec(S1_PLATFORM, 1);
+    TB_ASSERT(p != NULL);
+    const int Ps[] = {4, 6, 8, 12, 18, 32};
+    int ok = 1;
+    double ratio32 = 1;
+    for (size_t i = 0; i < sizeof Ps / sizeof Ps[0] && ok; i++) {
+        sim_out a = run(p, Ps[i], "single", 20000, 116e-6, NULL);
+        sim_out d = run(p, Ps[i], "dynamic:wait", 20000, 116e-6, NULL);
+        ok = a.rc == TB_OK && d.rc == TB_OK && d.missing == 0 && d.dup == 0 &&
+             (Ps[i] > 12 ? d.s.promotions > 0 && d.s.makespan_s < 0.9 * a.s.makespan_s
+                         : d.s.promotions == 0 && d.s.makespan_s <= 1.001 * a.s.makespan_s);
+        if (!ok)
+            printf("    P=%d: single %.6f s, dynamic:wait %.6f s (%llu promotions)\n", Ps[i],
+                   a.s.makespan_s, d.s.makespan_s, (unsigned long long)d.s.promotions);
+        if (Ps[i] == 32)
+            ratio32 = d.s.makespan_s / a.s.makespan_s;
+    }
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+    TB_ASSERT(ratio32 < 0.6);
+}
+
+/* A load change: the first half of the tasks is short enough to saturate one
+ * master, the second half 150 times longer.  dynamic:wait splits early and
+ * merges children back once their masters idle; every task once, and the
+ * same trajectory on a second run. */
+static void test_dynamic_wait_merges(void)
+{
+    tb_platform *p = spec(S1_PLATFORM, 1);
+    TB_ASSERT(p != NULL);
+    slow_from = 3000;
+    slow_work = 20e-3;
+    sim_out a = run(p, 32, "dynamic:wait", 6000, 116e-6, NULL);
+    sim_out b = run(p, 32, "dynamic:wait", 6000, 116e-6, NULL);
+    slow_from = UINT64_MAX;
+    tb_platform_destroy(&p);
+    TB_ASSERT_OK(a.rc);
+    TB_ASSERT_EQ_U64(a.missing, 0);
+    TB_ASSERT_EQ_U64(a.dup, 0);
+    TB_ASSERT(a.s.promotions >= 2);
+    TB_ASSERT(a.s.merges >= 1);
+    TB_ASSERT(a.s.makespan_s == b.s.makespan_s);
+    TB_ASSERT_EQ_U64(a.s.merges, b.s.merges);
+    TB_ASSERT_EQ_U64(a.s.promotions, b.s.promotions);
+}
+
+/* Random platforms, sizes and load changes under dynamic:wait: exactly once
+ * and deterministic, with merges racing requests and promotions. */
+static void test_dynamic_wait_random(void)
+{
+    tb_platform *p = spec("hosts=64,speed=1-3,L=20us,o=5us,g=1us,G=1ns,S=2048", 3);
+    TB_ASSERT(p != NULL);
+    int ok = 1;
+    uint64_t merges = 0, promotions = 0;
+    for (uint64_t seed = 1; seed <= 30 && ok; seed++) {
+        int P = 5 + (int)(seed * 11 % 60);
+        uint64_t n = 200 + seed * 389 % 6000;
+        slow_from = n * (seed % 3 + 1) / 4;
+        slow_work = 1e-3 * (double)(seed % 7 + 1);
+        double work = 5e-6 * (double)(seed % 5 + 1);
+        sim_out a = run(p, P, "dynamic:wait", n, work, NULL);
+        sim_out b = run(p, P, "dynamic:wait", n, work, NULL);
+        ok = a.rc == TB_OK && a.missing == 0 && a.dup == 0 && a.s.results == n &&
+             b.s.makespan_s == a.s.makespan_s && b.s.merges == a.s.merges &&
+             b.s.promotions == a.s.promotions;
+        if (!ok)
+            printf("    seed %llu P=%d n=%llu: rc %d missing %llu dup %llu\n",
+                   (unsigned long long)seed, P, (unsigned long long)n, a.rc,
+                   (unsigned long long)a.missing, (unsigned long long)a.dup);
+        merges += a.s.merges;
+        promotions += a.s.promotions;
+    }
+    slow_from = UINT64_MAX;
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+    printf("    %llu promotions, %llu merges over 30 runs\n", (unsigned long long)promotions,
+           (unsigned long long)merges);
+    TB_ASSERT(promotions >= 10);
+    TB_ASSERT(merges >= 3);
+}
+
 static void test_ranks_must_fit(void)
 {
     tb_platform *p = spec("hosts=4,cores=2,L=1us,o=1us", 1);
@@ -607,6 +697,9 @@ static const tb_test tests[] = {
     {"dynamic_paper_quiet", test_dynamic_paper_quiet},
     {"dynamic_forced_random", test_dynamic_forced_random},
     {"dynamic_predict", test_dynamic_predict},
+    {"dynamic_wait_splits", test_dynamic_wait_splits},
+    {"dynamic_wait_merges", test_dynamic_wait_merges},
+    {"dynamic_wait_random", test_dynamic_wait_random},
     {"ranks_must_fit", test_ranks_must_fit},
     {"cleanup", test_cleanup},
     {NULL, NULL},
