@@ -657,6 +657,38 @@ static void test_dynamic_wait_random(void)
     TB_ASSERT(merges >= 3);
 }
 
+/* Extreme bags under forced promotions (and merges): a few huge tasks,
+ * where children get a task or two and finish before their first request
+ * is answered, and 100,000 tasks of no work.  Exactly once every time. */
+static void test_dynamic_extreme_bags(void)
+{
+    tb_platform *p = spec("hosts=64,L=20us,o=5us,g=1us,G=1ns,S=2048", 5);
+    TB_ASSERT(p != NULL);
+    const char *pols[] = {"dynamic:paper", "dynamic", "dynamic:wait"};
+    const struct { uint64_t n; double work; int P; } cases[] = {
+        {7, 5.0, 6}, {20, 5.0, 16}, {40, 2.0, 16}, {100, 1.0, 33}, {100000, 0.0, 64}, {100000, 0.0, 7}};
+    int ok = 1;
+    uint64_t promotions = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0] && ok; c++) {
+        for (size_t i = 0; i < 3 && ok; i++) {
+            forcer f;
+            memset(&f, 0, sizeof f);
+            tb_rng_seed(&f.rng, 1000 + c);
+            f.odds = 1 + (int)(c % 2);
+            sim_out a = run_full(p, cases[c].P, pols[i], cases[c].n, cases[c].work, NULL, &f);
+            ok = a.rc == TB_OK && a.missing == 0 && a.dup == 0 && a.s.results == cases[c].n;
+            if (!ok)
+                printf("    %s P=%d n=%llu: rc %d missing %llu dup %llu\n", pols[i], cases[c].P,
+                       (unsigned long long)cases[c].n, a.rc, (unsigned long long)a.missing,
+                       (unsigned long long)a.dup);
+            promotions += a.s.promotions;
+        }
+    }
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+    TB_ASSERT(promotions >= 10);
+}
+
 static void test_ranks_must_fit(void)
 {
     tb_platform *p = spec("hosts=4,cores=2,L=1us,o=1us", 1);
@@ -700,6 +732,7 @@ static const tb_test tests[] = {
     {"dynamic_wait_splits", test_dynamic_wait_splits},
     {"dynamic_wait_merges", test_dynamic_wait_merges},
     {"dynamic_wait_random", test_dynamic_wait_random},
+    {"dynamic_extreme_bags", test_dynamic_extreme_bags},
     {"ranks_must_fit", test_ranks_must_fit},
     {"cleanup", test_cleanup},
     {NULL, NULL},
