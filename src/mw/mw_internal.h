@@ -24,7 +24,8 @@
  *   STOP    master -> worker   i32 status   leave the loop
  * Dynamic policies (S1), between a master and the masters it makes:
  *   MSTART  master -> worker   u32 n, i32 rank * n (busy workers it will free
- *                              for the new master), queue give body
+ *                              for the new master), u32 m, i32 rank * m (idle
+ *                              workers, the new master's at once), queue give body
  *   FREE    master -> child    i32 rank     that worker finished our task: yours
  *   RETURN  child -> master    u32 n, i32 rank * n: done; take me and these back
  *   MCOUNT  master -> parent   i32 delta, f64 time: masters in the run changed

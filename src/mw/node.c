@@ -61,6 +61,7 @@ struct tb__mw_master {
     double busy_sum;       /* time in result handlers this period */
     int want_split;        /* the last period says: promote the next worker */
     int merging;           /* gave its queue back; returns once its workers finish */
+    int resume;            /* a timer will go on handing out first tasks */
     int masters_now, masters_max; /* root: masters in the whole run */
     int rflag;
     int have_initial;      /* the root's initial share has arrived */
@@ -97,6 +98,7 @@ static int worker_next(tb__mw_node *n);
 static int master_fail(tb__mw_node *n, uint64_t task, int rank, int code);
 static int master_result(tb__mw_node *n, int src, const void *data, size_t len);
 static int master_check_done(tb__mw_node *n);
+static int master_promoted(tb__mw_node *n, int p);
 
 static int self_rank(const tb__mw_node *n) { return n->base.rank; }
 
@@ -275,11 +277,86 @@ static int master_dispatch(tb__mw_node *n, int w)
     return master_maybe_request(n);
 }
 
+/*
+ * Fan-out (dynamic and dynamic:wait): handing a first task to each of many
+ * idle workers takes W sends, and a master with thousands of workers is
+ * still sending when the first results come back.  A message that waits
+ * while four or more workers are still idle says one master cannot even fill
+ * its workers once: an idle worker becomes a child master at once, with half
+ * of the idle workers and a share of the queue in proportion, and both go on
+ * handing out tasks in parallel (recursively, so W workers start after about
+ * log2(W) promotions instead of W sends).  dynamic:paper keeps S1's rule.
+ */
+enum { TIMER_DISPATCH = 1 };
+
+static int cmp_int_desc(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x < y) - (x > y);
+}
+
+static int master_fan_out(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    /* Split the idle workers by rank: neighbouring ranks are usually on
+     * the same node or cluster (block mapping), so each master keeps a
+     * contiguous range, as multi:K's groups do.  The stack, sorted from
+     * the highest rank down, pops the lowest first; the child takes the
+     * upper half, led by its lowest rank. */
+    qsort(m->idle, (size_t)m->nidle, sizeof *m->idle, cmp_int_desc);
+    int give = (m->nidle - 1) / 2; /* besides p */
+    int p = m->idle[give];
+    int workers = m->nbusy + m->nleaving + m->nidle - 1; /* after p leaves */
+    uint64_t share = tb__queue_count(m->q) * (uint64_t)(give + 1) / (uint64_t)(workers + 1);
+    m->own[p] = OWN_CHILD;
+    m->nchildren++;
+    tb_buf_clear(&m->msg);
+    TB_CHECK(tb_buf_pack_u32(&m->msg, 0)); /* no busy workers */
+    TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)give));
+    for (int i = 0; i < give; i++) {
+        m->own[m->idle[i]] = OWN_NONE;
+        TB_CHECK(tb_buf_pack_i32(&m->msg, m->idle[i]));
+    }
+    m->nidle -= give + 1;
+    memmove(m->idle, m->idle + give + 1, (size_t)m->nidle * sizeof *m->idle);
+    TB_CHECK(tb__queue_give(m->q, share, TB__MW_MSG_MAX, &m->msg, NULL));
+    TB_LOG_INFO("rank %d: a message waits with %d workers still idle: %d becomes a master "
+                "with %d of them and %llu tasks",
+                self_rank(n), m->nidle + give + 1, p, give, (unsigned long long)share);
+    return master_promoted(n, p);
+}
+
 static int master_dispatch_idle(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    while (m->nidle > 0 && !m->failed && tb__queue_count(m->q) > 0)
+    int fan = n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT || n->cfg->dynamic == TB__MW_DYNAMIC_WAIT;
+    int budget = fan ? 4 : -1;
+    while (m->nidle > 0 && !m->failed && tb__queue_count(m->q) > 0) {
+        if (budget-- == 0) {
+            /* Let what has arrived meanwhile be seen (in simulation, a
+             * handler is one event: nothing arrives during it). */
+            if (!m->resume) {
+                m->resume = 1;
+                TB_CHECK(tb_tp_timer(&n->base, tb_tp_now(&n->base), TIMER_DISPATCH));
+            }
+            return TB_OK;
+        }
+        int yes = 0;
+        if (fan && m->nidle >= 4 && tb__queue_count(m->q) >= 2) {
+            int h = n->cfg->promote_hook ? n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n),
+                                                                m->idle[m->nidle - 1],
+                                                                n->info.tasks_assigned)
+                                         : 0;
+            yes = h != 0 ? h > 0 : tb_tp_arrived(&n->base, NULL, -1) > 0;
+        }
+        if (yes) {
+            TB_CHECK(master_fan_out(n));
+            if (n->master != m || m->done_sent)
+                return TB_OK;
+            continue;
+        }
         TB_CHECK(master_dispatch(n, m->idle[--m->nidle]));
+    }
     return TB_OK;
 }
 
@@ -450,7 +527,7 @@ static int master_predict_gain(tb__mw_node *n, int p)
 {
     tb__mw_master *m = n->master;
     int W = m->nbusy + m->nidle;
-    if (m->samples < (uint64_t)(2 * W) || m->winfill == 0)
+    if (m->samples < (uint64_t)(W < 32 ? 2 * W : 64) || m->winfill == 0)
         return 0; /* not enough measurements yet */
     double s = m->handler + m->recv;
     double waiting = (double)m->winsum / (double)m->winfill;
@@ -516,7 +593,15 @@ static int master_promote(tb__mw_node *n, int p)
         give--;
         TB_CHECK(tb_buf_pack_i32(&m->msg, r));
     }
+    TB_CHECK(tb_buf_pack_u32(&m->msg, 0)); /* no idle workers */
     TB_CHECK(tb__queue_give(m->q, tb__queue_count(m->q) / 2, TB__MW_MSG_MAX, &m->msg, NULL));
+    return master_promoted(n, p);
+}
+
+/* The end of a promotion: p is a request target, the count goes up. */
+static int master_promoted(tb__mw_node *n, int p)
+{
+    tb__mw_master *m = n->master;
     m->R[m->nR++] = p;
     TB_CHECK(tb_tp_send(&n->base, p, TB__TAG_MSTART, &m->msg));
     double now = tb_tp_now(&n->base);
@@ -584,7 +669,7 @@ static int master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
     m->queue_sum += wait - m->wait_min[src];
     m->ideal_sum += comp + m->wait_min[src];
     int W = m->nbusy + m->nidle + m->nleaving;
-    if (++m->period_n < (2 * W > 8 ? 2 * W : 8))
+    if (++m->period_n < (2 * W < 8 ? 8 : 2 * W > 64 ? 64 : 2 * W))
         return TB_OK;
     double now = tb_tp_now(&n->base);
     double share = m->queue_sum / m->ideal_sum;
@@ -774,7 +859,7 @@ static int child_return(tb__mw_node *n)
 static int master_check_done(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    if (m->done_sent || !m->have_initial || m->nbusy > 0 || m->nleaving > 0 ||
+    if (m->done_sent || m->resume || !m->have_initial || m->nbusy > 0 || m->nleaving > 0 ||
         m->narriving > 0 || m->nchildren > 0 || m->rflag || tb__queue_count(m->q) > 0 ||
         (m->nR > 0 && !m->failed))
         return TB_OK;
@@ -1004,8 +1089,21 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
     return TB_ERR_PROTOCOL;
 }
 
+static int node_timer(tb_actor *a, uint64_t id)
+{
+    tb__mw_node *n = (tb__mw_node *)a;
+    if (id != TIMER_DISPATCH || !n->master)
+        return TB_ERR_PROTOCOL;
+    n->master->resume = 0;
+    TB_CHECK(master_dispatch_idle(n));
+    if (n->master->resume)
+        return TB_OK;
+    TB_CHECK(master_maybe_request(n));
+    return master_check_done(n);
+}
+
 const tb_actor_ops tb__mw_node_ops = {
-    sizeof(tb_actor_ops), node_start, node_message, worker_computed, NULL,
+    sizeof(tb_actor_ops), node_start, node_message, worker_computed, node_timer,
 };
 
 /* The parts every master has: ownership, stacks, request targets. */
@@ -1122,8 +1220,19 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
         m->own[w] = OWN_ARRIVING;
         m->narriving++;
     }
+    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    for (uint32_t i = 0; i < cnt; i++) {
+        int32_t w;
+        TB_CHECK(tb_buf_unpack_i32(&in, &w));
+        if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
+            return TB_ERR_PROTOCOL;
+        m->own[w] = OWN_IDLE;
+        m->idle[m->nidle++] = w;
+    }
     TB_CHECK(tb__queue_take(m->q, in.data + in.pos, tb_buf_remaining(&in)));
     master_counter(n, 1);
+    TB_CHECK(master_dispatch_idle(n));
+    TB_CHECK(master_maybe_request(n));
     return master_check_done(n);
 }
 
