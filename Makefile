@@ -60,6 +60,7 @@ bench: build
 	scripts/bootstrap --bench
 	bench/run $(BUILD)
 	bench/sim $(BUILD)
+	bench/s1-sweep $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
 
 install: build
