@@ -281,7 +281,7 @@ static int master_dispatch(tb__mw_node *n, int w)
  * Fan-out (dynamic and dynamic:wait): handing a first task to each of many
  * idle workers takes W sends, and a master with thousands of workers is
  * still sending when the first results come back.  A message that waits
- * while four or more workers are still idle says one master cannot even fill
+ * while eight or more workers are still idle says one master cannot even fill
  * its workers once: an idle worker becomes a child master at once, with half
  * of the idle workers and a share of the queue in proportion, and both go on
  * handing out tasks in parallel (recursively, so W workers start after about
@@ -343,11 +343,13 @@ static int master_dispatch_idle(tb__mw_node *n)
         }
         int yes = 0;
         if (fan && m->nidle >= 4 && tb__queue_count(m->q) >= 2) {
+            /* The rule wants eight idle workers (each side keeps four or
+             * more); a test hook may fan out from four. */
             int h = n->cfg->promote_hook ? n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n),
                                                                 m->idle[m->nidle - 1],
                                                                 n->info.tasks_assigned)
                                          : 0;
-            yes = h != 0 ? h > 0 : tb_tp_arrived(&n->base, NULL, -1) > 0;
+            yes = h != 0 ? h > 0 : m->nidle >= 8 && tb_tp_arrived(&n->base, NULL, -1) > 0;
         }
         if (yes) {
             TB_CHECK(master_fan_out(n));
