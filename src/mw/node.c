@@ -631,6 +631,35 @@ static void master_acquired(tb__mw_master *m, int w)
         m->wait_min[w] = WAIT_SKIP;
 }
 
+/* cnt idle workers (i32 ranks in `in`) handed over by another master
+ * (RETURN, MSTART): ours now. */
+static int master_take_idle(tb__mw_node *n, tb_buf *in, uint32_t cnt)
+{
+    tb__mw_master *m = n->master;
+    for (uint32_t i = 0; i < cnt; i++) {
+        int32_t w;
+        TB_CHECK(tb_buf_unpack_i32(in, &w));
+        if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
+            return TB_ERR_PROTOCOL;
+        m->own[w] = OWN_IDLE;
+        master_acquired(m, w);
+        m->idle[m->nidle++] = w;
+    }
+    return TB_OK;
+}
+
+/* A request target refused, or returned: no longer ask it. */
+static void master_drop_target(tb__mw_master *m, int r)
+{
+    for (int i = 0; i < m->nR; i++) {
+        if (m->R[i] == r) {
+            memmove(m->R + i, m->R + i + 1, (size_t)(m->nR - i - 1) * sizeof *m->R);
+            m->nR--;
+            return;
+        }
+    }
+}
+
 /* Give the whole queue to the parent, in as many messages as it takes. */
 static int master_give_back(tb__mw_node *n)
 {
@@ -944,13 +973,7 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
     case TB__TAG_GIVE:
         return master_give(n, data, len);
     case TB__TAG_REFUSE:
-        for (int i = 0; i < m->nR; i++) {
-            if (m->R[i] == src) {
-                memmove(m->R + i, m->R + i + 1, (size_t)(m->nR - i - 1) * sizeof *m->R);
-                m->nR--;
-                break;
-            }
-        }
+        master_drop_target(m, src);
         m->rflag = 0;
         TB_CHECK(master_maybe_request(n));
         return master_check_done(n);
@@ -996,23 +1019,9 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         m->own[src] = OWN_IDLE;
         master_acquired(m, src);
         m->nchildren--;
-        for (int i = 0; i < m->nR; i++) {
-            if (m->R[i] == src) {
-                memmove(m->R + i, m->R + i + 1, (size_t)(m->nR - i - 1) * sizeof *m->R);
-                m->nR--;
-                break;
-            }
-        }
+        master_drop_target(m, src);
         m->idle[m->nidle++] = src;
-        for (uint32_t i = 0; i < cnt; i++) {
-            int32_t w;
-            TB_CHECK(tb_buf_unpack_i32(&in, &w));
-            if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
-                return TB_ERR_PROTOCOL;
-            m->own[w] = OWN_IDLE;
-            master_acquired(m, w);
-            m->idle[m->nidle++] = w;
-        }
+        TB_CHECK(master_take_idle(n, &in, cnt));
         TB_CHECK(master_count(n, -1, tb_tp_now(&n->base)));
         TB_CHECK(master_dispatch_idle(n));
         TB_CHECK(master_maybe_request(n));
@@ -1223,14 +1232,7 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
         m->narriving++;
     }
     TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
-    for (uint32_t i = 0; i < cnt; i++) {
-        int32_t w;
-        TB_CHECK(tb_buf_unpack_i32(&in, &w));
-        if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
-            return TB_ERR_PROTOCOL;
-        m->own[w] = OWN_IDLE;
-        m->idle[m->nidle++] = w;
-    }
+    TB_CHECK(master_take_idle(n, &in, cnt));
     TB_CHECK(tb__queue_take(m->q, in.data + in.pos, tb_buf_remaining(&in)));
     master_counter(n, 1);
     TB_CHECK(master_dispatch_idle(n));
