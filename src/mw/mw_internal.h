@@ -12,14 +12,16 @@
  *                              dynamic:wait adds f64 wait, f64 compute:
  *                              the seconds the worker waited for the task
  *                              message and computed it
- *   REQ     master -> master   (empty)      "give me tasks"
+ *   REQ     master -> master   u32 workers  "give me tasks; I have this many workers"
  *   GIVE    master -> master   u8 kind (0 answer, 1 initial share, 2 part of the
  *                              initial share, more follows), queue give body
  *   REFUSE  master -> master   (empty)
  *   FWD     master -> root     u32 n, result record * n (status 0)
  *   FAIL    master -> root     u64 task, i32 rank, i32 code
  *   ABORT   root -> masters    (empty)      stop handing out tasks
- *   DONE    master -> root     (empty)      all my work is finished
+ *   DONE    master -> root     u64 sent     all my work is finished; I and the
+ *                              children that returned to me sent the root
+ *                              `sent` result records in FWD messages
  *   FINISH  root -> masters    i32 status   the run is over
  *   STOP    master -> worker   i32 status   leave the loop
  * Dynamic policies (S1), between a master and the masters it makes:
@@ -27,10 +29,14 @@
  *                              for the new master), u32 m, i32 rank * m (idle
  *                              workers, the new master's at once), queue give body
  *   FREE    master -> child    i32 rank     that worker finished our task: yours
- *   RETURN  child -> master    u32 n, i32 rank * n: done; take me and these back
+ *   RETURN  child -> master    u32 n, i32 rank * n, u64 sent: done; take me and
+ *                              these back; records sent to the root as in DONE
  *   MCOUNT  master -> parent   i32 delta, f64 time: masters in the run changed
- * A child master sends FWD and FAIL to its parent, which passes them up, so
- * that all of a child's messages precede its RETURN on the same path.
+ * Every master, child or not, sends FWD straight to the root: passing results
+ * up the promotion tree made the masters near the root spend their time on
+ * their descendants' results.  Nothing then orders a child's FWD before its
+ * RETURN, so the counts in RETURN and DONE tell the root how many records to
+ * wait for before it says FINISH.  FAIL and MCOUNT still go to the parent.
  */
 #ifndef TB_MW_INTERNAL_H
 #define TB_MW_INTERNAL_H

@@ -11,11 +11,12 @@
  *
  * Termination: a master is done when its queue is empty, no worker is busy,
  * no request is outstanding and R is empty (or the run failed).  It then
- * forwards its remaining results and tells the root; when all K masters are
- * done the root sends FINISH, and each master sends STOP to its workers.  No
- * message can still be in flight at that point: a master says DONE only
- * after every answer it waited for has arrived, and message order between
- * two ranks is preserved.
+ * forwards its remaining results and tells the root how many result records
+ * it (and the children that returned to it) sent; when all K masters are
+ * done and that many records have arrived, the root sends FINISH, and each
+ * master sends STOP to its workers.  No message can still be in flight at
+ * that point: a master says DONE only after every answer it waited for has
+ * arrived, and the counts cover the results that travel on other paths.
  */
 #include "tenbin/core.h"
 
@@ -66,10 +67,12 @@ struct tb__mw_master {
     int rflag;
     int have_initial;      /* the root's initial share has arrived */
     int *deferred;         /* requests that came before the initial share */
+    uint32_t *deferred_w;  /* and the requesters' worker counts */
     int ndeferred;
     tb_buf msg;            /* message being built */
     tb_buf fwd;            /* results waiting to go to the root */
     uint32_t fwd_n;
+    uint64_t fwd_sent;     /* records this master and its returned children sent to the root */
     int failed;
     uint64_t fail_task;
     int fail_rank;
@@ -77,6 +80,8 @@ struct tb__mw_master {
     int abort_sent;
     int done_sent;
     int ndone;             /* root: masters done */
+    uint64_t fwd_expect;   /* root: records the finished masters say they sent it */
+    uint64_t fwd_got;      /* root: records received in FWD messages */
     uint64_t results;      /* root: results delivered */
     double last_counter;
 };
@@ -213,6 +218,12 @@ static void master_counter(tb__mw_node *n, int force)
     tb_trace_counter(n->trace, "busy workers", "workers", t, (double)m->nbusy);
 }
 
+/* The workers a master has or is about to have (not those leaving it). */
+static int master_workers(const tb__mw_master *m)
+{
+    return m->nbusy + m->nidle + m->narriving;
+}
+
 static int master_maybe_request(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
@@ -220,6 +231,7 @@ static int master_maybe_request(tb__mw_node *n)
         return TB_OK;
     m->rflag = 1;
     tb_buf_clear(&m->msg);
+    TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)master_workers(m)));
     return tb_tp_send(&n->base, m->R[0], TB__TAG_REQ, &m->msg);
 }
 
@@ -368,7 +380,8 @@ static int master_flush_fwd(tb__mw_node *n)
     if (m->fwd_n == 0)
         return TB_OK;
     tb__patch_u32(&m->fwd, 0, m->fwd_n);
-    TB_CHECK(tb_tp_send(&n->base, up_rank(n), TB__TAG_FWD, &m->fwd));
+    TB_CHECK(tb_tp_send(&n->base, 0, TB__TAG_FWD, &m->fwd));
+    m->fwd_sent += m->fwd_n;
     tb_buf_clear(&m->fwd);
     m->fwd_n = 0;
     return tb_buf_pack_u32(&m->fwd, 0);
@@ -780,7 +793,53 @@ static int master_result(tb__mw_node *n, int src, const void *data, size_t len)
     return master_check_done(n);
 }
 
-static int master_answer_request(tb__mw_node *n, int src)
+/* Nothing to give.  Under dynamic and dynamic:wait the refusal names the
+ * masters this one made: tasks deep in a promotion tree are then found by
+ * any master that runs dry, not only by the child's own parent. */
+static int master_refuse(tb__mw_node *n, int src)
+{
+    tb__mw_master *m = n->master;
+    tb_buf_clear(&m->msg);
+    if (n->cfg->dynamic != TB__MW_DYNAMIC_PREDICT && n->cfg->dynamic != TB__MW_DYNAMIC_WAIT)
+        return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
+    uint32_t cnt = 0;
+    TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
+    for (int r = 0; r < n->cfg->nranks && cnt < (uint32_t)m->nchildren; r++) {
+        if (m->own[r] != OWN_CHILD || r == src)
+            continue;
+        TB_CHECK(tb_buf_pack_i32(&m->msg, r));
+        cnt++;
+    }
+    tb__patch_u32(&m->msg, 0, cnt);
+    return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
+}
+
+/* Masters named in a refusal become request targets (after the others). */
+static int master_learn_targets(tb__mw_node *n, const void *data, size_t len)
+{
+    tb__mw_master *m = n->master;
+    if (len == 0)
+        return TB_OK;
+    tb_buf in;
+    uint32_t cnt;
+    tb_buf_view(&in, data, len);
+    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    for (uint32_t i = 0; i < cnt; i++) {
+        int32_t r;
+        TB_CHECK(tb_buf_unpack_i32(&in, &r));
+        if (r < 0 || r >= n->cfg->nranks)
+            return TB_ERR_PROTOCOL;
+        int known = r == self_rank(n) || m->own[r] != OWN_NONE;
+        for (int j = 0; j < m->nR && !known; j++)
+            known = m->R[j] == r;
+        if (!known && !m->failed && m->nR < n->cfg->nranks)
+            m->R[m->nR++] = r;
+    }
+    return tb_buf_remaining(&in) == 0 ? TB_OK : TB_ERR_PARSE;
+}
+
+/* A request from master src, which has `workers` workers. */
+static int master_answer_request(tb__mw_node *n, int src, uint32_t workers)
 {
     tb__mw_master *m = n->master;
     uint64_t have = tb__queue_count(m->q);
@@ -789,9 +848,21 @@ static int master_answer_request(tb__mw_node *n, int src)
      * while every worker is busy makes it bounce between masters (each asks
      * as soon as its queue is empty) until a worker frees. */
     if (m->failed || have < 2)
-        return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
+        return master_refuse(n, src);
+    uint64_t give = have / 2;
+    if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT || n->cfg->dynamic == TB__MW_DYNAMIC_WAIT) {
+        /* Masters of a promotion tree have very different numbers of
+         * workers: half of a big queue to a master of four workers is the
+         * run's tail.  Share in proportion to the workers instead. */
+        uint64_t mine = (uint64_t)master_workers(m);
+        give = mine + workers > 0 ? have * workers / (mine + workers) : have / 2;
+        if (give < 1)
+            give = 1;
+        if (give > have - 1)
+            give = have - 1;
+    }
     TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_ANSWER));
-    TB_CHECK(tb__queue_give(m->q, have / 2, TB__MW_MSG_MAX, &m->msg, NULL));
+    TB_CHECK(tb__queue_give(m->q, give, TB__MW_MSG_MAX, &m->msg, NULL));
     master_counter(n, 1);
     TB_CHECK(tb_tp_send(&n->base, src, TB__TAG_GIVE, &m->msg));
     TB_CHECK(master_maybe_request(n));
@@ -810,7 +881,7 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
     if (kind == GIVE_INITIAL) {
         m->have_initial = 1;
         for (int i = 0; i < m->ndeferred; i++)
-            TB_CHECK(master_answer_request(n, m->deferred[i]));
+            TB_CHECK(master_answer_request(n, m->deferred[i], m->deferred_w[i]));
         m->ndeferred = 0;
     } else if (kind == GIVE_ANSWER) {
         m->rflag = 0;
@@ -842,10 +913,13 @@ static int master_stop_workers(tb__mw_node *n, int status)
     return TB_OK;
 }
 
+/* The run is over when every static master is done and every result
+ * record they and their children sent has arrived (child masters send
+ * results straight to the root, so nothing orders them before a DONE). */
 static int root_maybe_finish(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    if (m->ndone < n->cfg->nmasters)
+    if (m->ndone < n->cfg->nmasters || m->fwd_got < m->fwd_expect || n->base.finished)
         return TB_OK;
     int status = m->failed ? TB_ERR_TASK : TB_OK;
     for (int k = 1; k < n->cfg->nmasters; k++) {
@@ -878,6 +952,7 @@ static int child_return(tb__mw_node *n)
         cnt++;
     }
     tb__patch_u32(&m->msg, 0, cnt);
+    TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent));
     int parent = m->parent;
     int rc = tb_tp_send(&n->base, parent, TB__TAG_RETURN, &m->msg);
     master_counter(n, 1);
@@ -903,6 +978,7 @@ static int master_check_done(tb__mw_node *n)
     }
     TB_CHECK(master_flush_fwd(n));
     tb_buf_clear(&m->msg);
+    TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent));
     return tb_tp_send(&n->base, 0, TB__TAG_DONE, &m->msg);
 }
 
@@ -962,18 +1038,32 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         }
         return rc;
     }
-    case TB__TAG_FWD: /* results of another master: deliver, or pass them up */
-        return master_records(n, src, data, len);
-    case TB__TAG_REQ:
+    case TB__TAG_FWD: { /* results of another master */
+        uint32_t cnt;
+        if (!m->is_root)
+            return TB_ERR_PROTOCOL;
+        tb_buf_view(&in, data, len);
+        TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+        m->fwd_got += cnt;
+        TB_CHECK(master_records(n, src, data, len));
+        return root_maybe_finish(n);
+    }
+    case TB__TAG_REQ: {
+        uint32_t workers;
+        tb_buf_view(&in, data, len);
+        TB_CHECK(tb_buf_unpack_u32(&in, &workers));
         if (!m->have_initial) {
+            m->deferred_w[m->ndeferred] = workers;
             m->deferred[m->ndeferred++] = src;
             return TB_OK;
         }
-        return master_answer_request(n, src);
+        return master_answer_request(n, src, workers);
+    }
     case TB__TAG_GIVE:
         return master_give(n, data, len);
     case TB__TAG_REFUSE:
         master_drop_target(m, src);
+        TB_CHECK(master_learn_targets(n, data, len));
         m->rflag = 0;
         TB_CHECK(master_maybe_request(n));
         return master_check_done(n);
@@ -1022,6 +1112,12 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         master_drop_target(m, src);
         m->idle[m->nidle++] = src;
         TB_CHECK(master_take_idle(n, &in, cnt));
+        uint64_t sent;
+        TB_CHECK(tb_buf_unpack_u64(&in, &sent));
+        if (m->is_root)
+            m->fwd_expect += sent;
+        else
+            m->fwd_sent += sent;
         TB_CHECK(master_count(n, -1, tb_tp_now(&n->base)));
         TB_CHECK(master_dispatch_idle(n));
         TB_CHECK(master_maybe_request(n));
@@ -1035,11 +1131,16 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         TB_CHECK(tb_buf_unpack_f64(&in, &t));
         return master_count(n, delta, t);
     }
-    case TB__TAG_DONE:
+    case TB__TAG_DONE: {
+        uint64_t sent;
         if (!m->is_root)
             return TB_ERR_PROTOCOL;
+        tb_buf_view(&in, data, len);
+        TB_CHECK(tb_buf_unpack_u64(&in, &sent));
+        m->fwd_expect += sent;
         m->ndone++;
         return root_maybe_finish(n);
+    }
     case TB__TAG_FINISH: {
         int32_t status;
         tb_buf_view(&in, data, len);
@@ -1132,7 +1233,8 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
     m->idle = malloc(P * sizeof *m->idle);
     m->R = malloc((P + (size_t)c->nmasters) * sizeof *m->R);
     m->deferred = malloc((size_t)c->nmasters * sizeof *m->deferred);
-    if (!m->own || !m->dest || !m->idle || !m->R || !m->deferred)
+    m->deferred_w = malloc((size_t)c->nmasters * sizeof *m->deferred_w);
+    if (!m->own || !m->dest || !m->idle || !m->R || !m->deferred || !m->deferred_w)
         return TB_ERR_NOMEM;
     tb__queue_init(&m->own_q, c->gen, c->gen_ctx);
     m->q = &m->own_q;
@@ -1163,6 +1265,7 @@ static void master_free(tb__mw_master *m)
     free(m->idle);
     free(m->R);
     free(m->deferred);
+    free(m->deferred_w);
     free(m->win);
     free(m->sent_at);
     free(m->wait_min);
