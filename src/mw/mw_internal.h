@@ -23,7 +23,8 @@
  *                              children that returned to me sent the root
  *                              `sent` result records in FWD messages
  *   FINISH  root -> masters    i32 status   the run is over
- *   STOP    master -> worker   i32 status   leave the loop
+ *   STOP    master -> worker   i32 status, u32 n, i32 rank * n: pass STOP on to
+ *                              these ranks (a binomial tree), then leave the loop
  * Dynamic policies (S1), between a master and the masters it makes:
  *   MSTART  master -> worker   u32 n, i32 rank * n (busy workers it will free
  *                              for the new master), u32 m, i32 rank * m (idle

@@ -65,6 +65,7 @@ struct tb__mw_master {
     int resume;            /* a timer will go on handing out first tasks */
     int masters_now, masters_max; /* root: masters in the whole run */
     int rflag;
+    double req_at;         /* when the outstanding request was sent */
     int have_initial;      /* the root's initial share has arrived */
     int *deferred;         /* requests that came before the initial share */
     uint32_t *deferred_w;  /* and the requesters' worker counts */
@@ -230,6 +231,7 @@ static int master_maybe_request(tb__mw_node *n)
     if (m->failed || m->rflag || !m->have_initial || m->nR == 0 || tb__queue_count(m->q) > 0)
         return TB_OK;
     m->rflag = 1;
+    m->req_at = tb_tp_now(&n->base);
     tb_buf_clear(&m->msg);
     TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)master_workers(m)));
     return tb_tp_send(&n->base, m->R[0], TB__TAG_REQ, &m->msg);
@@ -800,7 +802,7 @@ static int master_refuse(tb__mw_node *n, int src)
 {
     tb__mw_master *m = n->master;
     tb_buf_clear(&m->msg);
-    if (n->cfg->dynamic != TB__MW_DYNAMIC_PREDICT && n->cfg->dynamic != TB__MW_DYNAMIC_WAIT)
+    if ((n->cfg->dynamic != TB__MW_DYNAMIC_PREDICT && n->cfg->dynamic != TB__MW_DYNAMIC_WAIT))
         return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
     uint32_t cnt = 0;
     TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
@@ -814,11 +816,15 @@ static int master_refuse(tb__mw_node *n, int src)
     return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
 }
 
-/* Masters named in a refusal become request targets (after the others). */
+/* Masters named in a refusal become request targets (after the others),
+ * if the refusal came back sooner than a task message's round trip: asking
+ * masters far away (across a slow link; a child's masters are near it) for
+ * tasks at the end of the run costs more than the tasks they might give, and
+ * the master cannot finish while it asks. */
 static int master_learn_targets(tb__mw_node *n, const void *data, size_t len)
 {
     tb__mw_master *m = n->master;
-    if (len == 0)
+    if (len == 0 || !(tb_tp_now(&n->base) - m->req_at < m->rt))
         return TB_OK;
     tb_buf in;
     uint32_t cnt;
@@ -850,7 +856,7 @@ static int master_answer_request(tb__mw_node *n, int src, uint32_t workers)
     if (m->failed || have < 2)
         return master_refuse(n, src);
     uint64_t give = have / 2;
-    if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT || n->cfg->dynamic == TB__MW_DYNAMIC_WAIT) {
+    if ((n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT || n->cfg->dynamic == TB__MW_DYNAMIC_WAIT)) {
         /* Masters of a promotion tree have very different numbers of
          * workers: half of a big queue to a master of four workers is the
          * run's tail.  Share in proportion to the workers instead. */
@@ -894,18 +900,51 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
     return master_check_done(n);
 }
 
+/*
+ * STOP the ranks of `list` (cnt little-endian i32s) along a binomial tree:
+ * the upper half of the list goes to its first rank, which passes the rest
+ * of that half on in the same way, and so on with the lower half.  A master
+ * that ends up with thousands of workers (the root of a promotion tree at the
+ * end of the run) then sends log2(W) messages instead of W.
+ */
+static int stop_relay(tb_actor *a, int32_t status, const unsigned char *list, uint32_t cnt,
+                      tb_buf *msg)
+{
+    while (cnt > 0) {
+        uint32_t keep = cnt / 2, pass = cnt - keep;
+        const unsigned char *upper = list + (size_t)keep * 4;
+        tb_buf in;
+        int32_t first;
+        tb_buf_view(&in, upper, 4);
+        TB_CHECK(tb_buf_unpack_i32(&in, &first));
+        tb_buf_clear(msg);
+        TB_CHECK(tb_buf_pack_i32(msg, status));
+        TB_CHECK(tb_buf_pack_u32(msg, pass - 1));
+        TB_CHECK(tb_buf_append(msg, upper + 4, (size_t)(pass - 1) * 4));
+        TB_CHECK(tb_tp_send(a, first, TB__TAG_STOP, msg));
+        cnt = keep;
+    }
+    return TB_OK;
+}
+
 static int master_stop_workers(tb__mw_node *n, int status)
 {
     tb__mw_master *m = n->master;
-    for (int r = 0; r < n->cfg->nranks; r++) {
+    tb_buf list = TB_BUF_INIT;
+    uint32_t cnt = 0;
+    int rc = TB_OK;
+    for (int r = 0; r < n->cfg->nranks && rc == TB_OK; r++) {
         if (r == self_rank(n) || m->own[r] == OWN_NONE)
             continue;
         if (m->own[r] != OWN_IDLE)
-            return TB_ERR_STATE; /* would leave a rank waiting */
-        tb_buf_clear(&m->msg);
-        TB_CHECK(tb_buf_pack_i32(&m->msg, status));
-        TB_CHECK(tb_tp_send(&n->base, r, TB__TAG_STOP, &m->msg));
+            rc = TB_ERR_STATE; /* would leave a rank waiting */
+        else if ((rc = tb_buf_pack_i32(&list, r)) == TB_OK)
+            cnt++;
     }
+    if (rc == TB_OK)
+        rc = stop_relay(&n->base, status, list.data, cnt, &m->msg);
+    tb_buf_free(&list);
+    TB_CHECK(rc);
     master_counter(n, 1);
     n->status = status;
     n->info.total_s = tb_tp_now(&n->base) - n->t_start;
@@ -1188,8 +1227,13 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
     if (tag == TB__TAG_STOP) {
         tb_buf in;
         int32_t status;
+        uint32_t cnt;
         tb_buf_view(&in, data, len);
         TB_CHECK(tb_buf_unpack_i32(&in, &status));
+        TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+        if (tb_buf_remaining(&in) != (size_t)cnt * 4)
+            return TB_ERR_PARSE;
+        TB_CHECK(stop_relay(a, status, in.data + in.pos, cnt, &n->out));
         double now = tb_tp_now(a);
         n->info.idle_s += now - n->t_wait;
         n->info.total_s = now - n->t_start;
