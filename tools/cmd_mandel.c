@@ -50,7 +50,7 @@ static void mandel_usage(FILE *out)
             "  --region XMIN,XMAX,YMIN,YMAX   the rectangle drawn (default -2,1,-1.5,1.5)\n"
             "  --rows-per-task N      rows in one task (default 1)\n"
             "  --policy P             single | multi:K | dynamic | dynamic:paper | dynamic:wait[:SHARE]\n"
-            "                         (default single, or TENBIN_MW_POLICY)\n"
+            "                         (default dynamic, or TENBIN_MW_POLICY)\n"
             "  --out FILE.png|FILE.pgm    write the image (PGM holds the raw values)\n"
             "  --trace FILE.json      write a Chrome trace (open it in ui.perfetto.dev)\n"
             "  --checksum             print the sum of all pixel values\n"

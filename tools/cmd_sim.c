@@ -43,7 +43,7 @@ static void sim_usage(FILE *out)
             "  --task-bytes B         size of a task message's payload (default 8)\n"
             "  --result-bytes B       size of a result's payload (default 8)\n"
             "  --policy P             single | multi:K | dynamic | dynamic:paper | dynamic:wait[:SHARE]\n"
-            "                         (default single)\n"
+            "                         (default dynamic)\n"
             "  --chunk N              tasks per message (default 1)\n"
             "  --seed S               seed of the platform's random parts (default 1)\n"
             "  --trace FILE.json      Chrome trace of the run, in virtual time\n"
@@ -160,7 +160,7 @@ int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_plat
 
 static int run_sim_mw(int argc, char **argv)
 {
-    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, 1, "single", 1, NULL, 0};
+    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, 1, "dynamic", 1, NULL, 0};
     int st = parse_sim_opts(argc, argv, &o);
     if (st >= 0)
         return st;

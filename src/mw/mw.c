@@ -71,7 +71,8 @@ static void init_defaults(tb_mw *mw)
     tb__queue_init(&mw->bag, NULL, NULL);
     mw->cfg.nranks = mw->size;
     mw->cfg.nmasters = 1;
-    snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "single");
+    mw->cfg.dynamic = TB__MW_DYNAMIC_PREDICT;
+    snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "dynamic");
     long chunk = 1, fwd = 65536, window = 0;
     tb_env_int("TENBIN_MW_WINDOW", &window);
     mw->cfg.window = window > 0 && window < (1L << 24) ? (int)window : 0;

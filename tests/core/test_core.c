@@ -470,7 +470,7 @@ static void test_env_defaults(void)
     TB_ASSERT_OK(tb_env_string("TENBIN_TRACE", &s));
     TB_ASSERT(s == NULL);
     TB_ASSERT_OK(tb_env_string("TENBIN_MW_POLICY", &s));
-    TB_ASSERT_STR_EQ(s, "single");
+    TB_ASSERT_STR_EQ(s, "dynamic");
     TB_ASSERT_OK(tb_env_string("TENBIN_LOG", &s));
     TB_ASSERT_STR_EQ(s, "warn");
 }
