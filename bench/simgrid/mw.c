@@ -8,14 +8,17 @@
  * Rank 0 is the master, ranks 1..P-1 the workers.  The master sends one task
  * to each worker, then loops: MPI_Recv(MPI_ANY_SOURCE) a result and, while
  * tasks are left, MPI_Send the next one to the worker that answered.  When
- * every result is in, it sends a stop message to each worker.  A worker
- * loops MPI_Recv a task, MPI_Send its result, until it gets the stop.
+ * every result is in, it stops the workers along a binomial tree, as Tenbin
+ * does: the list of ranks 1..P-1 is split, the upper half goes (in a stop
+ * message that carries the rest of that half) to its first rank, which does
+ * the same, and so on with the lower half.  A worker loops MPI_Recv a task,
+ * MPI_Send its result, until it gets the stop, and passes it on.
  *
  * Message sizes are those of Tenbin's messages with --task-bytes 8
  * --result-bytes 8 (src/mw/node.c):
  *   task   = 4 (record count) + 8 (id) + 4 (length) + 8 (payload)              = 24 bytes
  *   result = 4 (record count) + 8 (id) + 4 (status) + 4 (length) + 8 (payload) = 28 bytes
- *   stop   = 4 (status)                                                         =  4 bytes
+ *   stop   = 4 (status) + 4 (count n) + 4 n (ranks to pass it on to)            = 8 + 4n bytes
  * The bytes' contents do not matter (zeros, the id in the id field).
  *
  * Makespan: as Tenbin's, from the start (every rank's MPI_Wtime just after
@@ -35,7 +38,24 @@
 #include <string.h>
 
 enum { TAG_TASK = 1, TAG_RESULT = 2, TAG_STOP = 3 };
-enum { TASK_BYTES = 24, RESULT_BYTES = 28, STOP_BYTES = 4, BUF_BYTES = 32 };
+enum { TASK_BYTES = 24, RESULT_BYTES = 28, BUF_BYTES = 32 };
+enum { TAG_ANY = MPI_ANY_TAG };
+
+/* Stop the cnt ranks of list along a binomial tree (Tenbin's stop_relay). */
+static void stop_relay(const int32_t *list, uint32_t cnt, unsigned char *buf)
+{
+    while (cnt > 0) {
+        uint32_t keep = cnt / 2, pass = cnt - keep;
+        const int32_t *upper = list + keep;
+        int32_t status = 0;
+        uint32_t rest = pass - 1;
+        memcpy(buf, &status, 4);
+        memcpy(buf + 4, &rest, 4);
+        memcpy(buf + 8, upper + 1, (size_t)rest * 4);
+        MPI_Send(buf, (int)(8 + 4 * rest), MPI_BYTE, upper[0], TAG_STOP, MPI_COMM_WORLD);
+        cnt = keep;
+    }
+}
 
 static void put_id(unsigned char *msg, uint64_t id)
 {
@@ -68,6 +88,14 @@ int main(int argc, char **argv)
 
     unsigned char msg[BUF_BYTES];
     memset(msg, 0, sizeof msg);
+    /* stop messages: received in `stop`, passed on from `relay` */
+    size_t stop_max = 8 + 4 * (size_t)size < BUF_BYTES ? BUF_BYTES : 8 + 4 * (size_t)size;
+    unsigned char *stop = calloc(1, stop_max), *relay = calloc(1, stop_max);
+    int32_t *list = calloc((size_t)size, sizeof *list);
+    if (!stop || !relay || !list) {
+        fprintf(stderr, "mw: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     long long results = 0;
     if (rank == 0) {
         long long next = 0;
@@ -86,15 +114,21 @@ int main(int argc, char **argv)
                 MPI_Send(msg, TASK_BYTES, MPI_BYTE, st.MPI_SOURCE, TAG_TASK, MPI_COMM_WORLD);
             }
         }
-        memset(msg, 0, sizeof msg);
         for (int w = 1; w <= workers; w++)
-            MPI_Send(msg, STOP_BYTES, MPI_BYTE, w, TAG_STOP, MPI_COMM_WORLD);
+            list[w - 1] = w;
+        stop_relay(list, (uint32_t)workers, relay);
     } else {
         for (;;) {
             MPI_Status st;
-            MPI_Recv(msg, BUF_BYTES, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-            if (st.MPI_TAG == TAG_STOP)
+            MPI_Recv(stop, (int)stop_max, MPI_BYTE, MPI_ANY_SOURCE, TAG_ANY, MPI_COMM_WORLD, &st);
+            if (st.MPI_TAG == TAG_STOP) {
+                uint32_t cnt;
+                memcpy(&cnt, stop + 4, 4);
+                memcpy(list, stop + 8, (size_t)cnt * 4);
+                stop_relay(list, cnt, relay);
                 break;
+            }
+            memcpy(msg, stop, TASK_BYTES);
             /* zero work: the result carries the task's id back */
             uint64_t id = get_id(msg);
             memset(msg, 0, sizeof msg);
@@ -112,6 +146,9 @@ int main(int argc, char **argv)
         printf("{\"ranks\": %d, \"tasks\": %lld, \"makespan_s\": %.9f, \"start_spread_s\": %.9f, "
                "\"results\": %lld}\n",
                size, n, t_max - t_min, s_max - t_min, results);
+    free(stop);
+    free(relay);
+    free(list);
     MPI_Finalize();
     return 0;
 }

@@ -36,10 +36,19 @@
  *             and half of the queue.  Children promote in turn, exchange
  *             tasks with their parent by request, and when done hand
  *             themselves and their workers back.
- *   dynamic   the same mechanics, but a master promotes only when one more
- *             master is predicted to finish its queue at least 5 % sooner,
- *             from what it measures: its service time per result, its
- *             workers' round trip, its queue (logged with TENBIN_LOG=info).
+ *   dynamic   (the default) the same mechanics, but a master promotes only
+ *             when one more master is predicted to finish its queue at
+ *             least 5 % sooner, from what it measures: its service time per
+ *             result, its workers' round trip, its queue (logged with
+ *             TENBIN_LOG=info).  Beyond S1: a master that cannot even give
+ *             each idle worker a first task before results come back hands
+ *             the upper half of its idle workers to a new child master
+ *             (fan-out); answers to requests share the queue in proportion
+ *             to the two masters' workers; a refusal names the refuser's
+ *             child masters, which a requester close enough asks next; and
+ *             a child master whose handlers keep it busy less than 5 % of
+ *             the time (tasks became long) merges back into its parent,
+ *             as under dynamic:wait.
  *   dynamic:wait[:SHARE]  the same mechanics, with S3's triggers: workers
  *             report how long they waited for each task message.  Every 2W
  *             results (W workers, at least 8) a master compares its workers'
@@ -50,7 +59,12 @@
  *             a child master below SHARE/10 whose own handlers keep it busy
  *             less than a tenth of the time merges: it gives its queue
  *             back to its parent, and returns itself and its workers once
- *             their current tasks are done.
+ *             their current tasks are done.  It fans out, shares and
+ *             names child masters as dynamic does.
+ *
+ * Every master sends its results straight to rank 0 (in batches of about
+ * TENBIN_MW_FORWARD_BYTES), and the last message of a run, STOP, travels a
+ * binomial tree of the workers.
  *
  * Task ids are 0, 1, 2, ... in the order tasks were added (or the generator's
  * index).  Every task is computed exactly once and its result delivered

@@ -30,8 +30,9 @@
  *                              for the new master), u32 m, i32 rank * m (idle
  *                              workers, the new master's at once), queue give body
  *   FREE    master -> child    i32 rank     that worker finished our task: yours
- *   RETURN  child -> master    u32 n, i32 rank * n, u64 sent: done; take me and
- *                              these back; records sent to the root as in DONE
+ *   RETURN  child -> master    u32 n, i32 rank * n, u64 sent, u8 merged: done;
+ *                              take me and these back; records sent to the root
+ *                              as in DONE; merged: I merged back for lack of work
  *   MCOUNT  master -> parent   i32 delta, f64 time: masters in the run changed
  * Every master, child or not, sends FWD straight to the root: passing results
  * up the promotion tree made the masters near the root spend their time on
@@ -69,9 +70,9 @@ enum tb__mw_tag {
 
 /* Test hook for dynamic policies: called when worker `worker`'s result
  * reaches master `master` and a promotion is possible; return 1 to force
- * one, -1 to forbid it, 0 to apply the policy's rule.  dynamic:wait also
- * calls it with worker -1 at the end of each period of a child master that
- * could merge back: 1 forces the merge, -1 forbids it. */
+ * one, -1 to forbid it, 0 to apply the policy's rule.  dynamic and
+ * dynamic:wait also call it with worker -1 at the end of each period of a
+ * child master that could merge back: 1 forces the merge, -1 forbids it. */
 typedef int (*tb__mw_promote_hook)(void *ctx, int master, int worker, uint64_t assigned);
 
 /* Dynamic policies: the paper's overload rule, the predicted gain, or the

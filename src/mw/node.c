@@ -62,6 +62,8 @@ struct tb__mw_master {
     double busy_sum;       /* time in result handlers this period */
     int want_split;        /* the last period says: promote the next worker */
     int merging;           /* gave its queue back; returns once its workers finish */
+    int merged_below;      /* a child merged back: no more fan-out (one master keeps up) */
+    int periods;           /* dynamic: periods measured (the first, spanning the start, is not judged) */
     int resume;            /* a timer will go on handing out first tasks */
     int masters_now, masters_max; /* root: masters in the whole run */
     int rflag;
@@ -363,7 +365,8 @@ static int master_dispatch_idle(tb__mw_node *n)
                                                                 m->idle[m->nidle - 1],
                                                                 n->info.tasks_assigned)
                                          : 0;
-            yes = h != 0 ? h > 0 : m->nidle >= 8 && tb_tp_arrived(&n->base, NULL, -1) > 0;
+            yes = h != 0 ? h > 0
+                         : m->nidle >= 8 && !m->merged_below && tb_tp_arrived(&n->base, NULL, -1) > 0;
         }
         if (yes) {
             TB_CHECK(master_fan_out(n));
@@ -700,6 +703,18 @@ static int master_give_back(tb__mw_node *n)
  * handlers keep it busy less than a tenth of the time is a worker wasted:
  * it merges back into its parent.
  */
+/* A child master merges back into its parent: its queue goes back now,
+ * itself and its workers once they are idle (child_return). */
+static int master_merge(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    m->want_split = 0;
+    m->merging = 1;
+    m->nR = 0; /* no more requests: what is left here is given back */
+    n->info.merges++;
+    return master_give_back(n);
+}
+
 static int master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
 {
     tb__mw_master *m = n->master;
@@ -743,13 +758,44 @@ static int master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
     m->period_n = 0;
     m->queue_sum = m->ideal_sum = m->busy_sum = 0;
     m->period_start = now;
-    if (!merge)
+    return merge ? master_merge(n) : TB_OK;
+}
+
+/*
+ * `dynamic` merges too: a child master whose handlers (and receives) kept it
+ * busy less than 5 % of a period of max(8, min(2W, 64)) results is a worker
+ * wasted (tasks became long; S1's masters never go back).  Its first period
+ * is not judged: it spans the first task of every worker, when no result can
+ * come.  A master whose child merged back fans out no more.  Half of
+ * dynamic:wait's 10 %: the predictive rule promotes on a 5 % gain, and the
+ * gap keeps the two from undoing each other.
+ */
+static int master_predict_period(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    if (m->failed)
         return TB_OK;
-    m->want_split = 0;
-    m->merging = 1;
-    m->nR = 0; /* no more requests: what is left here is given back */
-    n->info.merges++;
-    return master_give_back(n);
+    int W = m->nbusy + m->nidle + m->nleaving;
+    if (++m->period_n < (2 * W < 8 ? 8 : 2 * W > 64 ? 64 : 2 * W))
+        return TB_OK;
+    double now = tb_tp_now(&n->base);
+    double span = now - m->period_start;
+    double load = span > 0 ? (m->busy_sum + m->period_n * m->recv) / span : 1.0;
+    int can_merge = m->parent >= 0 && m->nchildren == 0 && m->narriving == 0 &&
+                    m->nleaving == 0 && !m->rflag && !m->merging && m->periods++ > 0;
+    int merge = can_merge && load < 0.05;
+    if (can_merge && n->cfg->promote_hook) {
+        int h = n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n), -1, n->info.tasks_assigned);
+        if (h != 0)
+            merge = h > 0;
+    }
+    if (merge)
+        TB_LOG_INFO("rank %d: handlers busy %.3g of the time over %d results: merge", self_rank(n),
+                    load, m->period_n);
+    m->period_n = 0;
+    m->busy_sum = 0;
+    m->period_start = now;
+    return merge ? master_merge(n) : TB_OK;
 }
 
 static int master_result(tb__mw_node *n, int src, const void *data, size_t len)
@@ -992,6 +1038,7 @@ static int child_return(tb__mw_node *n)
     }
     tb__patch_u32(&m->msg, 0, cnt);
     TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent));
+    TB_CHECK(tb_buf_pack_u8(&m->msg, (uint8_t)m->merging));
     int parent = m->parent;
     int rc = tb_tp_send(&n->base, parent, TB__TAG_RETURN, &m->msg);
     master_counter(n, 1);
@@ -1074,6 +1121,12 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
             m->handler = ewma(m->handler, exit - entry, m->samples);
             m->busy_sum += exit - entry;
             m->last_exit = exit;
+            if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT && src != self_rank(n) &&
+                !m->done_sent) {
+                rc = master_predict_period(n);
+                if (rc == TB_OK && m->merging)
+                    rc = master_check_done(n);
+            }
         }
         return rc;
     }
@@ -1152,7 +1205,10 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         m->idle[m->nidle++] = src;
         TB_CHECK(master_take_idle(n, &in, cnt));
         uint64_t sent;
+        uint8_t merged;
         TB_CHECK(tb_buf_unpack_u64(&in, &sent));
+        TB_CHECK(tb_buf_unpack_u8(&in, &merged));
+        m->merged_below |= merged;
         if (m->is_root)
             m->fwd_expect += sent;
         else

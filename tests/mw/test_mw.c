@@ -125,7 +125,7 @@ static int force_often(void *ctx, int master, int worker, uint64_t assigned)
 {
     (void)ctx;
     if (worker < 0)
-        return 1; /* dynamic:wait asks whether a child merges back: always */
+        return 1; /* dynamic and dynamic:wait ask whether a child merges back: always */
     uint64_t h = (uint64_t)master * 0x9e3779b97f4a7c15ULL ^ (uint64_t)worker * 0xbf58476d1ce4e5b9ULL ^
                  assigned * 0x94d049bb133111ebULL;
     h ^= h >> 31;

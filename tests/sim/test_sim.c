@@ -622,6 +622,31 @@ static void test_dynamic_wait_merges(void)
     TB_ASSERT_EQ_U64(a.s.promotions, b.s.promotions);
 }
 
+/* dynamic merges too: on the same load change its child masters, promoted
+ * while tasks were short, merge back once their handlers idle, and the run
+ * is no slower than one master's (without merging it was 13 % slower). */
+static void test_dynamic_merges(void)
+{
+    tb_platform *p = spec(S1_PLATFORM, 1);
+    TB_ASSERT(p != NULL);
+    slow_from = 3000;
+    slow_work = 20e-3;
+    sim_out a = run(p, 32, "dynamic", 6000, 116e-6, NULL);
+    sim_out b = run(p, 32, "dynamic", 6000, 116e-6, NULL);
+    sim_out s = run(p, 32, "single", 6000, 116e-6, NULL);
+    slow_from = UINT64_MAX;
+    tb_platform_destroy(&p);
+    TB_ASSERT_OK(a.rc);
+    TB_ASSERT_OK(s.rc);
+    TB_ASSERT_EQ_U64(a.missing, 0);
+    TB_ASSERT_EQ_U64(a.dup, 0);
+    TB_ASSERT(a.s.promotions >= 2);
+    TB_ASSERT(a.s.merges >= 1);
+    TB_ASSERT(a.s.makespan_s <= s.s.makespan_s);
+    TB_ASSERT(a.s.makespan_s == b.s.makespan_s);
+    TB_ASSERT_EQ_U64(a.s.merges, b.s.merges);
+}
+
 /* Random platforms, sizes and load changes under dynamic:wait: exactly once
  * and deterministic, with merges racing requests and promotions. */
 static void test_dynamic_wait_random(void)
@@ -816,6 +841,7 @@ static const tb_test tests[] = {
     {"dynamic_predict", test_dynamic_predict},
     {"dynamic_wait_splits", test_dynamic_wait_splits},
     {"dynamic_wait_merges", test_dynamic_wait_merges},
+    {"dynamic_merges", test_dynamic_merges},
     {"dynamic_wait_random", test_dynamic_wait_random},
     {"dynamic_extreme_bags", test_dynamic_extreme_bags},
     {"stop_tree", test_stop_tree},
