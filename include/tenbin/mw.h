@@ -184,6 +184,15 @@ typedef struct tb_mw_rank_info {
                                  handed its tasks and workers back early */
 } tb_mw_rank_info;
 
+/* One change of the number of masters (dynamic policies): at t_s seconds from
+ * the start, a promotion (delta +1) or a child master's return (-1), after
+ * which there were `masters`. */
+typedef struct tb_mw_masters_point {
+    double t_s;
+    int delta;
+    int masters;
+} tb_mw_masters_point;
+
 typedef struct tb_mw_summary {
     int ranks;
     int masters;
@@ -202,7 +211,11 @@ typedef struct tb_mw_summary {
     int masters_max;          /* most masters at one time (dynamic policies) */
     uint64_t promotions;      /* workers made masters during the run */
     double first_promotion_s; /* earliest promotion, from the start; -1 if none */
-    uint64_t merges;          /* dynamic:wait: child masters that merged back early */
+    uint64_t merges;          /* child masters that merged back early (dynamic, dynamic:wait) */
+    const tb_mw_masters_point *masters_changes; /* [nmasters_changes] in time order, owned by
+                                                 * the handle; the promotion times are the
+                                                 * points with delta +1 */
+    size_t nmasters_changes;
     const tb_mw_rank_info *rank; /* [ranks], owned by the handle */
     int failed;               /* a task failed */
     uint64_t failed_task;

@@ -31,6 +31,7 @@ struct tb_mw {
     int ran;
     tb_mw_summary summary;
     tb_mw_rank_info *infos; /* rank 0: one per rank */
+    tb_mw_masters_point *mchanges; /* rank 0: the summary's masters_changes */
 };
 
 int tb_mw_create(tb_mw **out, MPI_Comm comm)
@@ -95,6 +96,7 @@ void tb_mw_destroy(tb_mw **pmw)
     tb_mw *mw = *pmw;
     tb__queue_free(&mw->bag);
     free(mw->infos);
+    free(mw->mchanges);
     free(mw->trace_path);
     if (mw->comm != MPI_COMM_NULL)
         MPI_Comm_free(&mw->comm);
@@ -289,6 +291,13 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
         return;
     s->results = tb__mw_node_results(node);
     s->masters_max = tb__mw_node_masters_max(node);
+    free(mw->mchanges);
+    mw->mchanges = NULL;
+    size_t nch = tb__mw_node_masters_changes(node, NULL, 0);
+    if (nch > 0 && (mw->mchanges = malloc(nch * sizeof *mw->mchanges)) != NULL) {
+        s->nmasters_changes = tb__mw_node_masters_changes(node, mw->mchanges, nch);
+        s->masters_changes = mw->mchanges;
+    }
     s->first_promotion_s = -1.0;
     for (int r = 0; r < mw->size; r++) {
         const tb_mw_rank_info *ri = &mw->infos[r];
@@ -610,8 +619,22 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                                tb_strerror(s->failed_code)));
     if (!s->rank)
         return TB_OK;
-    TB_CHECK(tb_buf_printf(out, ", \"tasks_assigned\": ["));
+    /* The master count over time: every promotion's time, and [t, masters]
+     * after each change. */
+    TB_CHECK(tb_buf_printf(out, ", \"promotion_times_s\": ["));
     const char *sep = "";
+    for (size_t i = 0; i < s->nmasters_changes; i++) {
+        if (s->masters_changes[i].delta <= 0)
+            continue;
+        TB_CHECK(tb_buf_printf(out, "%s%.9f", sep, s->masters_changes[i].t_s));
+        sep = ", ";
+    }
+    TB_CHECK(tb_buf_printf(out, "], \"masters_over_time\": [[0, %d]", s->masters));
+    for (size_t i = 0; i < s->nmasters_changes; i++)
+        TB_CHECK(tb_buf_printf(out, ", [%.9f, %d]", s->masters_changes[i].t_s,
+                               s->masters_changes[i].masters));
+    TB_CHECK(tb_buf_printf(out, "], \"tasks_assigned\": ["));
+    sep = "";
     for (int r = 0; r < s->ranks; r++) {
         if (!s->rank[r].is_master && s->rank[r].times_master == 0)
             continue;

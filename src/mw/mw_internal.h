@@ -152,6 +152,9 @@ int tb__mw_node_failure(const tb__mw_node *n, uint64_t *task, int *rank, int *co
 uint64_t tb__mw_node_results(const tb__mw_node *n);
 /* Root: the most masters at any time of the run. */
 int tb__mw_node_masters_max(const tb__mw_node *n);
+/* Root: the changes of the master count, in time order (up to cap into out);
+ * returns how many there are. */
+size_t tb__mw_node_masters_changes(const tb__mw_node *n, tb_mw_masters_point *out, size_t cap);
 
 extern const tb_actor_ops tb__mw_node_ops;
 

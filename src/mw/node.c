@@ -66,6 +66,8 @@ struct tb__mw_master {
     int periods;           /* dynamic: periods measured (the first, spanning the start, is not judged) */
     int resume;            /* a timer will go on handing out first tasks */
     int masters_now, masters_max; /* root: masters in the whole run */
+    tb_mw_masters_point *mtraj; /* root: the count after each change, in time order */
+    size_t mtraj_len, mtraj_cap;
     int rflag;
     double req_at;         /* when the outstanding request was sent */
     int have_initial;      /* the root's initial share has arrived */
@@ -500,6 +502,23 @@ static int master_count(tb__mw_node *n, int delta, double t)
         m->masters_now += delta;
         if (m->masters_now > m->masters_max)
             m->masters_max = m->masters_now;
+        if (m->mtraj_len == m->mtraj_cap) {
+            size_t cap = m->mtraj_cap ? 2 * m->mtraj_cap : 64;
+            tb_mw_masters_point *p = realloc(m->mtraj, cap * sizeof *p);
+            if (!p)
+                return TB_ERR_NOMEM;
+            m->mtraj = p;
+            m->mtraj_cap = cap;
+        }
+        /* Counts travel up the tree, so a change may arrive after a later
+         * one: keep the list in time order (it is almost sorted). */
+        size_t i = m->mtraj_len++;
+        while (i > 0 && m->mtraj[i - 1].t_s > t) {
+            m->mtraj[i] = m->mtraj[i - 1];
+            i--;
+        }
+        m->mtraj[i].t_s = t;
+        m->mtraj[i].delta = delta;
         if (n->trace)
             tb_trace_counter(n->trace, "masters", "masters", n->trace_t0 + t,
                              (double)m->masters_now);
@@ -1369,6 +1388,7 @@ static void master_free(tb__mw_master *m)
     free(m->win);
     free(m->sent_at);
     free(m->wait_min);
+    free(m->mtraj);
     tb_buf_free(&m->msg);
     tb_buf_free(&m->fwd);
     free(m);
@@ -1488,6 +1508,21 @@ uint64_t tb__mw_node_results(const tb__mw_node *n) { return n->master ? n->maste
 int tb__mw_node_masters_max(const tb__mw_node *n)
 {
     return n->master ? n->master->masters_max : 0;
+}
+
+size_t tb__mw_node_masters_changes(const tb__mw_node *n, tb_mw_masters_point *out, size_t cap)
+{
+    const tb__mw_master *m = n->master;
+    if (!m)
+        return 0;
+    int count = n->cfg->nmasters;
+    for (size_t i = 0; i < m->mtraj_len && i < cap; i++) {
+        count += m->mtraj[i].delta;
+        out[i].t_s = m->mtraj[i].t_s;
+        out[i].delta = m->mtraj[i].delta;
+        out[i].masters = count;
+    }
+    return m->mtraj_len;
 }
 
 void tb__mw_node_finish_info(tb__mw_node *n)

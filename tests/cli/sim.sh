@@ -12,7 +12,7 @@ LOGP=hosts=64,speed=1,L=50us,os=10us,or=10us,g=0,G=0,S=65536
 "$TENBIN" sim mw --platform $LOGP --ranks 2 --tasks 100000 --json > p2.json
 for key in '"makespan_s": 14.0000' '"tasks": 100000' '"ranks": 2' '"policy": "dynamic"' \
            '"tasks_assigned": [' '"worker_idle_fraction_mean": ' '"events": ' '"wall_s": ' \
-           '"simulated": true'; do
+           '"simulated": true' '"promotion_times_s": []' '"masters_over_time": [[0, 1]]'; do
     grep -qF "$key" p2.json || fail "sim mw --json lacks $key: $(cat p2.json)"
 done
 # Saturated at P = 16: o_s + o_r = 20 us per task.

@@ -102,6 +102,8 @@ typedef struct sim_out {
     tb_mw_summary s;
     uint64_t missing, dup;
     tb_mw_rank_info info[64];
+    tb_mw_masters_point traj[256]; /* the first changes of the master count */
+    size_t ntraj;                  /* how many changes there were */
 } sim_out;
 
 
@@ -148,6 +150,10 @@ static sim_out run_full(const tb_platform *p, int ranks, const char *policy, uin
         for (int r = 0; o.s.rank && r < ranks && r < 64; r++)
             o.info[r] = o.s.rank[r];
         o.s.rank = NULL;
+        o.ntraj = o.s.nmasters_changes;
+        for (size_t i = 0; i < o.ntraj && i < 256; i++)
+            o.traj[i] = o.s.masters_changes[i];
+        o.s.masters_changes = NULL;
     }
     for (uint64_t i = 0; i < n; i++) {
         o.missing += b.seen[i] == 0;
@@ -473,7 +479,29 @@ static void test_dynamic_paper_promotes(void)
     TB_ASSERT(p != NULL);
     sim_out single = run(p, 32, "single", 20000, 116e-6, NULL);
     sim_out dyn = run(p, 32, "dynamic:paper", 20000, 116e-6, NULL);
+    sim_out again = run(p, 32, "dynamic:paper", 20000, 116e-6, NULL);
     tb_platform_destroy(&p);
+    /* The summary's master count over time: in time order, a +1 per
+     * promotion, its running count reaching masters_max, back to one master
+     * at the end, and the same trajectory on a second run. */
+    TB_ASSERT(dyn.ntraj > 0 && dyn.ntraj <= 256);
+    uint64_t ups = 0;
+    int count = 1, most = 1, ok = 1;
+    for (size_t i = 0; i < dyn.ntraj; i++) {
+        const tb_mw_masters_point *c = &dyn.traj[i];
+        ups += c->delta > 0;
+        count += c->delta;
+        most = count > most ? count : most;
+        ok &= c->masters == count && (c->delta == 1 || c->delta == -1) &&
+              (i == 0 || c->t_s >= dyn.traj[i - 1].t_s) && c->t_s <= dyn.s.makespan_s;
+    }
+    TB_ASSERT(ok);
+    TB_ASSERT_EQ_U64(ups, dyn.s.promotions);
+    TB_ASSERT_EQ_INT(most, dyn.s.masters_max);
+    TB_ASSERT_EQ_INT(count, 1);
+    TB_ASSERT(dyn.traj[0].t_s == dyn.s.first_promotion_s);
+    TB_ASSERT(again.ntraj == dyn.ntraj &&
+              memcmp(again.traj, dyn.traj, dyn.ntraj * sizeof dyn.traj[0]) == 0);
     TB_ASSERT_OK(single.rc);
     TB_ASSERT_OK(dyn.rc);
     TB_ASSERT_EQ_U64(dyn.missing, 0);
