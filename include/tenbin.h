@@ -7,5 +7,6 @@
 
 #include "tenbin/core.h"
 #include "tenbin/mw.h"
+#include "tenbin/redist.h"
 
 #endif /* TENBIN_H */
