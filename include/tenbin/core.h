@@ -321,6 +321,11 @@ TB_API int tb_parse_long(const char *s, long min, long max, long *out);
 TB_API int tb_parse_double(const char *s, double *out);
 /* Write a whole file atomically (PATH.tmp then rename). */
 TB_API int tb_write_file_atomic(const char *path, const void *data, size_t len);
+/* Make room for one more item in a growable array: `items` is the address of
+ * the array pointer (e.g. &q->heap), *cap its capacity in items, len the
+ * items in use.  When len == *cap the array doubles (from `first` items);
+ * otherwise nothing happens.  TB_ERR_NOMEM leaves the array as it was. */
+TB_API int tb_grow(void *items, size_t *cap, size_t len, size_t item_size, size_t first);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,12 @@
 /*
- * util.c - strict number parsing and atomic file writes.
+ * util.c - strict number parsing, atomic file writes, growable arrays.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "tenbin/core.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,4 +99,23 @@ int tb_write_file_atomic(const char *path, const void *data, size_t len)
     }
     free(tmp);
     return rc;
+}
+
+int tb_grow(void *items, size_t *cap, size_t len, size_t item_size, size_t first)
+{
+    if (!items || !cap || item_size == 0)
+        return TB_ERR_INVALID;
+    if (len < *cap)
+        return TB_OK;
+    size_t n = *cap ? 2 * *cap : (first ? first : 1);
+    if (n > SIZE_MAX / item_size)
+        return TB_ERR_NOMEM;
+    void *old, *p;
+    memcpy(&old, items, sizeof old); /* the caller's pointer, whatever its type */
+    p = realloc(old, n * item_size);
+    if (!p)
+        return TB_ERR_NOMEM;
+    memcpy(items, &p, sizeof p);
+    *cap = n;
+    return TB_OK;
 }

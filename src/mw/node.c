@@ -502,14 +502,7 @@ static int master_count(tb__mw_node *n, int delta, double t)
         m->masters_now += delta;
         if (m->masters_now > m->masters_max)
             m->masters_max = m->masters_now;
-        if (m->mtraj_len == m->mtraj_cap) {
-            size_t cap = m->mtraj_cap ? 2 * m->mtraj_cap : 64;
-            tb_mw_masters_point *p = realloc(m->mtraj, cap * sizeof *p);
-            if (!p)
-                return TB_ERR_NOMEM;
-            m->mtraj = p;
-            m->mtraj_cap = cap;
-        }
+        TB_CHECK(tb_grow(&m->mtraj, &m->mtraj_cap, m->mtraj_len, sizeof *m->mtraj, 64));
         /* Counts travel up the tree, so a change may arrive after a later
          * one: keep the list in time order (it is almost sorted). */
         size_t i = m->mtraj_len++;

@@ -127,14 +127,7 @@ int tb__queue_push_range(tb__queue *q, uint64_t lo, uint64_t hi)
         return TB_OK;
     if (!q->gen)
         return TB_ERR_STATE;
-    if (q->nranges == q->capranges) {
-        size_t cap = q->capranges ? 2 * q->capranges : 4;
-        tb__range *r = realloc(q->ranges, cap * sizeof *r);
-        if (!r)
-            return TB_ERR_NOMEM;
-        q->ranges = r;
-        q->capranges = cap;
-    }
+    TB_CHECK(tb_grow(&q->ranges, &q->capranges, q->nranges, sizeof *q->ranges, 4));
     q->ranges[q->nranges++] = (tb__range){lo, hi};
     q->nrange_tasks += hi - lo;
     return TB_OK;

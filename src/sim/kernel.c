@@ -23,14 +23,7 @@ static int before(const tb_sim_event *x, const tb_sim_event *y)
 
 int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a, void *p)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 1024;
-        tb_sim_event *h = realloc(q->heap, cap * sizeof *h);
-        if (!h)
-            return TB_ERR_NOMEM;
-        q->heap = h;
-        q->cap = cap;
-    }
+    TB_CHECK(tb_grow(&q->heap, &q->cap, q->n, sizeof *q->heap, 1024));
     tb_sim_event e = {t, q->seq++, type, rank, a, p};
     size_t i = q->n++;
     while (i > 0) {

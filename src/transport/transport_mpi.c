@@ -195,14 +195,7 @@ static int mpi_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
 {
     tp_mpi *m = as_mpi(tp);
     (void)a;
-    if (m->ntimers == m->captimers) {
-        size_t cap = m->captimers ? 2 * m->captimers : 8;
-        tp_timer *t = realloc(m->timers, cap * sizeof *t);
-        if (!t)
-            return TB_ERR_NOMEM;
-        m->timers = t;
-        m->captimers = cap;
-    }
+    TB_CHECK(tb_grow(&m->timers, &m->captimers, m->ntimers, sizeof *m->timers, 8));
     m->timers[m->ntimers++] = (tp_timer){at, id};
     return TB_OK;
 }

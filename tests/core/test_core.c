@@ -1184,8 +1184,33 @@ static void test_write_atomic(void)
     TB_ASSERT_EQ_INT(tb_write_file_atomic(NULL, "x", 1), TB_ERR_INVALID);
 }
 
+/* tb_grow: first capacity, doubling, no change while there is room, and
+ * the items survive the moves. */
+static void test_grow(void)
+{
+    uint64_t *a = NULL;
+    size_t cap = 0, len = 0;
+    for (uint64_t i = 0; i < 1000; i++) {
+        TB_ASSERT_OK(tb_grow(&a, &cap, len, sizeof *a, 4));
+        TB_ASSERT(cap > len);
+        a[len++] = i * i;
+    }
+    TB_ASSERT_EQ_U64(cap, 1024); /* 4, 8, ..., 1024 */
+    size_t before = cap;
+    TB_ASSERT_OK(tb_grow(&a, &cap, 10, sizeof *a, 4));
+    TB_ASSERT_EQ_U64(cap, before);
+    int ok = 1;
+    for (uint64_t i = 0; i < 1000; i++)
+        ok &= a[i] == i * i;
+    free(a);
+    TB_ASSERT(ok);
+    TB_ASSERT_EQ_INT(tb_grow(NULL, &cap, 0, 8, 4), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_grow(&a, &cap, 0, 0, 4), TB_ERR_INVALID);
+}
+
 static const tb_test tests[] = {
     {"log_env_level", test_log_env_level}, /* must stay first */
+    {"grow", test_grow},
     {"log_parse", test_log_parse},
     {"log_sink", test_log_sink},
     {"log_long_line", test_log_long_line},
