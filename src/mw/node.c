@@ -727,6 +727,46 @@ static int master_merge(tb__mw_node *n)
     return master_give_back(n);
 }
 
+/* Measuring periods of the merging policies: one more result; 1 when the
+ * period of max(8, min(2W, 64)) results is complete. */
+static int master_period_step(tb__mw_master *m)
+{
+    int W = m->nbusy + m->nidle + m->nleaving;
+    return ++m->period_n >= (2 * W < 8 ? 8 : 2 * W > 64 ? 64 : 2 * W);
+}
+
+/* The share of the period this master was busy: in result handlers, plus
+ * receiving each result. */
+static double master_period_load(tb__mw_node *n, double now)
+{
+    tb__mw_master *m = n->master;
+    double span = now - m->period_start;
+    return span > 0 ? (m->busy_sum + m->period_n * m->recv) / span : 1.0;
+}
+
+/* Whether a child master merges back: only a leaf with no workers in transit
+ * and no request outstanding can (`can` adds the policy's own condition);
+ * `rule` is the policy's verdict, which the test hook may override. */
+static int master_merge_verdict(tb__mw_node *n, int can, int rule)
+{
+    tb__mw_master *m = n->master;
+    can = can && m->parent >= 0 && m->nchildren == 0 && m->narriving == 0 && m->nleaving == 0 &&
+          !m->rflag && !m->merging;
+    if (can && n->cfg->promote_hook) {
+        int h = n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n), -1, n->info.tasks_assigned);
+        if (h != 0)
+            return h > 0;
+    }
+    return can && rule;
+}
+
+static void master_period_reset(tb__mw_master *m, double now)
+{
+    m->period_n = 0;
+    m->queue_sum = m->ideal_sum = m->busy_sum = 0;
+    m->period_start = now;
+}
+
 static int master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
 {
     tb__mw_master *m = n->master;
@@ -741,35 +781,24 @@ static int master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
         m->wait_min[src] = wait;
     m->queue_sum += wait - m->wait_min[src];
     m->ideal_sum += comp + m->wait_min[src];
-    int W = m->nbusy + m->nidle + m->nleaving;
-    if (++m->period_n < (2 * W < 8 ? 8 : 2 * W > 64 ? 64 : 2 * W))
+    if (!master_period_step(m))
         return TB_OK;
+    int W = m->nbusy + m->nidle + m->nleaving;
     double now = tb_tp_now(&n->base);
     double share = m->queue_sum / m->ideal_sum;
-    double span = now - m->period_start;
-    /* Busy: in result handlers, plus receiving each result. */
-    double load = span > 0 ? (m->busy_sum + m->period_n * m->recv) / span : 1.0;
+    double load = master_period_load(n, now);
     double th = n->cfg->wait_split;
     /* Splitting pays when the W-1 workers left, queueing about half as much
      * under two masters, beat W workers now: (W-1)/(1+f/2) > W/(1+f), that
      * is f > 2/(W-2).  The share is a floor under that break-even. */
     m->want_split = share > th && W > 4 && share * (W - 2) > 2.0;
-    int can_merge = m->parent >= 0 && m->nchildren == 0 && m->narriving == 0 &&
-                    m->nleaving == 0 && !m->rflag && !m->merging;
-    int merge = can_merge && !m->want_split && share < th / 10 && load < 0.1;
-    if (can_merge && n->cfg->promote_hook) {
-        int h = n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n), -1, n->info.tasks_assigned);
-        if (h != 0)
-            merge = h > 0;
-    }
+    int merge = master_merge_verdict(n, 1, !m->want_split && share < th / 10 && load < 0.1);
     tb_log(m->want_split || merge ? TB_LOG_INFO : TB_LOG_DEBUG,
            "rank %d: workers queued %.3g of their ideal cycle over %d results (split above %.3g), "
            "handlers busy %.3g of the time: %s",
            self_rank(n), share, m->period_n, th, load,
            m->want_split ? "split" : merge ? "merge" : "keep");
-    m->period_n = 0;
-    m->queue_sum = m->ideal_sum = m->busy_sum = 0;
-    m->period_start = now;
+    master_period_reset(m, now);
     return merge ? master_merge(n) : TB_OK;
 }
 
@@ -785,28 +814,15 @@ static int master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
 static int master_predict_period(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    if (m->failed)
-        return TB_OK;
-    int W = m->nbusy + m->nidle + m->nleaving;
-    if (++m->period_n < (2 * W < 8 ? 8 : 2 * W > 64 ? 64 : 2 * W))
+    if (m->failed || !master_period_step(m))
         return TB_OK;
     double now = tb_tp_now(&n->base);
-    double span = now - m->period_start;
-    double load = span > 0 ? (m->busy_sum + m->period_n * m->recv) / span : 1.0;
-    int can_merge = m->parent >= 0 && m->nchildren == 0 && m->narriving == 0 &&
-                    m->nleaving == 0 && !m->rflag && !m->merging && m->periods++ > 0;
-    int merge = can_merge && load < 0.05;
-    if (can_merge && n->cfg->promote_hook) {
-        int h = n->cfg->promote_hook(n->cfg->hook_ctx, self_rank(n), -1, n->info.tasks_assigned);
-        if (h != 0)
-            merge = h > 0;
-    }
+    double load = master_period_load(n, now);
+    int merge = master_merge_verdict(n, m->periods++ > 0, load < 0.05);
     if (merge)
         TB_LOG_INFO("rank %d: handlers busy %.3g of the time over %d results: merge", self_rank(n),
                     load, m->period_n);
-    m->period_n = 0;
-    m->busy_sum = 0;
-    m->period_start = now;
+    master_period_reset(m, now);
     return merge ? master_merge(n) : TB_OK;
 }
 
