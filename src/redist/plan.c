@@ -223,15 +223,24 @@ double tb_redist_move_time(const tb_redist_cost *m, const tb_redist_move *moves,
     return worst;
 }
 
-/* Largest counts[i] / speeds[i]; a block on a rank of speed 0 takes forever
+/* Time of a block: count / speed; on a rank of speed 0 it takes forever
  * unless it is empty. */
-static double layout_time(int nparts, const uint64_t *counts, const double *speeds)
+static double block_time(uint64_t count, double speed)
 {
-    double worst = 0;
+    return count == 0 ? 0.0 : speed > 0 ? (double)count / speed : INFINITY;
+}
+
+/* Largest block time of a layout, and (if sum) the sum of them. */
+static double layout_time(int nparts, const uint64_t *counts, const double *speeds, double *sum)
+{
+    double worst = 0, total = 0;
     for (int i = 0; i < nparts; i++) {
-        double t = counts[i] == 0 ? 0.0 : speeds[i] > 0 ? (double)counts[i] / speeds[i] : INFINITY;
+        double t = block_time(counts[i], speeds[i]);
         worst = t > worst ? t : worst;
+        total += t;
     }
+    if (sum)
+        *sum = total;
     return worst;
 }
 
@@ -249,19 +258,11 @@ int tb_redist_decide(int nparts, const uint64_t *cur, const double *speeds, uint
     for (int i = 0; i < nparts; i++)
         n += cur[i];
     TB_CHECK(tb_redist_partition(n, nparts, speeds, min_units, next));
-    double *times = malloc((size_t)nparts * sizeof *times);
-    if (!times)
-        return TB_ERR_NOMEM;
-    double sum = 0;
-    for (int i = 0; i < nparts; i++) {
-        times[i] = cur[i] == 0 ? 0.0 : speeds[i] > 0 ? (double)cur[i] / speeds[i] : INFINITY;
-        sum += times[i];
-    }
-    double mx = layout_time(nparts, cur, speeds);
+    double sum;
+    double mx = layout_time(nparts, cur, speeds, &sum);
     d->imbalance = mx > 0 ? (isfinite(mx) ? mx / (sum / nparts) : INFINITY) : 1.0;
-    free(times);
     d->t_now = mx;
-    d->t_new = layout_time(nparts, next, speeds);
+    d->t_new = layout_time(nparts, next, speeds, NULL);
     d->remaining = total_iterations - iteration;
     size_t nm = 0;
     TB_CHECK(tb_redist_moves(nparts, cur, next, NULL, 0, &nm));
