@@ -18,9 +18,11 @@
  *
  * "Units" are the slices of the split dimension (Himeno: planes along i).
  * Ranks are numbered 0..nparts-1 and hold consecutive blocks in that order.
- * Deterministic: ties go to the lower rank.  The distributed arrays that use
- * these (registration, halos, synchronised variables, balancing points) are
- * not in this header yet.
+ * Deterministic: ties go to the lower rank.
+ *
+ * The second half (tb_redist_create and after) is the distributed side over
+ * MPI: arrays registered on one distribution, synchronised variables, speed
+ * measurement, balancing points, the move itself and halo exchange.
  */
 #ifndef TENBIN_REDIST_H
 #define TENBIN_REDIST_H
@@ -30,6 +32,8 @@
 
 #include "tenbin/core.h"
 #include "tenbin/export.h"
+
+#include <mpi.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -134,6 +138,218 @@ TB_API int tb_redist_decide(int nparts, const uint64_t *cur, const double *speed
                             uint64_t iteration, uint64_t total_iterations, double threshold,
                             int mode, const tb_redist_cost *cost, double unit_bytes,
                             uint64_t min_units, uint64_t *next, tb_redist_decision *d);
+
+
+/* ------------------------------------------------------------------------
+ * Distributed arrays (collective calls over the communicator given to
+ * tb_redist_create; MPI must be initialised).
+ *
+ * A tb_redist is one block distribution of `units` units along a split
+ * dimension over the ranks of a communicator: rank i owns the consecutive
+ * units [start_i, start_i + count_i), every count_i >= max(1, widest halo).
+ * Arrays registered on it move together.  Typical loop:
+ *
+ *     tb_redist_config cfg;
+ *     tb_redist_config_init(&cfg);
+ *     cfg.units = n;
+ *     tb_redist_create(MPI_COMM_WORLD, &cfg, &r);
+ *     tb_redist_add_array(r, &desc_p, NULL);          // desc.data = (void **)&p
+ *     tb_redist_bind_int(r, TB_REDIST_VAR_COUNT, &nlocal, 0);
+ *     ... initialise the local blocks ...
+ *     tb_redist_probe(r);                             // times 3 transfer sizes
+ *     for (it = 1; it <= iters; it++) {
+ *         tb_redist_halo_exchange(r);
+ *         compute(p, nlocal);
+ *         tb_redist_balance(r, it, iters, NULL);      // may move; p, nlocal follow
+ *     }
+ *     tb_redist_destroy(&r);
+ *
+ * Speed measure: wall-clock time between balancing points minus the time
+ * spent inside this library (halo exchange, probe, balancing, moves) and
+ * between tb_redist_pause and tb_redist_resume, divided by units x
+ * iterations, smoothed exponentially.  Wall time, not CPU time: a rank that
+ * shares its core with another job loses wall time but not CPU time, and
+ * the wall time is what the other ranks wait for.  Time a rank spends
+ * waiting inside its own MPI calls must be bracketed by pause/resume, or it
+ * will look slow (the library's own calls are excluded already).
+ *
+ * Errors: local checks return TB_ERR_* on the calling rank.  Calls that
+ * find the ranks disagreeing (different iteration at a balancing point,
+ * different arrays) abort the communicator with a message: they cannot be
+ * recovered from.
+ * ------------------------------------------------------------------------ */
+
+typedef struct tb_redist tb_redist;
+
+/* Configuration of a distribution.  tb_redist_config_init sets the defaults. */
+typedef struct tb_redist_config {
+    uint64_t units;                 /* global extent of the split dimension (> 0) */
+    const uint64_t *initial_counts; /* NULL: equal blocks (the first units%P ranks get one more);
+                                       else one count per rank, summing to units */
+    double threshold;               /* balance only when max/avg time exceeds it (default 1.05) */
+    uint64_t interval;              /* iterations between balancing points (default 10) */
+    int mode;                       /* TB_REDIST_PREDICT (default) or TB_REDIST_NO_PREDICT;
+                                       TB_REDIST_OFF: measure, never move */
+    double probe_bytes[3];          /* the probe's transfer sizes; 0: 1, 8 and 64 units of the
+                                       registered arrays (clamped to the smallest block) */
+    int probe_repeats;              /* ping-pongs per size, the median is kept (default 5) */
+    double smoothing;               /* weight of the newest measure, (0, 1] (default 0.5) */
+} tb_redist_config;
+
+/* A third mode next to TB_REDIST_PREDICT / TB_REDIST_NO_PREDICT. */
+enum { TB_REDIST_OFF = 2 };
+
+/* Fill *cfg with the defaults (units 0: the caller must set it). */
+TB_API void tb_redist_config_init(tb_redist_config *cfg);
+
+/*
+ * Collective.  Create a distribution on a duplicate of comm.  TB_ERR_INVALID:
+ * units 0, threshold < 1, interval 0, smoothing outside (0, 1], a bad mode,
+ * initial counts that do not sum to units or contain a 0; TB_ERR_SIZE: more
+ * ranks than units.  Every rank must pass the same configuration.
+ */
+TB_API int tb_redist_create(MPI_Comm comm, const tb_redist_config *cfg, tb_redist **out);
+/* Collective.  Free the distribution and the local blocks of its arrays
+ * (the registered data pointers are set to NULL); NULLs *r. */
+TB_API void tb_redist_destroy(tb_redist **r);
+
+/* An array to register.  Row-major (C order): dims[ndims-1] varies fastest. */
+typedef struct tb_redist_array_desc {
+    const char *name;        /* for messages (copied); may be NULL */
+    int ndims;               /* 1 to 4 */
+    uint64_t dims[4];        /* global extents; dims[split] must equal the units */
+    int split;               /* the distributed dimension, 0..ndims-1 */
+    size_t elem_size;        /* bytes per element; 0: from `type` */
+    MPI_Datatype type;       /* MPI_DATATYPE_NULL, or a contiguous type giving elem_size */
+    uint64_t halo_lo;        /* halo planes before the block along split (>= 0) */
+    uint64_t halo_hi;        /* halo planes after it (>= 0) */
+    void **data;             /* OUT: where the library writes the block's address */
+} tb_redist_array_desc;
+
+/*
+ * Collective.  Register an array on the distribution and allocate its local
+ * block, zero-filled.  Ownership: the library owns the storage.  *desc->data
+ * receives its address now and again after every move (the block may be
+ * reallocated by tb_redist_balance and tb_redist_apply; do not keep copies of
+ * the pointer across those calls); tb_redist_destroy frees it and sets
+ * *desc->data to NULL.
+ *
+ * Local layout: the global dims with dims[split] replaced by
+ * halo_lo + count + halo_hi.  Local index l along split is the global unit
+ * start + l - halo_lo.  Halo planes outside the global range (below unit 0 or
+ * above the last) belong to the first and last ranks for good: the library
+ * never overwrites them, so they may hold a boundary condition.
+ *
+ * Errors (one logged line naming the array): TB_ERR_INVALID for ndims outside
+ * 1..4, split out of range, dims[split] != units, a zero extent, no element
+ * size, a non-contiguous type; TB_ERR_RANGE for a halo wider than a rank's
+ * block; TB_ERR_NOMEM.  *index_out (may be NULL) receives the array's index.
+ */
+TB_API int tb_redist_add_array(tb_redist *r, const tb_redist_array_desc *desc, int *index_out);
+
+/* What a synchronised variable holds. */
+typedef enum tb_redist_var {
+    TB_REDIST_VAR_COUNT = 0, /* units in this rank's block */
+    TB_REDIST_VAR_START = 1, /* first global unit of the block */
+    TB_REDIST_VAR_END = 2    /* one past its last unit */
+} tb_redist_var;
+
+/*
+ * Bind a variable that follows the layout: it is set to the value plus
+ * `offset` now and after every move (offset 1 and VAR_START give a 1-based
+ * or boundary-shifted index; VAR_END with offset -1 an inclusive end).
+ * TB_ERR_INVALID for a NULL pointer or an unknown kind; TB_ERR_RANGE if the
+ * value does not fit an int.  Local (not collective).
+ */
+TB_API int tb_redist_bind_int(tb_redist *r, tb_redist_var what, int *var, long offset);
+TB_API int tb_redist_bind_i64(tb_redist *r, tb_redist_var what, int64_t *var, int64_t offset);
+
+/* This rank's block, and the whole layout (counts[nparts]). */
+TB_API void tb_redist_block(const tb_redist *r, uint64_t *start, uint64_t *count);
+TB_API int tb_redist_nparts(const tb_redist *r);
+TB_API void tb_redist_counts(const tb_redist *r, uint64_t *counts);
+
+/*
+ * Collective.  Time ping-pongs of the three probe sizes between neighbouring
+ * ranks (0-1, 2-3, ..., then 1-2, 3-4, ...), keep each size's median and the
+ * largest over the pairs, and fit the transfer cost model.  Call it just
+ * before the main loop: it also starts the speed measure.  If it has not been
+ * called, the first balancing point calls it and only starts measuring.
+ */
+TB_API int tb_redist_probe(tb_redist *r);
+
+/* Exclude the time between these two calls from the speed measure (for the
+ * caller's own communication).  Local; pairs must not nest. */
+TB_API void tb_redist_pause(tb_redist *r);
+TB_API void tb_redist_resume(tb_redist *r);
+
+/*
+ * Collective.  Fill the halo planes of every registered array from the
+ * neighbouring ranks' blocks (the global edges' halos are left alone).  The
+ * library calls it at the end of every move, so halos are valid after a
+ * move; the caller calls it when its computation has changed the planes next
+ * to the block edges.
+ */
+TB_API int tb_redist_halo_exchange(tb_redist *r);
+
+/* A plan computed at a balancing point. */
+typedef struct tb_redist_plan {
+    int valid;                /* 0: no plan at this call (not a balancing point, or the
+                                 first point, which only starts measuring) */
+    uint64_t iteration;       /* as passed */
+    uint64_t total;           /* as passed, or the estimate when 0 was passed */
+    int total_estimated;      /* 1: the total was unknown; remaining = iterations run so far */
+    const uint64_t *counts;   /* [nparts] the layout now (library storage, valid until the
+                                 next call on r) */
+    const uint64_t *next;     /* [nparts] the proposed layout */
+    const double *speeds;     /* [nparts] measured units per second, smoothed */
+    tb_redist_decision decision;
+} tb_redist_plan;
+
+/*
+ * Collective.  At iteration `iteration` of `total` (0: unknown), if this is a
+ * balancing point (a multiple of the interval, not the last iteration):
+ * gather the ranks' measured speeds and compute the plan and S4's decision,
+ * without moving.  Otherwise plan->valid is 0.  All ranks get the same plan
+ * (computed on rank 0).  Aborts the communicator if ranks disagree on the
+ * iteration.
+ */
+TB_API int tb_redist_plan_at(tb_redist *r, uint64_t iteration, uint64_t total,
+                             tb_redist_plan *plan);
+
+/*
+ * Collective.  Move every array to the layout counts[nparts] (rank 0's counts
+ * are used; each >= the floor, summing to the units): the units that change
+ * owner travel directly between old and new owner, then each rank re-lays its
+ * blocks in place, and halos are exchanged.  Extra memory per rank: the
+ * units it receives (plus, if realloc cannot grow in place, one copy of the
+ * block while it grows; glibc grows large blocks with mremap, without a copy).
+ * The measured time refreshes the cost model.  TB_ERR_INVALID/RANGE for a bad
+ * layout (on every rank), TB_ERR_NOMEM.
+ */
+TB_API int tb_redist_apply(tb_redist *r, const uint64_t *counts);
+
+/*
+ * Collective.  The one-call form: tb_redist_plan_at and, if the decision is
+ * to move (and the mode is not TB_REDIST_OFF), tb_redist_apply.  plan may be
+ * NULL.  Logs each move at info level.
+ */
+TB_API int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total,
+                             tb_redist_plan *plan);
+
+/* Counters of a distribution (this rank's view; totals are global). */
+typedef struct tb_redist_stats {
+    uint64_t points;          /* balancing points with a plan */
+    uint64_t moves;           /* moves applied */
+    uint64_t skipped;         /* plans not applied because they did not pay (PREDICT) */
+    uint64_t bytes_moved;     /* global bytes that changed owner, all moves */
+    double move_s;            /* seconds spent moving (largest rank, summed over moves) */
+    double probe_s;           /* seconds of the probe */
+    uint64_t peak_extra_bytes;/* largest extra memory this rank allocated during a move */
+    tb_redist_cost cost;      /* the transfer cost model now */
+} tb_redist_stats;
+
+TB_API void tb_redist_get_stats(const tb_redist *r, tb_redist_stats *st);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,984 @@
+#define _POSIX_C_SOURCE 200809L
+/*
+ * redist.c - S4's distributed side: arrays on one block distribution, the
+ * speed measure, the transfer-cost probe, balancing points, the move and
+ * halo exchange.  The arithmetic of a plan is in plan.c.
+ *
+ * Memory during a move: units leave from where they are (MPI vector types,
+ * no packing), arrive in a buffer of their own size, then each rank re-lays
+ * its block in place (realloc, then memmove of the kept rows in an order
+ * that never overwrites a row still to be moved) and copies the arrivals in.
+ * The paper's implementation needed three times the array.
+ */
+#include "tenbin/redist.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RD_MAX_DIMS = 4, RD_TAG_MOVE = 100, RD_TAG_HALO = 20000, RD_TAG_PROBE = 40000 };
+
+typedef struct rd_array {
+    char name[48];
+    int ndims, split;
+    uint64_t dims[RD_MAX_DIMS];
+    size_t elem;
+    uint64_t hlo, hhi;
+    size_t outer;          /* rows before the split dimension */
+    size_t inner;          /* bytes of one unit within one row */
+    void **data;
+    unsigned char *buf;
+} rd_array;
+
+typedef struct rd_var {
+    tb_redist_var what;
+    int is64;
+    void *p;
+    int64_t offset;
+} rd_var;
+
+struct tb_redist {
+    MPI_Comm comm;
+    int rank, size;
+    tb_redist_config cfg;
+    uint64_t *counts;      /* [size] the layout */
+    uint64_t *next;        /* [size] the last plan */
+    double *speeds;        /* [size] the last gathered speeds */
+    double *gather;        /* [2 * size] scratch of the gather */
+    rd_array *arrays;
+    size_t narrays, arrays_cap;
+    rd_var *vars;
+    size_t nvars, vars_cap;
+    uint64_t floor_units;  /* smallest block allowed: max(1, widest halo) */
+    /* speed measure */
+    int probed;
+    int depth;             /* nesting of library calls */
+    double t_enter;        /* when the outermost library call began */
+    double t_window;       /* start of the measuring window */
+    double t_excluded;     /* library and paused seconds inside the window */
+    double t_pause;        /* >= 0 while paused */
+    int reset_window;      /* restart the window when the current call returns */
+    uint64_t last_iter;    /* iteration at the start of the window */
+    double unit_time;      /* smoothed seconds per unit per iteration; < 0: none yet */
+    int warned_total;
+    tb_redist_stats st;
+};
+
+/* ---- time accounting ---------------------------------------------------- */
+
+static void enter(tb_redist *r)
+{
+    if (r->depth++ == 0)
+        r->t_enter = tb_wtime();
+}
+
+static void leave(tb_redist *r)
+{
+    if (--r->depth > 0)
+        return;
+    double now = tb_wtime();
+    if (r->reset_window) {
+        r->t_window = now;
+        r->t_excluded = 0;
+        r->reset_window = 0;
+    } else {
+        r->t_excluded += now - r->t_enter;
+    }
+}
+
+void tb_redist_pause(tb_redist *r)
+{
+    if (r && r->t_pause < 0)
+        r->t_pause = tb_wtime();
+}
+
+void tb_redist_resume(tb_redist *r)
+{
+    if (r && r->t_pause >= 0) {
+        r->t_excluded += tb_wtime() - r->t_pause;
+        r->t_pause = -1;
+    }
+}
+
+/* ---- creation ------------------------------------------------------------ */
+
+void tb_redist_config_init(tb_redist_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->threshold = 1.05;
+    cfg->interval = 10;
+    cfg->mode = TB_REDIST_PREDICT;
+    cfg->probe_repeats = 5;
+    cfg->smoothing = 0.5;
+}
+
+static int config_ok(const tb_redist_config *c, int size)
+{
+    if (c->units == 0 || !(c->threshold >= 1) || c->interval == 0 || !(c->smoothing > 0) ||
+        c->smoothing > 1 || c->probe_repeats < 1 ||
+        (c->mode != TB_REDIST_PREDICT && c->mode != TB_REDIST_NO_PREDICT &&
+         c->mode != TB_REDIST_OFF)) {
+        TB_LOG_ERR("redist: invalid configuration (units %" PRIu64 ", threshold %g, interval "
+                   "%" PRIu64 ", smoothing %g, mode %d)", c->units, c->threshold, c->interval,
+                   c->smoothing, c->mode);
+        return TB_ERR_INVALID;
+    }
+    if ((uint64_t)size > c->units) {
+        TB_LOG_ERR("redist: %" PRIu64 " units cannot give %d ranks one each", c->units, size);
+        return TB_ERR_SIZE;
+    }
+    for (int i = 0; i < 3; i++)
+        if (!(c->probe_bytes[i] >= 0))
+            return TB_ERR_INVALID;
+    if (c->initial_counts) {
+        uint64_t sum = 0;
+        for (int i = 0; i < size; i++) {
+            if (c->initial_counts[i] == 0) {
+                TB_LOG_ERR("redist: initial count of rank %d is 0 (every rank needs a unit)", i);
+                return TB_ERR_INVALID;
+            }
+            sum += c->initial_counts[i];
+        }
+        if (sum != c->units) {
+            TB_LOG_ERR("redist: initial counts sum to %" PRIu64 ", not the %" PRIu64 " units",
+                       sum, c->units);
+            return TB_ERR_INVALID;
+        }
+    }
+    return TB_OK;
+}
+
+int tb_redist_create(MPI_Comm comm, const tb_redist_config *cfg, tb_redist **out)
+{
+    if (!cfg || !out)
+        return TB_ERR_INVALID;
+    *out = NULL;
+    int size, rank;
+    if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return TB_ERR_MPI;
+    int rc = config_ok(cfg, size);
+    if (rc != TB_OK)
+        return rc;
+    tb_redist *r = calloc(1, sizeof *r);
+    if (!r)
+        return TB_ERR_NOMEM;
+    r->cfg = *cfg;
+    r->cfg.initial_counts = NULL;
+    r->rank = rank;
+    r->size = size;
+    r->counts = calloc((size_t)size, sizeof *r->counts);
+    r->next = calloc((size_t)size, sizeof *r->next);
+    r->speeds = calloc((size_t)size, sizeof *r->speeds);
+    r->gather = calloc((size_t)size * 2, sizeof *r->gather);
+    if (!r->counts || !r->next || !r->speeds || !r->gather) {
+        tb_redist_destroy(&r);
+        return TB_ERR_NOMEM;
+    }
+    for (int i = 0; i < size; i++)
+        r->counts[i] = cfg->initial_counts ? cfg->initial_counts[i]
+                                           : cfg->units / (uint64_t)size +
+                                                 ((uint64_t)i < cfg->units % (uint64_t)size);
+    r->floor_units = 1;
+    r->unit_time = -1;
+    r->t_pause = -1;
+    r->t_window = tb_wtime();
+    if (MPI_Comm_dup(comm, &r->comm) != MPI_SUCCESS) {
+        r->comm = MPI_COMM_NULL;
+        tb_redist_destroy(&r);
+        return TB_ERR_MPI;
+    }
+    *out = r;
+    return TB_OK;
+}
+
+void tb_redist_destroy(tb_redist **rp)
+{
+    if (!rp || !*rp)
+        return;
+    tb_redist *r = *rp;
+    for (size_t i = 0; i < r->narrays; i++) {
+        free(r->arrays[i].buf);
+        if (r->arrays[i].data)
+            *r->arrays[i].data = NULL;
+    }
+    free(r->arrays);
+    free(r->vars);
+    free(r->counts);
+    free(r->next);
+    free(r->speeds);
+    free(r->gather);
+    if (r->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&r->comm);
+    free(r);
+    *rp = NULL;
+}
+
+/* ---- layout helpers ------------------------------------------------------ */
+
+static uint64_t start_of(const uint64_t *counts, int rank)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < rank; i++)
+        s += counts[i];
+    return s;
+}
+
+static size_t extent(const rd_array *a, uint64_t count) { return a->hlo + count + a->hhi; }
+
+static size_t block_bytes(const rd_array *a, uint64_t count)
+{
+    return a->outer * extent(a, count) * a->inner;
+}
+
+/* Bytes of one unit over all arrays. */
+static double unit_bytes(const tb_redist *r)
+{
+    double b = 0;
+    for (size_t i = 0; i < r->narrays; i++)
+        b += (double)r->arrays[i].outer * (double)r->arrays[i].inner;
+    return b;
+}
+
+static void sync_vars(tb_redist *r)
+{
+    uint64_t start = start_of(r->counts, r->rank), count = r->counts[r->rank];
+    for (size_t i = 0; i < r->nvars; i++) {
+        rd_var *v = &r->vars[i];
+        int64_t val = (int64_t)(v->what == TB_REDIST_VAR_COUNT   ? count
+                                : v->what == TB_REDIST_VAR_START ? start
+                                                                 : start + count) +
+                      v->offset;
+        if (v->is64)
+            *(int64_t *)v->p = val;
+        else
+            *(int *)v->p = (int)val;
+    }
+}
+
+void tb_redist_block(const tb_redist *r, uint64_t *start, uint64_t *count)
+{
+    if (start)
+        *start = start_of(r->counts, r->rank);
+    if (count)
+        *count = r->counts[r->rank];
+}
+
+int tb_redist_nparts(const tb_redist *r) { return r->size; }
+
+void tb_redist_counts(const tb_redist *r, uint64_t *counts)
+{
+    memcpy(counts, r->counts, (size_t)r->size * sizeof *counts);
+}
+
+void tb_redist_get_stats(const tb_redist *r, tb_redist_stats *st) { *st = r->st; }
+
+/* ---- registration -------------------------------------------------------- */
+
+static int check_desc(const tb_redist *r, const tb_redist_array_desc *d, rd_array *a)
+{
+    const char *nm = d->name ? d->name : "(unnamed)";
+    if (!d->data) {
+        TB_LOG_ERR("redist: array %s: no data pointer to write the block's address to", nm);
+        return TB_ERR_INVALID;
+    }
+    if (d->ndims < 1 || d->ndims > RD_MAX_DIMS) {
+        TB_LOG_ERR("redist: array %s: %d dimensions (1 to %d are supported)", nm, d->ndims,
+                   RD_MAX_DIMS);
+        return TB_ERR_INVALID;
+    }
+    if (d->split < 0 || d->split >= d->ndims) {
+        TB_LOG_ERR("redist: array %s: split dimension %d out of range 0..%d", nm, d->split,
+                   d->ndims - 1);
+        return TB_ERR_INVALID;
+    }
+    for (int i = 0; i < d->ndims; i++)
+        if (d->dims[i] == 0) {
+            TB_LOG_ERR("redist: array %s: dimension %d has extent 0", nm, i);
+            return TB_ERR_INVALID;
+        }
+    if (d->dims[d->split] != r->cfg.units) {
+        TB_LOG_ERR("redist: array %s: split dimension %d has extent %" PRIu64
+                   ", the distribution has %" PRIu64 " units", nm, d->split, d->dims[d->split],
+                   r->cfg.units);
+        return TB_ERR_INVALID;
+    }
+    size_t elem = d->elem_size;
+    if (d->type != MPI_DATATYPE_NULL) {
+        int sz;
+        MPI_Aint lb, ext;
+        if (MPI_Type_size(d->type, &sz) != MPI_SUCCESS ||
+            MPI_Type_get_extent(d->type, &lb, &ext) != MPI_SUCCESS)
+            return TB_ERR_MPI;
+        if (lb != 0 || ext != sz || sz <= 0 || (elem && elem != (size_t)sz)) {
+            TB_LOG_ERR("redist: array %s: the MPI datatype must be contiguous (size %d, extent "
+                       "%ld) and match elem_size %zu", nm, sz, (long)ext, elem);
+            return TB_ERR_INVALID;
+        }
+        elem = (size_t)sz;
+    }
+    if (elem == 0) {
+        TB_LOG_ERR("redist: array %s: no element size (elem_size 0 and no MPI datatype)", nm);
+        return TB_ERR_INVALID;
+    }
+    uint64_t minc = UINT64_MAX;
+    for (int i = 0; i < r->size; i++)
+        minc = r->counts[i] < minc ? r->counts[i] : minc;
+    if (d->halo_lo > minc || d->halo_hi > minc) {
+        TB_LOG_ERR("redist: array %s: halo %" PRIu64 "/%" PRIu64 " is wider than the smallest "
+                   "block (%" PRIu64 " units)", nm, d->halo_lo, d->halo_hi, minc);
+        return TB_ERR_RANGE;
+    }
+    memset(a, 0, sizeof *a);
+    snprintf(a->name, sizeof a->name, "%s", nm);
+    a->ndims = d->ndims;
+    a->split = d->split;
+    memcpy(a->dims, d->dims, sizeof a->dims);
+    a->elem = elem;
+    a->hlo = d->halo_lo;
+    a->hhi = d->halo_hi;
+    a->data = d->data;
+    /* MPI counts are ints: a unit row, the rows, and a block must fit. */
+    double outer = 1, inner = (double)elem;
+    for (int i = 0; i < d->split; i++)
+        outer *= (double)d->dims[i];
+    for (int i = d->split + 1; i < d->ndims; i++)
+        inner *= (double)d->dims[i];
+    double ext = (double)(r->cfg.units + a->hlo + a->hhi);
+    if (inner > INT_MAX || outer > INT_MAX || ext > INT_MAX || outer * ext > INT_MAX ||
+        outer * ext * inner > (double)(SIZE_MAX / 2)) {
+        TB_LOG_ERR("redist: array %s: too large (a unit row must be < 2 GiB and rows x units "
+                   "< 2^31)", nm);
+        return TB_ERR_RANGE;
+    }
+    a->outer = (size_t)outer;
+    a->inner = (size_t)inner;
+    return TB_OK;
+}
+
+/* A digest of what must be the same on every rank. */
+static uint64_t desc_hash(const rd_array *a)
+{
+    uint64_t h = 1469598103934665603ull;
+    uint64_t v[] = {(uint64_t)a->ndims, (uint64_t)a->split, a->dims[0], a->dims[1], a->dims[2],
+                    a->dims[3], a->elem, a->hlo, a->hhi};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        h = (h ^ v[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Collective agreement: the lowest return code, and whether every rank
+ * passed the same digest. */
+static int agree(tb_redist *r, int rc, uint64_t digest, const char *what)
+{
+    int64_t v[3] = {-(int64_t)rc, (int64_t)(digest >> 1), -(int64_t)(digest >> 1)};
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_MAX, r->comm) != MPI_SUCCESS)
+        return TB_ERR_MPI;
+    if (v[0] > 0)
+        return (int)-v[0];
+    if (v[1] != -v[2]) {
+        TB_LOG_ERR("redist: %s differs between ranks; every rank must make the same call", what);
+        MPI_Abort(r->comm, 1);
+    }
+    return TB_OK;
+}
+
+int tb_redist_add_array(tb_redist *r, const tb_redist_array_desc *desc, int *index_out)
+{
+    if (!r || !desc)
+        return TB_ERR_INVALID;
+    rd_array a;
+    int rc = check_desc(r, desc, &a);
+    if (rc == TB_OK && tb_grow(&r->arrays, &r->arrays_cap, r->narrays, sizeof a, 4) != TB_OK)
+        rc = TB_ERR_NOMEM;
+    if (rc == TB_OK) {
+        a.buf = calloc(1, block_bytes(&a, r->counts[r->rank]) + 1);
+        if (!a.buf)
+            rc = TB_ERR_NOMEM;
+    }
+    int arc = agree(r, rc, rc == TB_OK ? desc_hash(&a) : 0, "an array registration");
+    if (arc != TB_OK) {
+        if (rc == TB_OK)
+            free(a.buf);
+        return arc;
+    }
+    *a.data = a.buf;
+    r->arrays[r->narrays] = a;
+    if (index_out)
+        *index_out = (int)r->narrays;
+    r->narrays++;
+    uint64_t w = a.hlo > a.hhi ? a.hlo : a.hhi;
+    r->floor_units = w > r->floor_units ? w : r->floor_units;
+    return TB_OK;
+}
+
+static int bind(tb_redist *r, tb_redist_var what, void *var, int is64, int64_t offset)
+{
+    if (!r || !var || (what != TB_REDIST_VAR_COUNT && what != TB_REDIST_VAR_START &&
+                       what != TB_REDIST_VAR_END))
+        return TB_ERR_INVALID;
+    if (!is64 && ((double)r->cfg.units + (double)offset > INT_MAX || offset < INT_MIN ||
+                  offset > INT_MAX))
+        return TB_ERR_RANGE;
+    if (tb_grow(&r->vars, &r->vars_cap, r->nvars, sizeof *r->vars, 4) != TB_OK)
+        return TB_ERR_NOMEM;
+    r->vars[r->nvars++] = (rd_var){what, is64, var, offset};
+    sync_vars(r);
+    return TB_OK;
+}
+
+int tb_redist_bind_int(tb_redist *r, tb_redist_var what, int *var, long offset)
+{
+    return bind(r, what, var, 0, offset);
+}
+
+int tb_redist_bind_i64(tb_redist *r, tb_redist_var what, int64_t *var, int64_t offset)
+{
+    return bind(r, what, var, 1, offset);
+}
+
+/* ---- MPI datatypes over a block ----------------------------------------- */
+
+/* `count` units at local index `at` of a block with local extent `ext`:
+ * one row of each of the outer rows.  *owned says whether *t must be freed. */
+static int units_type(const rd_array *a, size_t ext, uint64_t count, MPI_Datatype *t,
+                      int *n, int *owned)
+{
+    *owned = 0;
+    if (a->outer == 1) {
+        if ((double)count * (double)a->inner > INT_MAX) {
+            MPI_Datatype row;
+            if (MPI_Type_contiguous((int)a->inner, MPI_BYTE, &row) != MPI_SUCCESS)
+                return TB_ERR_MPI;
+            MPI_Type_commit(&row);
+            *t = row;
+            *n = (int)count;
+            *owned = 1;
+            return TB_OK;
+        }
+        *t = MPI_BYTE;
+        *n = (int)(count * a->inner);
+        return TB_OK;
+    }
+    MPI_Datatype row, vec;
+    if (MPI_Type_contiguous((int)a->inner, MPI_BYTE, &row) != MPI_SUCCESS)
+        return TB_ERR_MPI;
+    int rc = MPI_Type_vector((int)a->outer, (int)count, (int)ext, row, &vec);
+    MPI_Type_free(&row);
+    if (rc != MPI_SUCCESS)
+        return TB_ERR_MPI;
+    MPI_Type_commit(&vec);
+    *t = vec;
+    *n = 1;
+    *owned = 1;
+    return TB_OK;
+}
+
+/* ---- halo exchange ------------------------------------------------------- */
+
+static int halo_exchange(tb_redist *r)
+{
+    if (r->size == 1)
+        return TB_OK;
+    size_t nreq = 0;
+    MPI_Request *req = malloc(r->narrays * 4 * sizeof *req);
+    MPI_Datatype *types = malloc(r->narrays * 4 * sizeof *types);
+    int *owned = calloc(r->narrays * 4, sizeof *owned);
+    int rc = (req && types && owned) ? TB_OK : TB_ERR_NOMEM;
+    uint64_t c = r->counts[r->rank];
+    for (size_t i = 0; rc == TB_OK && i < r->narrays; i++) {
+        rd_array *a = &r->arrays[i];
+        size_t ext = extent(a, c);
+        int tag = RD_TAG_HALO + 2 * (int)i;
+        struct {
+            int peer, recv, tag;
+            uint64_t at, n;
+        } ops[4] = {
+            {r->rank - 1, 1, tag, 0, a->hlo},              /* my low halo */
+            {r->rank - 1, 0, tag + 1, a->hlo, a->hhi},     /* its high halo */
+            {r->rank + 1, 1, tag + 1, a->hlo + c, a->hhi}, /* my high halo */
+            {r->rank + 1, 0, tag, a->hlo + c - a->hlo, a->hlo}, /* its low halo */
+        };
+        for (int k = 0; k < 4 && rc == TB_OK; k++) {
+            if (ops[k].n == 0 || ops[k].peer < 0 || ops[k].peer >= r->size)
+                continue;
+            int n;
+            MPI_Datatype t;
+            rc = units_type(a, ext, ops[k].n, &t, &n, &owned[nreq]);
+            if (rc != TB_OK)
+                break;
+            types[nreq] = t;
+            void *at = a->buf + ops[k].at * a->inner;
+            int mrc = ops[k].recv ? MPI_Irecv(at, n, t, ops[k].peer, ops[k].tag, r->comm,
+                                              &req[nreq])
+                                  : MPI_Isend(at, n, t, ops[k].peer, ops[k].tag, r->comm,
+                                              &req[nreq]);
+            nreq++;
+            if (mrc != MPI_SUCCESS)
+                rc = TB_ERR_MPI;
+        }
+    }
+    if (nreq && MPI_Waitall((int)nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        rc = TB_ERR_MPI;
+    for (size_t k = 0; k < nreq; k++)
+        if (owned[k])
+            MPI_Type_free(&types[k]);
+    free(req);
+    free(types);
+    free(owned);
+    return rc;
+}
+
+int tb_redist_halo_exchange(tb_redist *r)
+{
+    if (!r)
+        return TB_ERR_INVALID;
+    enter(r);
+    int rc = halo_exchange(r);
+    leave(r);
+    return rc;
+}
+
+/* ---- the probe ----------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median one-way time of `reps` ping-pongs of `bytes` with `peer`. */
+static double pingpong(tb_redist *r, int peer, unsigned char *buf, size_t bytes, int reps)
+{
+    double t[64];
+    int n = reps < 64 ? reps : 64;
+    int first = r->rank < peer;
+    for (int i = -1; i < n; i++) { /* one round to warm up */
+        double t0 = MPI_Wtime();
+        if (first) {
+            MPI_Send(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm);
+            MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm);
+        }
+        if (i >= 0)
+            t[i] = (MPI_Wtime() - t0) / 2;
+    }
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+static void probe_sizes(const tb_redist *r, double sizes[3])
+{
+    double ub = unit_bytes(r);
+    uint64_t minc = UINT64_MAX;
+    for (int i = 0; i < r->size; i++)
+        minc = r->counts[i] < minc ? r->counts[i] : minc;
+    static const double units[3] = {1, 8, 64};
+    for (int i = 0; i < 3; i++) {
+        if (r->cfg.probe_bytes[i] > 0)
+            sizes[i] = r->cfg.probe_bytes[i];
+        else if (ub > 0)
+            sizes[i] = ub * (units[i] < (double)minc ? units[i] : (double)minc);
+        else
+            sizes[i] = (double)(1u << (6 * i + 10)); /* 1 KiB, 64 KiB, 4 MiB */
+        if (sizes[i] > (double)(INT_MAX / 2))
+            sizes[i] = (double)(INT_MAX / 2);
+    }
+    /* Clamped sizes may coincide; the fit needs two distinct ones. */
+    if (sizes[1] <= sizes[0])
+        sizes[1] = sizes[0] * 2;
+    if (sizes[2] <= sizes[1])
+        sizes[2] = sizes[1] * 2;
+}
+
+static int probe(tb_redist *r)
+{
+    double t0 = tb_wtime();
+    double sizes[3], secs[3] = {0, 0, 0};
+    probe_sizes(r, sizes);
+    unsigned char *buf = calloc(1, (size_t)sizes[2] + 1);
+    int rc = buf ? TB_OK : TB_ERR_NOMEM;
+    int ok = rc == TB_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, r->comm);
+    if (!ok) {
+        free(buf);
+        return TB_ERR_NOMEM;
+    }
+    for (int phase = 0; phase < 2 && r->size > 1; phase++) {
+        /* phase 0 pairs 0-1, 2-3, ...; phase 1 pairs 1-2, 3-4, ... */
+        int peer = ((r->rank + phase) % 2 == 0) ? r->rank + 1 : r->rank - 1;
+        if (peer < 0 || peer >= r->size)
+            continue;
+        for (int i = 0; i < 3; i++) {
+            double t = pingpong(r, peer, buf, (size_t)sizes[i], r->cfg.probe_repeats);
+            secs[i] = t > secs[i] ? t : secs[i];
+        }
+    }
+    free(buf);
+    if (MPI_Allreduce(MPI_IN_PLACE, secs, 3, MPI_DOUBLE, MPI_MAX, r->comm) != MPI_SUCCESS)
+        return TB_ERR_MPI;
+    if (r->size > 1) {
+        rc = tb_redist_cost_fit(&r->st.cost, sizes, secs, 3);
+        if (rc != TB_OK)
+            return rc;
+    }
+    r->probed = 1;
+    r->st.probe_s += tb_wtime() - t0;
+    TB_LOG_INFO("redist: probe %.0f/%.0f/%.0f bytes: %.3g/%.3g/%.3g s; time = %.3g + %.3g * bytes",
+                sizes[0], sizes[1], sizes[2], secs[0], secs[1], secs[2], r->st.cost.a,
+                r->st.cost.b);
+    return TB_OK;
+}
+
+int tb_redist_probe(tb_redist *r)
+{
+    if (!r)
+        return TB_ERR_INVALID;
+    enter(r);
+    int rc = probe(r);
+    /* The speed measure starts now. */
+    r->reset_window = 1;
+    r->unit_time = -1;
+    leave(r);
+    return rc;
+}
+
+/* ---- balancing points ---------------------------------------------------- */
+
+/* Close the measuring window at iteration `it`: seconds of this rank's own
+ * compute per unit and iteration, smoothed. */
+static void measure(tb_redist *r, uint64_t it)
+{
+    double compute = r->t_enter - r->t_window - r->t_excluded;
+    uint64_t iters = it > r->last_iter ? it - r->last_iter : 1;
+    double per = compute > 0 ? compute / ((double)iters * (double)r->counts[r->rank]) : 0;
+    double w = r->cfg.smoothing;
+    r->unit_time = r->unit_time < 0 ? per : w * per + (1 - w) * r->unit_time;
+    r->last_iter = it;
+    r->reset_window = 1;
+}
+
+static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->iteration = it;
+    p->total = total;
+    p->counts = r->counts;
+    p->next = r->next;
+    p->speeds = r->speeds;
+    if (it == 0 || (total && it >= total) || it % r->cfg.interval != 0)
+        return TB_OK;
+    if (!r->probed) {
+        int rc = probe(r);
+        r->last_iter = it;
+        r->reset_window = 1;
+        return rc;
+    }
+    measure(r, it);
+    double mine[2] = {(double)it, r->unit_time};
+    if (MPI_Allgather(mine, 2, MPI_DOUBLE, r->gather, 2, MPI_DOUBLE, r->comm) != MPI_SUCCESS)
+        return TB_ERR_MPI;
+    /* Speeds in units per second; a rank that measured no time at all gets
+     * the speed of the fastest rank that did. */
+    double tmin = INFINITY;
+    for (int i = 0; i < r->size; i++) {
+        if (r->gather[2 * i] != (double)it) {
+            TB_LOG_ERR("redist: rank %d is at iteration %.0f, rank %d at %" PRIu64
+                       "; balancing points must be called by every rank at the same iteration",
+                       i, r->gather[2 * i], r->rank, it);
+            MPI_Abort(r->comm, 1);
+        }
+        double t = r->gather[2 * i + 1];
+        if (t > 0 && t < tmin)
+            tmin = t;
+    }
+    for (int i = 0; i < r->size; i++) {
+        double t = r->gather[2 * i + 1];
+        r->speeds[i] = t > 0 ? 1 / t : isfinite(tmin) ? 1 / tmin : 1;
+    }
+    if (total == 0) {
+        p->total_estimated = 1;
+        total = 2 * it;
+        p->total = total;
+        if (!r->warned_total && r->rank == 0) {
+            TB_LOG_INFO("redist: total iterations unknown; assuming as many remain as have run");
+            r->warned_total = 1;
+        }
+    }
+    int mode = r->cfg.mode == TB_REDIST_OFF ? TB_REDIST_PREDICT : r->cfg.mode;
+    int rc = tb_redist_decide(r->size, r->counts, r->speeds, it, total, r->cfg.threshold, mode,
+                              &r->st.cost, unit_bytes(r), r->floor_units, r->next,
+                              &p->decision);
+    if (rc != TB_OK)
+        return rc;
+    if (r->cfg.mode == TB_REDIST_OFF && p->decision.move) {
+        p->decision.move = 0;
+        p->decision.why = "balancing is off";
+    }
+    p->valid = 1;
+    r->st.points++;
+    return TB_OK;
+}
+
+int tb_redist_plan_at(tb_redist *r, uint64_t iteration, uint64_t total, tb_redist_plan *plan)
+{
+    if (!r || !plan)
+        return TB_ERR_INVALID;
+    enter(r);
+    int rc = plan_at(r, iteration, total, plan);
+    leave(r);
+    return rc;
+}
+
+/* ---- the move ------------------------------------------------------------ */
+
+/* Copy the part of the old block that the new block keeps (its owned units
+ * and halos alike: the halos are refreshed afterwards, the global edges'
+ * halos stay) to its new place, in place. */
+static int relayout(rd_array *a, uint64_t os, uint64_t oc, uint64_t ns, uint64_t nc)
+{
+    size_t oext = extent(a, oc), next = extent(a, nc);
+    size_t obytes = block_bytes(a, oc), nbytes = block_bytes(a, nc);
+    if (nbytes > obytes) {
+        unsigned char *p = realloc(a->buf, nbytes);
+        if (!p)
+            return TB_ERR_NOMEM;
+        a->buf = p;
+    }
+    /* global unit ranges of the storage, halos included (signed) */
+    int64_t olo = (int64_t)os - (int64_t)a->hlo, ohi = (int64_t)(os + oc + a->hhi);
+    int64_t nlo = (int64_t)ns - (int64_t)a->hlo, nhi = (int64_t)(ns + nc + a->hhi);
+    int64_t klo = olo > nlo ? olo : nlo, khi = ohi < nhi ? ohi : nhi;
+    if (khi > klo) {
+        size_t len = (size_t)(khi - klo) * a->inner;
+        size_t so = (size_t)(klo - olo) * a->inner, sn = (size_t)(klo - nlo) * a->inner;
+        /* Rows moving down go in increasing order, rows moving up in
+         * decreasing order: then no row lands on a source still to be
+         * read (a row's new place never reaches past the next row's old
+         * start when moving down, nor below the previous row's when up). */
+        for (size_t o = 0; o < a->outer; o++) {
+            size_t src = o * oext * a->inner + so, dst = o * next * a->inner + sn;
+            if (dst < src)
+                memmove(a->buf + dst, a->buf + src, len);
+        }
+        for (size_t o = a->outer; o-- > 0;) {
+            size_t src = o * oext * a->inner + so, dst = o * next * a->inner + sn;
+            if (dst > src)
+                memmove(a->buf + dst, a->buf + src, len);
+        }
+    }
+    if (nbytes < obytes) {
+        unsigned char *p = realloc(a->buf, nbytes);
+        if (p) /* a failed shrink keeps the larger block */
+            a->buf = p;
+    }
+    return TB_OK;
+}
+
+typedef struct rd_recv {
+    size_t array;
+    uint64_t first, count;
+    unsigned char *tmp;
+} rd_recv;
+
+static int apply(tb_redist *r, const uint64_t *want)
+{
+    double t0 = tb_wtime();
+    int P = r->size;
+    uint64_t *next = malloc((size_t)P * sizeof *next);
+    if (!next)
+        return TB_ERR_NOMEM;
+    memcpy(next, want, (size_t)P * sizeof *next);
+    if (MPI_Bcast(next, P, MPI_UINT64_T, 0, r->comm) != MPI_SUCCESS) {
+        free(next);
+        return TB_ERR_MPI;
+    }
+    uint64_t sum = 0, same = 1;
+    for (int i = 0; i < P; i++) {
+        if (next[i] < r->floor_units) {
+            if (r->rank == 0)
+                TB_LOG_ERR("redist: layout gives rank %d %" PRIu64 " units, below the floor of "
+                           "%" PRIu64 " (one unit, and the widest halo)", i, next[i],
+                           r->floor_units);
+            free(next);
+            return TB_ERR_RANGE;
+        }
+        sum += next[i];
+        same &= next[i] == r->counts[i];
+    }
+    if (sum != r->cfg.units) {
+        if (r->rank == 0)
+            TB_LOG_ERR("redist: layout sums to %" PRIu64 " units, not %" PRIu64, sum,
+                       r->cfg.units);
+        free(next);
+        return TB_ERR_INVALID;
+    }
+    if (same) {
+        free(next);
+        return TB_OK;
+    }
+    size_t nm = 0;
+    tb_redist_moves(P, r->counts, next, NULL, 0, &nm);
+    tb_redist_move *mv = malloc((nm ? nm : 1) * sizeof *mv);
+    size_t maxreq = nm * r->narrays + 1;
+    MPI_Request *req = malloc(maxreq * sizeof *req);
+    MPI_Datatype *types = malloc(maxreq * sizeof *types);
+    int *owned = calloc(maxreq, sizeof *owned);
+    rd_recv *rv = calloc(maxreq, sizeof *rv);
+    /* A failed allocation here is local; agree on it before any message. */
+    int ok = mv && req && types && owned && rv;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, r->comm);
+    if (!ok) {
+        free(mv);
+        free(req);
+        free(types);
+        free(owned);
+        free(rv);
+        free(next);
+        return TB_ERR_NOMEM;
+    }
+    int rc = TB_OK;
+    size_t nreq = 0, nrv = 0;
+    uint64_t os = start_of(r->counts, r->rank), oc = r->counts[r->rank];
+    uint64_t ns = start_of(next, r->rank), nc = next[r->rank];
+    double extra = 0, sent_recv = 0;
+    tb_redist_moves(P, r->counts, next, mv, nm, &nm);
+    for (size_t m = 0; rc == TB_OK && m < nm; m++) {
+        if (mv[m].from != r->rank && mv[m].to != r->rank)
+            continue;
+        for (size_t i = 0; rc == TB_OK && i < r->narrays; i++) {
+            rd_array *a = &r->arrays[i];
+            int tag = RD_TAG_MOVE + (int)i;
+            int n;
+            if (mv[m].from == r->rank) {
+                rc = units_type(a, extent(a, oc), mv[m].count, &types[nreq], &n, &owned[nreq]);
+                if (rc != TB_OK)
+                    break;
+                void *at = a->buf + (mv[m].first - os + a->hlo) * a->inner;
+                if (MPI_Isend(at, n, types[nreq], mv[m].to, tag, r->comm, &req[nreq]) !=
+                    MPI_SUCCESS)
+                    rc = TB_ERR_MPI;
+            } else {
+                size_t bytes = a->outer * mv[m].count * a->inner;
+                rv[nrv] = (rd_recv){i, mv[m].first, mv[m].count, malloc(bytes + 1)};
+                if (!rv[nrv].tmp) {
+                    TB_LOG_ERR("redist: no memory for the %zu bytes arriving for %s", bytes,
+                               a->name);
+                    MPI_Abort(r->comm, 1); /* the sender is already sending */
+                }
+                extra += (double)bytes;
+                /* contiguous: outer rows of count units */
+                rc = units_type(a, mv[m].count, mv[m].count, &types[nreq], &n, &owned[nreq]);
+                if (rc == TB_OK && MPI_Irecv(rv[nrv].tmp, n, types[nreq], mv[m].from, tag,
+                                             r->comm, &req[nreq]) != MPI_SUCCESS)
+                    rc = TB_ERR_MPI;
+                nrv++;
+            }
+            sent_recv += (double)(a->outer * mv[m].count * a->inner);
+            nreq++;
+        }
+    }
+    if (rc != TB_OK) {
+        /* The other ranks are already sending and receiving: no way back. */
+        TB_LOG_ERR("redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
+        MPI_Abort(r->comm, 1);
+    }
+    if (nreq && MPI_Waitall((int)nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        rc = TB_ERR_MPI;
+    for (size_t k = 0; k < nreq; k++)
+        if (owned[k])
+            MPI_Type_free(&types[k]);
+    /* Re-lay each block and copy the arrivals in. */
+    for (size_t i = 0; rc == TB_OK && i < r->narrays; i++) {
+        rd_array *a = &r->arrays[i];
+        rc = relayout(a, os, oc, ns, nc);
+        size_t ext = extent(a, nc);
+        for (size_t k = 0; rc == TB_OK && k < nrv; k++) {
+            if (rv[k].array != i)
+                continue;
+            size_t len = rv[k].count * a->inner, at = (rv[k].first - ns + a->hlo) * a->inner;
+            for (size_t o = 0; o < a->outer; o++)
+                memcpy(a->buf + o * ext * a->inner + at, rv[k].tmp + o * len, len);
+        }
+        *a->data = a->buf;
+    }
+    for (size_t k = 0; k < nrv; k++)
+        free(rv[k].tmp);
+    if (rc != TB_OK) {
+        /* The layout is half changed on this rank: nothing sane remains. */
+        TB_LOG_ERR("redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
+        MPI_Abort(r->comm, 1);
+    }
+    memcpy(r->counts, next, (size_t)P * sizeof *next);
+    sync_vars(r);
+    rc = halo_exchange(r);
+    /* Statistics and the cost model: the time of the slowest rank, as one
+     * transfer of the busiest rank's mean transfer size. */
+    double mine[2] = {tb_wtime() - t0, sent_recv}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, r->comm);
+    double ub = unit_bytes(r), moved = 0;
+    int *ntr = calloc((size_t)P, sizeof *ntr);
+    for (size_t m = 0; m < nm; m++) {
+        moved += (double)mv[m].count * ub;
+        if (ntr) {
+            ntr[mv[m].from]++;
+            ntr[mv[m].to]++;
+        }
+    }
+    int kmax = 1;
+    for (int i = 0; ntr && i < P; i++)
+        kmax = ntr[i] > kmax ? ntr[i] : kmax;
+    free(ntr);
+    tb_redist_cost_add(&r->st.cost, all[1] / kmax, all[0] / kmax);
+    r->st.moves++;
+    r->st.bytes_moved += (uint64_t)moved;
+    r->st.move_s += all[0];
+    if ((uint64_t)extra > r->st.peak_extra_bytes)
+        r->st.peak_extra_bytes = (uint64_t)extra;
+    free(mv);
+    free(req);
+    free(types);
+    free(owned);
+    free(rv);
+    free(next);
+    return rc;
+}
+
+int tb_redist_apply(tb_redist *r, const uint64_t *counts)
+{
+    if (!r || !counts)
+        return TB_ERR_INVALID;
+    enter(r);
+    int rc = apply(r, counts);
+    leave(r);
+    return rc;
+}
+
+int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total, tb_redist_plan *plan)
+{
+    if (!r)
+        return TB_ERR_INVALID;
+    tb_redist_plan local;
+    tb_redist_plan *p = plan ? plan : &local;
+    enter(r);
+    int rc = plan_at(r, iteration, total, p);
+    if (rc == TB_OK && p->valid && p->decision.move) {
+        if (r->rank == 0)
+            TB_LOG_INFO("redist: iteration %" PRIu64 ": moving %" PRIu64 " units (%.3g -> %.3g "
+                        "s/iteration, move %.3g s): %s", iteration, p->decision.units_moved,
+                        p->decision.t_now, p->decision.t_new, p->decision.t_move,
+                        p->decision.why);
+        rc = apply(r, r->next);
+        /* The window restarts after the move: its time is not compute. */
+        r->reset_window = 1;
+    } else if (rc == TB_OK && p->valid && p->decision.units_moved > 0 &&
+               r->cfg.mode == TB_REDIST_PREDICT && p->decision.remaining > 0 &&
+               p->decision.imbalance > r->cfg.threshold) {
+        r->st.skipped++;
+    }
+    leave(r);
+    return rc;
+}
