@@ -11,6 +11,8 @@
 #include "tenbin/config.h"
 
 static const tb_cli_cmd commands[] = {
+    {"himeno", tb_cmd_himeno,
+     "the Himeno benchmark on arrays that re-place themselves to match speeds (mpiexec)", 1},
     {"info", tb_cmd_info, "version, MPI library, and the TENBIN_* environment variables", 0},
     {"mandel", tb_cmd_mandel, "render the Mandelbrot set with the master-worker runtime (mpiexec)",
      1},
