@@ -61,6 +61,7 @@ bench: build
 	bench/run $(BUILD)
 	bench/sim $(BUILD)
 	bench/s1-sweep $(BUILD)
+	bench/s4-himeno $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
 
 install: build

@@ -323,8 +323,9 @@ TB_API int tb_redist_plan_at(tb_redist *r, uint64_t iteration, uint64_t total,
  * owner travel directly between old and new owner, then each rank re-lays its
  * blocks in place, and halos are exchanged.  Extra memory per rank: the
  * units it receives (plus, if realloc cannot grow in place, one copy of the
- * block while it grows; glibc grows large blocks with mremap, without a copy).
- * The measured time refreshes the cost model.  TB_ERR_INVALID/RANGE for a bad
+ * block while it grows; on Linux blocks grow by mremap, without a copy).
+ * The measured time refreshes the cost model: later predictions are scaled
+ * by the mean ratio of measured to predicted move times.  TB_ERR_INVALID/RANGE for a bad
  * layout (on every rank), TB_ERR_NOMEM.
  */
 TB_API int tb_redist_apply(tb_redist *r, const uint64_t *counts);
@@ -346,7 +347,9 @@ typedef struct tb_redist_stats {
     double move_s;            /* seconds spent moving (largest rank, summed over moves) */
     double probe_s;           /* seconds of the probe */
     uint64_t peak_extra_bytes;/* largest extra memory this rank allocated during a move */
-    tb_redist_cost cost;      /* the transfer cost model now */
+    tb_redist_cost cost;      /* the probe's transfer cost model */
+    double move_factor;       /* mean over the moves of measured / predicted-by-cost time; the
+                                 decision scales the model by it once a move has been made */
 } tb_redist_stats;
 
 TB_API void tb_redist_get_stats(const tb_redist *r, tb_redist_stats *st);

@@ -839,9 +839,12 @@ static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
         }
     }
     int mode = r->cfg.mode == TB_REDIST_OFF ? TB_REDIST_PREDICT : r->cfg.mode;
+    tb_redist_cost cost = r->st.cost; /* the probe's line, scaled by what real moves took */
+    double k = r->st.moves ? r->st.move_factor : 1.0;
+    cost.a *= k;
+    cost.b *= k;
     int rc = tb_redist_decide(r->size, r->counts, r->speeds, it, total, r->cfg.threshold, mode,
-                              &r->st.cost, unit_bytes(r), r->floor_units, r->next,
-                              &p->decision);
+                              &cost, unit_bytes(r), r->floor_units, r->next, &p->decision);
     if (rc != TB_OK)
         return rc;
     if (r->cfg.mode == TB_REDIST_OFF && p->decision.move) {
@@ -1062,24 +1065,22 @@ static int apply(tb_redist *r, const uint64_t *want)
     rc = halo_exchange(r);
     TB_LOG_DEBUG("redist: move: %.0f bytes in/out, transfer %.4f s, re-layout %.4f s, halos "
                  "%.4f s", sent_recv, t_sent - t0, t_laid - t_sent, tb_wtime() - t_laid);
-    /* Statistics and the cost model: the time of the slowest rank, as one
-     * transfer of the busiest rank's mean transfer size. */
+    /* Statistics and the cost model.  The probe times bare transfers of warm
+     * buffers; a real move also maps pages, re-lays blocks and waits for
+     * the slowest rank.  Each move refreshes the model by the ratio of its
+     * measured time (slowest rank) to what the probe's line predicted; the
+     * mean ratio scales every later prediction. */
     double mine[2] = {tb_wtime() - t0, sent_recv}, all[2];
     MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, r->comm);
     double ub = unit_bytes(r), moved = 0;
-    int *ntr = calloc((size_t)P, sizeof *ntr);
-    for (size_t m = 0; m < nm; m++) {
+    for (size_t m = 0; m < nm; m++)
         moved += (double)mv[m].count * ub;
-        if (ntr) {
-            ntr[mv[m].from]++;
-            ntr[mv[m].to]++;
-        }
+    double predicted = tb_redist_move_time(&r->st.cost, mv, nm, P, ub);
+    if (predicted > 0 && r->st.cost.n > 0) {
+        double ratio = all[0] / predicted;
+        r->st.move_factor = (r->st.move_factor * (double)r->st.moves + ratio) /
+                            (double)(r->st.moves + 1);
     }
-    int kmax = 1;
-    for (int i = 0; ntr && i < P; i++)
-        kmax = ntr[i] > kmax ? ntr[i] : kmax;
-    free(ntr);
-    tb_redist_cost_add(&r->st.cost, all[1] / kmax, all[0] / kmax);
     r->st.moves++;
     r->st.bytes_moved += (uint64_t)moved;
     r->st.move_s += all[0];

@@ -383,7 +383,7 @@ static void test_balance_follows_speeds(void)
     tb_redist_get_stats(r, &st);
     bad += valid != 7 || estimated != 3; /* points 5..35 (40 is the last iteration) */
     if (nranks > 1)
-        bad += st.moves < 1 || st.cost.n < 3;
+        bad += st.moves < 1 || st.cost.n < 3 || !(st.move_factor > 0);
     if (global_bad(bad) && rank == 0) {
         printf("    layout:");
         for (int i = 0; i < nranks; i++)
