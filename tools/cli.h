@@ -27,6 +27,10 @@ void tb_cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* The getopt_long failure c (':' for a missing value, anything else for an
+ * unknown option) as one usage line naming `help` (e.g. "tenbin mandel
+ * --help"); returns TB_EXIT_USAGE.  Call it from the switch's default. */
+int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv);
 /* Parse an integer option value, printing the error; returns 0 on success. */
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
 

@@ -185,12 +185,8 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
             if (tb_cli_rank() == 0)
                 himeno_usage(stdout);
             return TB_EXIT_OK;
-        case ':':
-            tb_cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-            return TB_EXIT_USAGE;
-        default:
-            tb_cli_error(cmd, "unknown option '%s' (tenbin himeno --help)", argv[optind - 1]);
-            return TB_EXIT_USAGE;
+        default: /* ':' or '?' */
+            return tb_cli_bad_option(cmd, "tenbin himeno --help", c, argv);
         }
     }
     if (optind < argc) {

@@ -87,12 +87,8 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
         case 't': o->trace = optarg; break;
         case 'j': o->json = 1; break;
         case 'h': sim_usage(stdout); return TB_EXIT_OK;
-        case ':':
-            tb_cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-            return TB_EXIT_USAGE;
-        default:
-            tb_cli_error(cmd, "unknown option '%s' (tenbin sim mw --help)", argv[optind - 1]);
-            return TB_EXIT_USAGE;
+        default: /* ':' or '?' */
+            return tb_cli_bad_option(cmd, "tenbin sim mw --help", c, argv);
         }
         if (bad)
             return TB_EXIT_USAGE;

@@ -3,6 +3,7 @@
  */
 #include "tenbin/core.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,15 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
         return 0;
     tb_cli_error(cmd, "%s: expected an integer in %ld..%ld, got '%s'", opt, min, max, val);
     return -1;
+}
+
+int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv)
+{
+    if (c == ':')
+        tb_cli_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+    else
+        tb_cli_error(cmd, "unknown option '%s' (%s)", argv[optind - 1], help);
+    return TB_EXIT_USAGE;
 }
 
 static void usage(FILE *out)
