@@ -1,0 +1,289 @@
+/*
+ * tenbin/flow.h - workflows (S2): task graphs, their formats, list
+ * schedulers (HEFT, CPOP, PEFT, min-min, max-min, OLB, random), rescheduling
+ * triggers and the simulator that runs a workflow on a platform whose host
+ * speeds change.
+ *
+ * A workflow is a DAG of tasks.  A task has a work (seconds on a host of
+ * speed 1) or, in the text format, an execution time per host; an edge has a
+ * data volume (bytes; in the text format directly the transfer time).  Files
+ * (name, size) are kept when the format has them (WfFormat, DAX), so a
+ * converted workflow keeps its files.
+ *
+ * Life of a workflow:
+ *     tb_flow_create -> tb_flow_add_task / add_edge / add_file / task_use
+ *       -> tb_flow_finalize (checks, graph index, independent task sets)
+ *       -> schedule, simulate, write ... -> tb_flow_destroy
+ * or one of the readers (text, WfFormat JSON, Pegasus DAX), which return a
+ * finalized workflow.  Nothing is collective; a workflow is not thread-safe
+ * but distinct workflows are independent.
+ *
+ * Errors name the place: "wf.json: workflow.specification.tasks[3].parents[0]:
+ * unknown task 'x'", "dag.txt:12: edge: malformed number 'l2'",
+ * "dag.txt: cycle through task 'a'".
+ */
+#ifndef TENBIN_FLOW_H
+#define TENBIN_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenbin/core.h"
+#include "tenbin/export.h"
+#include "tenbin/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_flow tb_flow;
+
+/* ---- building ------------------------------------------------------------- */
+
+/* An empty workflow.  nhosts_costs > 0 declares per-host execution times
+ * (the text format's `hosts Q`): every task then needs Q costs
+ * (tb_flow_set_costs).  Errors: TB_ERR_NOMEM. */
+TB_API int tb_flow_create(tb_flow **out, size_t nhosts_costs);
+/* NULL-safe; sets *f to NULL. */
+TB_API void tb_flow_destroy(tb_flow **f);
+
+/* Add a task.  id: unique, non-empty, copied.  work >= 0, seconds on a host
+ * of speed 1 (ignored when the workflow has per-host costs).  *index (if not
+ * NULL) gets the task's index, in order of addition from 0.  Errors:
+ * TB_ERR_INVALID (empty id, duplicate id: see tb_flow_error), TB_ERR_RANGE
+ * (work negative or not finite), TB_ERR_STATE (already finalized). */
+TB_API int tb_flow_add_task(tb_flow *f, const char *id, double work, size_t *index);
+/* Per-host execution times of task `task` (nhosts_costs values >= 0). */
+TB_API int tb_flow_set_costs(tb_flow *f, size_t task, const double *cost);
+/* Index of task `id`, or TB_ERR_NOTFOUND. */
+TB_API int tb_flow_find(const tb_flow *f, const char *id, size_t *index);
+
+/* Edge from -> to (task indices).  data >= 0: bytes (or, with per-host
+ * costs, the transfer time between different hosts); a negative data means
+ * "the bytes of the files `from` writes and `to` reads", summed by
+ * tb_flow_finalize.  A repeated edge is kept once (the larger data).
+ * Errors: TB_ERR_RANGE (bad index, self edge), TB_ERR_STATE. */
+TB_API int tb_flow_add_edge(tb_flow *f, size_t from, size_t to, double data);
+
+/* A file (name unique, size in bytes >= 0); *index as for tasks.  Adding a
+ * name that exists returns its index and keeps the larger size. */
+TB_API int tb_flow_add_file(tb_flow *f, const char *name, double bytes, size_t *index);
+/* Task `task` reads (output = 0) or writes (output = 1) file `file`. */
+TB_API int tb_flow_task_use(tb_flow *f, size_t task, size_t file, int output);
+
+/* Set the name used by error messages and writers (the file name). */
+TB_API int tb_flow_set_name(tb_flow *f, const char *name);
+
+/* Check and index: every task has its costs, the graph has no cycle (the
+ * error names a task on one), edge data from files; then the topological
+ * order, levels and independent task sets.  After it the workflow is read
+ * only.  Errors: TB_ERR_INVALID with a message in tb_flow_error(). */
+TB_API int tb_flow_finalize(tb_flow *f);
+/* The message of the last failed call on f ("" if none). */
+TB_API const char *tb_flow_error(const tb_flow *f);
+
+/* ---- reading and writing -------------------------------------------------- */
+
+typedef enum tb_flow_format {
+    TB_FLOW_FORMAT_AUTO = 0, /* by content: '{' JSON, '<' DAX, else text */
+    TB_FLOW_FORMAT_TEXT,     /* "hosts Q" / "task ID C1..CQ" / "edge FROM TO COST" */
+    TB_FLOW_FORMAT_WFJSON,   /* WfCommons WfFormat 1.5 */
+    TB_FLOW_FORMAT_DAX       /* Pegasus DAX (XML, versions 2 and 3) */
+} tb_flow_format;
+
+/* Read a workflow file; returns a finalized workflow.  Errors: TB_ERR_IO
+ * (cannot read), TB_ERR_PARSE (syntax, with line or JSON path), TB_ERR_INVALID
+ * (unknown parent, duplicate id, cycle ...), one line in err. */
+TB_API int tb_flow_read(const char *path, tb_flow_format format, tb_flow **out, char *err,
+                        size_t errlen);
+/* The same from memory; `name` is used in messages. */
+TB_API int tb_flow_parse(const char *data, size_t len, const char *name, tb_flow_format format,
+                         tb_flow **out, char *err, size_t errlen);
+/* Format from a file name: .json -> WFJSON, .dax/.xml -> DAX, else TEXT. */
+TB_API tb_flow_format tb_flow_format_of(const char *path);
+/* Write a finalized workflow: WFJSON (tasks with runtimes at speed 1, files,
+ * and one file per edge that has no file of its own) or TEXT (needs per-host
+ * costs; TB_ERR_INVALID otherwise).  The file is replaced atomically. */
+TB_API int tb_flow_write(const tb_flow *f, const char *path, tb_flow_format format, char *err,
+                         size_t errlen);
+
+/* ---- inspecting (finalized workflows) ------------------------------------- */
+
+TB_API size_t tb_flow_ntasks(const tb_flow *f);
+TB_API size_t tb_flow_nedges(const tb_flow *f);
+TB_API size_t tb_flow_nfiles(const tb_flow *f);
+/* Declared hosts of the per-host costs (0 if the workflow uses work). */
+TB_API size_t tb_flow_cost_hosts(const tb_flow *f);
+TB_API const char *tb_flow_task_id(const tb_flow *f, size_t task);
+TB_API double tb_flow_task_work(const tb_flow *f, size_t task);
+/* Independent task sets (S2): maximal sets of >= 2 tasks with the same
+ * direct predecessors and the same direct successors.  tb_flow_its_of gives
+ * the set of a task, or -1 if it is in none. */
+TB_API size_t tb_flow_nits(const tb_flow *f);
+TB_API long tb_flow_its_of(const tb_flow *f, size_t task);
+TB_API size_t tb_flow_its_size(const tb_flow *f, size_t its);
+
+/* ---- schedules ------------------------------------------------------------ */
+
+/*
+ * What a scheduler is told about hosts: their count, current speeds and the
+ * network between them.  Execution time of task t on host h: the per-host
+ * cost times base_speed[h]/speed[h] when the workflow has costs, else
+ * work / speed[h].  Transfer time of `data` between distinct hosts a and b:
+ * L + data*G of their cluster's network (the wide-area L and G between
+ * clusters); 0 on the same host.  For a workflow with per-host costs the
+ * platform is Q hosts with L = 0, G = 1 (the data is the time).
+ */
+typedef struct tb_flow_hosts {
+    size_t nhosts;
+    double *speed;       /* current speed */
+    double *base_speed;  /* speed the per-host costs were measured at */
+    int *cluster;        /* cluster of each host */
+    size_t nclusters;
+    double *L, *G;       /* nclusters x nclusters, row major */
+} tb_flow_hosts;
+
+/* Hosts of a platform (speeds = base speeds), or Q hosts of speed 1 for a
+ * workflow with Q per-host costs when plat is NULL.  TB_ERR_INVALID if the
+ * workflow has Q costs and the platform does not have Q hosts. */
+TB_API int tb_flow_hosts_init(tb_flow_hosts *h, const tb_flow *f, const tb_platform *plat);
+TB_API void tb_flow_hosts_free(tb_flow_hosts *h);
+
+/* A schedule: host, start and finish of every task; per host the tasks in
+ * start order. */
+typedef struct tb_flow_schedule {
+    size_t ntasks, nhosts;
+    int32_t *host;
+    double *start, *finish;
+    double makespan;       /* latest finish minus earliest start */
+} tb_flow_schedule;
+
+TB_API int tb_flow_schedule_init(tb_flow_schedule *s, size_t ntasks, size_t nhosts);
+TB_API void tb_flow_schedule_free(tb_flow_schedule *s);
+
+/*
+ * A running workflow, for rescheduling its unfinished part.  Tasks with
+ * state DONE or RUNNING keep their host; DONE tasks' finish is the real
+ * one, RUNNING tasks' finish the expected end.  The output of a done task
+ * is at its host and, for edge e (index into the successor lists, see
+ * tb_flow_succ), also at edge_host[e] from edge_arrival[e] (edge_host -1:
+ * sent nowhere yet).  Data not yet at a host is sent at `now` at the
+ * earliest.  NULL arrays mean "nothing started".
+ */
+enum { TB_FLOW_PENDING = 0, TB_FLOW_RUNNING = 1, TB_FLOW_DONE = 2 };
+typedef struct tb_flow_state {
+    double now;
+    const uint8_t *task_state;   /* per task, TB_FLOW_* */
+    const int32_t *host;         /* DONE/RUNNING: the task's host */
+    const double *start;         /* DONE/RUNNING: its start (NULL: unknown) */
+    const double *finish;        /* DONE: finish; RUNNING: expected end */
+    const int32_t *edge_host;    /* per edge, -1 if not sent */
+    const double *edge_arrival;
+} tb_flow_state;
+
+/* A scheduler: an ops table (grows at the end; check size). */
+typedef struct tb_flow_sched_ops {
+    size_t size;
+    const char *name;
+    const char *summary;
+    /* Schedule every PENDING task of f (all tasks when st is NULL) onto
+     * hosts; DONE and RUNNING tasks are copied from st.  out was set up by
+     * tb_flow_schedule_init.  seed: of the random choices (`random`). */
+    int (*schedule)(const tb_flow *f, const tb_flow_hosts *hosts, const tb_flow_state *st,
+                    uint64_t seed, tb_flow_schedule *out);
+} tb_flow_sched_ops;
+
+/* The scheduler called name ("heft", "cpop", "peft", "minmin", "maxmin",
+ * "olb", "random"), or NULL. */
+TB_API const tb_flow_sched_ops *tb_flow_sched_find(const char *name);
+/* The i-th scheduler, NULL past the last. */
+TB_API const tb_flow_sched_ops *tb_flow_sched_get(size_t i);
+
+/* Check a schedule against the workflow and hosts (under the hosts' current
+ * speeds): every task placed once, durations right, no overlap on a host,
+ * no task before its inputs arrive.  TB_OK or TB_ERR_INVALID with the first
+ * violation in err. */
+TB_API int tb_flow_schedule_check(const tb_flow *f, const tb_flow_hosts *hosts,
+                                  const tb_flow_schedule *s, char *err, size_t errlen);
+
+/* Successor lists: tasks succ[off[t] .. off[t+1]) with data[]; the position
+ * in that array is the edge index used by tb_flow_state. */
+TB_API void tb_flow_succ(const tb_flow *f, const size_t **off, const uint32_t **succ,
+                         const double **data);
+
+/* ---- simulation and triggers ---------------------------------------------- */
+
+/* When to reschedule (S2).  Per message of a runtime: a speed change, or a
+ * task end.  Return 1 to reschedule now. */
+typedef struct tb_flow_trigger_ops {
+    size_t size;
+    const char *name;
+    const char *summary;
+    int (*speed_changed)(void *ctx);
+    int (*task_finished)(void *ctx, const tb_flow *f, size_t task, const uint8_t *task_state);
+} tb_flow_trigger_ops;
+
+/* Parse a trigger: "static", "perf-changed", "perf-changed-every:N" (N >= 1),
+ * "task-finished", "its-finished".  TB_ERR_PARSE with a line in err. */
+typedef struct tb_flow_trigger {
+    const tb_flow_trigger_ops *ops;
+    long every;    /* perf-changed-every: N */
+    long count;    /* speed changes seen (perf-changed-every) */
+    int flag;      /* a speed changed since the last reschedule */
+} tb_flow_trigger;
+TB_API int tb_flow_trigger_parse(const char *spec, tb_flow_trigger *out, char *err, size_t errlen);
+
+typedef struct tb_flow_sim_opts {
+    const tb_flow_sched_ops *sched;  /* NULL: heft */
+    const char *trigger;             /* NULL: "static" */
+    uint64_t seed;                   /* of the scheduler (random) */
+    tb_trace *trace;                 /* if not NULL: tasks and transfers */
+} tb_flow_sim_opts;
+
+typedef struct tb_flow_sim_result {
+    double makespan;        /* first start to last end */
+    double planned;         /* makespan of the first (static) schedule */
+    long reschedules;       /* schedules after the first */
+    long speed_changes;
+    double sched_cpu_s;     /* CPU time in the scheduler, first one included */
+    uint64_t events;
+    double sim_cpu_s;       /* CPU time of the whole simulation */
+} tb_flow_sim_result;
+
+/* Run f on plat (host speeds from its speed models: constant, trace or S2's
+ * load process) under S2's rules: one task at a time per host in scheduled
+ * order, no overtaking; a task's output leaves when it ends; transfers on
+ * the same host are free.  sched_out (optional, initialised by the caller)
+ * gets what happened.  Deterministic for a given platform seed and
+ * opts->seed.  Errors: TB_ERR_INVALID (bad trigger, mismatched hosts),
+ * TB_ERR_NOMEM. */
+TB_API int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_flow_sim_opts *o,
+                            tb_flow_sim_result *res, tb_flow_schedule *sched_out, char *err,
+                            size_t errlen);
+
+/* ---- random task networks (S2 section 5.2) -------------------------------- */
+
+typedef struct tb_flow_gen_opts {
+    size_t tasks;           /* grow until more than this many (S2: 1000) */
+    size_t its_size;        /* data-parallel sets (S2: 100) */
+    double work_min, work_max;   /* S2: 100-200 */
+    double data_min, data_max;   /* base volume (S2: 100-200), times ccr */
+    double ccr;
+} tb_flow_gen_opts;
+/* S2's defaults. */
+TB_API void tb_flow_gen_defaults(tb_flow_gen_opts *o);
+/* A random network from seed: start with two tasks joined by a stream, then
+ * apply chain, control-parallel or data-parallel with equal probability. */
+TB_API int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out);
+
+/* ---- schedule export ------------------------------------------------------ */
+
+/* Gantt chart of a schedule as SVG (one row per host), written atomically. */
+TB_API int tb_flow_write_gantt(const tb_flow *f, const tb_flow_schedule *s, const char *path);
+/* A schedule as events of a trace (host = thread), for tb_trace_write. */
+TB_API int tb_flow_trace_schedule(const tb_flow *f, const tb_flow_schedule *s, tb_trace *tr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENBIN_FLOW_H */

@@ -1,0 +1,260 @@
+/*
+ * test_flow.c - workflows: the text format and its errors, independent task
+ * sets, the schedulers (Topcuoglu's known answers, properties on random
+ * DAGs), the simulator and the triggers.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "tenbin/core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tb_test.h"
+#include "flow/flow_internal.h"
+#include "tenbin/flow.h"
+#include "tenbin/model.h"
+
+/* Topcuoglu, Hariri and Wu (2002), Fig. 2: 10 tasks, 3 hosts. */
+static const char topcuoglu[] =
+    "# Topcuoglu, Hariri and Wu, IEEE TPDS 13(3), 2002, Fig. 2\n"
+    "hosts 3\n"
+    "task n1 14 16 9\n"
+    "task n2 13 19 18\n"
+    "task n3 11 13 19\n"
+    "task n4 13 8 17\n"
+    "task n5 12 13 10\n"
+    "task n6 13 16 9\n"
+    "task n7 7 15 11\n"
+    "task n8 5 11 14\n"
+    "task n9 18 12 20\n"
+    "task n10 21 7 16\n"
+    "edge n1 n2 18\nedge n1 n3 12\nedge n1 n4 9\nedge n1 n5 11\nedge n1 n6 14\n"
+    "edge n2 n8 19\nedge n2 n9 16\nedge n3 n7 23\nedge n4 n8 27\nedge n4 n9 23\n"
+    "edge n5 n9 13\nedge n6 n8 15\nedge n7 n10 17\nedge n8 n10 11\nedge n9 n10 13\n";
+
+static tb_flow *parse(const char *text)
+{
+    tb_flow *f = NULL;
+    char err[512];
+    if (tb__flow_read_text(text, strlen(text), "t.txt", &f, err, sizeof err) != TB_OK) {
+        printf("    parse: %s\n", err);
+        return NULL;
+    }
+    return f;
+}
+
+static double schedule_with(const tb_flow *f, const char *algo, tb_flow_schedule *s)
+{
+    tb_flow_hosts H;
+    if (tb_flow_hosts_init(&H, f, NULL) != TB_OK)
+        return -1;
+    const tb_flow_sched_ops *ops = tb_flow_sched_find(algo);
+    double mk = -1;
+    char err[256];
+    if (ops && ops->schedule(f, &H, NULL, 1, s) == TB_OK &&
+        tb_flow_schedule_check(f, &H, s, err, sizeof err) == TB_OK)
+        mk = s->makespan;
+    else if (ops)
+        printf("    %s: %s\n", algo, err);
+    tb_flow_hosts_free(&H);
+    return mk;
+}
+
+static void test_topcuoglu(void)
+{
+    tb_flow *f = parse(topcuoglu);
+    TB_ASSERT(f != NULL);
+    TB_ASSERT_EQ_INT(tb_flow_ntasks(f), 10);
+    TB_ASSERT_EQ_INT(tb_flow_nedges(f), 15);
+    tb_flow_schedule s;
+    TB_ASSERT_OK(tb_flow_schedule_init(&s, 10, 3));
+    double heft = schedule_with(f, "heft", &s);
+    /* the paper's HEFT schedule: n1 on P3 at 0-9, n10 ends at 80 on P2 */
+    int h1 = s.host[0], h10 = s.host[9];
+    double cpop = schedule_with(f, "cpop", &s);
+    int cp_host = s.host[0];
+    double others[5];
+    const char *names[5] = {"peft", "minmin", "maxmin", "olb", "random"};
+    for (int i = 0; i < 5; i++)
+        others[i] = schedule_with(f, names[i], &s);
+    tb_flow_schedule_free(&s);
+    tb_flow_destroy(&f);
+    TB_ASSERT_NEAR(heft, 80.0, 1e-9);
+    TB_ASSERT_EQ_INT(h1, 2);
+    TB_ASSERT_EQ_INT(h10, 1);
+    TB_ASSERT_NEAR(cpop, 86.0, 1e-9);
+    TB_ASSERT_EQ_INT(cp_host, 1); /* the critical path n1 n2 n9 n10 goes to P2 */
+    for (int i = 0; i < 5; i++)
+        TB_ASSERT(others[i] >= 73.0); /* > the critical path at its best */
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+    tb_flow *f = NULL;
+    char err[512] = "";
+    int rc = tb__flow_read_text(text, strlen(text), "t.txt", &f, err, sizeof err);
+    if (rc == TB_OK || !strstr(err, needle))
+        printf("    for %s got rc %d '%s'\n", needle, rc, err);
+    tb_flow_destroy(&f);
+    TB_ASSERT(rc != TB_OK);
+    TB_ASSERT(strstr(err, needle) != NULL);
+}
+
+static void test_text_errors(void)
+{
+    expect_error("hosts 2\ntask a 1 2\ntask b 1 2\nedge a b 1\nedge b a 1\n",
+                 "t.txt: cycle through task '");
+    expect_error("hosts 2\ntask a 1 2\nedge a zz 1\n", "t.txt:3: edge: unknown task 'zz'");
+    expect_error("hosts 2\ntask a 1 2\ntask a 1 2\n", "t.txt:3: task: duplicate id 'a'");
+    expect_error("hosts 2\ntask a 1 l2\n", "t.txt:2: task: malformed number 'l2'");
+    expect_error("hosts 2\ntask a 1\n", "t.txt:2: task 'a': expected 2 numbers, got 1");
+    expect_error("hosts 2\ntask a 1 2\nedge a a 1\n", "t.txt:3: edge 'a' -> 'a'");
+    expect_error("hosts 2\ntask a 1 -2\n", "t.txt:2: task: negative value '-2'");
+    expect_error("hosts x\n", "t.txt:1: hosts: expected one positive count");
+    expect_error("task a 1\nhosts 2\n", "t.txt:2: hosts: must come before the first task");
+    expect_error("# nothing\n", "t.txt:1: no tasks");
+    expect_error("tsak a 1\n", "t.txt:1: unknown keyword 'tsak'");
+    expect_error("hosts 1\ntask a 1\nedge a\n", "t.txt:3: edge: expected FROM TO COST");
+}
+
+static void test_its(void)
+{
+    /* a -> {b1,b2,b3} -> c -> d, and e twin of d (same inputs and outputs:
+     * none) -> {d, e} is a set too; f alone after a */
+    tb_flow *f = parse("task a 1\ntask b1 1\ntask b2 1\ntask b3 1\ntask c 1\ntask d 1\n"
+                       "task e 1\ntask g 1\n"
+                       "edge a b1 1\nedge a b2 1\nedge a b3 1\nedge b1 c 1\nedge b2 c 1\n"
+                       "edge b3 c 1\nedge c d 1\nedge c e 1\nedge a g 1\n");
+    TB_ASSERT(f != NULL);
+    size_t nits = tb_flow_nits(f);
+    long a = tb_flow_its_of(f, 0), b1 = tb_flow_its_of(f, 1), b3 = tb_flow_its_of(f, 3);
+    long c = tb_flow_its_of(f, 4), d = tb_flow_its_of(f, 5), e = tb_flow_its_of(f, 6);
+    long g = tb_flow_its_of(f, 7);
+    size_t sz0 = tb_flow_its_size(f, 0), sz1 = tb_flow_its_size(f, 1);
+    tb_flow_destroy(&f);
+    TB_ASSERT_EQ_INT(nits, 2);
+    TB_ASSERT_EQ_INT(a, -1);
+    TB_ASSERT_EQ_INT(c, -1);
+    TB_ASSERT_EQ_INT(g, -1); /* g has a's predecessors but not b's successors */
+    TB_ASSERT_EQ_INT(b1, 0);
+    TB_ASSERT_EQ_INT(b3, 0);
+    TB_ASSERT_EQ_INT(d, 1);
+    TB_ASSERT_EQ_INT(e, 1);
+    TB_ASSERT_EQ_INT(sz0, 3);
+    TB_ASSERT_EQ_INT(sz1, 2);
+}
+
+/* A random layered DAG with per-host costs (q hosts); identical hosts and
+ * no communication when `plain`. */
+static tb_flow *random_dag(uint64_t seed, size_t n, size_t q, int plain)
+{
+    tb_rng r;
+    tb_rng_seed(&r, seed);
+    tb_flow *f;
+    if (tb_flow_create(&f, q))
+        return NULL;
+    double *c = malloc(q * sizeof *c);
+    for (size_t t = 0; t < n; t++) {
+        char id[32];
+        snprintf(id, sizeof id, "t%zu", t);
+        tb_flow_add_task(f, id, 0, NULL);
+        double base = (double)(1 + tb_rng_below(&r, 20));
+        for (size_t h = 0; h < q; h++)
+            c[h] = plain ? base : (double)(1 + tb_rng_below(&r, 20));
+        tb_flow_set_costs(f, t, c);
+    }
+    free(c);
+    for (size_t t = 1; t < n; t++) {
+        size_t k = tb_rng_below(&r, 4);
+        for (size_t i = 0; i < k; i++) {
+            size_t p = tb_rng_below(&r, t);
+            tb_flow_add_edge(f, p, t, plain ? 0 : (double)tb_rng_below(&r, 30));
+        }
+    }
+    if (tb_flow_finalize(f)) {
+        tb_flow_destroy(&f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Longest path with every task at its fastest host and no communication. */
+static double critical_path(const tb_flow *f, const tb_flow_hosts *H)
+{
+    double *best = calloc(f->n, sizeof *best), cp = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        uint32_t t = f->topo[i];
+        double w = INFINITY, ready = 0;
+        for (size_t h = 0; h < H->nhosts; h++) {
+            double d = tb__flow_exec(f, H, t, h);
+            w = d < w ? d : w;
+        }
+        for (size_t k = f->poff[t]; k < f->poff[t + 1]; k++)
+            ready = best[f->pred[k]] > ready ? best[f->pred[k]] : ready;
+        best[t] = ready + w;
+        cp = best[t] > cp ? best[t] : cp;
+    }
+    free(best);
+    return cp;
+}
+
+static void test_random_properties(void)
+{
+    int bad = 0, cases = 0;
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        int plain = seed % 3 == 0;
+        size_t q = 2 + seed % 5, n = 20 + (size_t)seed * 7;
+        tb_flow *f = random_dag(seed, n, q, plain);
+        TB_ASSERT(f != NULL);
+        tb_flow_hosts H;
+        TB_ASSERT_OK(tb_flow_hosts_init(&H, f, NULL));
+        double cp = critical_path(f, &H), work = 0;
+        for (size_t t = 0; t < n; t++)
+            work += tb__flow_exec(f, &H, t, 0);
+        tb_flow_schedule s;
+        TB_ASSERT_OK(tb_flow_schedule_init(&s, n, q));
+        for (size_t i = 0; tb_flow_sched_get(i); i++) {
+            const tb_flow_sched_ops *ops = tb_flow_sched_get(i);
+            char err[256];
+            cases++;
+            if (ops->schedule(f, &H, NULL, seed, &s) != TB_OK ||
+                tb_flow_schedule_check(f, &H, &s, err, sizeof err) != TB_OK) {
+                printf("    seed %llu %s: %s\n", (unsigned long long)seed, ops->name, err);
+                bad++;
+                continue;
+            }
+            double lo = cp;
+            if (plain && work / (double)q > lo)
+                lo = work / (double)q;
+            if (s.makespan < lo * (1 - 1e-12)) {
+                printf("    seed %llu %s: makespan %g below bound %g\n",
+                       (unsigned long long)seed, ops->name, s.makespan, lo);
+                bad++;
+            }
+            /* Graham: greedy list schedules on identical hosts without
+             * communication end by work/P + (1 - 1/P) critical path */
+            double graham = work / (double)q + (1.0 - 1.0 / (double)q) * cp;
+            if (plain && strcmp(ops->name, "heft") == 0 && s.makespan > graham * (1 + 1e-12)) {
+                printf("    seed %llu %s: makespan %g above Graham's bound %g\n",
+                       (unsigned long long)seed, ops->name, s.makespan, graham);
+                bad++;
+            }
+        }
+        tb_flow_schedule_free(&s);
+        tb_flow_hosts_free(&H);
+        tb_flow_destroy(&f);
+    }
+    TB_ASSERT(cases > 100);
+    TB_ASSERT_EQ_INT(bad, 0);
+}
+
+static const tb_test tests[] = {
+    {"topcuoglu", test_topcuoglu},
+    {"text_errors", test_text_errors},
+    {"its", test_its},
+    {"random_properties", test_random_properties},
+    {NULL, NULL},
+};
+
+TB_TEST_MAIN(tests)
