@@ -213,25 +213,30 @@ TB_API void tb_flow_succ(const tb_flow *f, const size_t **off, const uint32_t **
 
 /* ---- simulation and triggers ---------------------------------------------- */
 
-/* When to reschedule (S2).  Per message of a runtime: a speed change, or a
- * task end.  Return 1 to reschedule now. */
+/* When to reschedule (S2): asked at each message of a runtime, a speed
+ * change or a task end; returns 1 to reschedule now.  its_left: tasks of
+ * the finished task's independent task set still unfinished (0: it
+ * completed the set), or -1 if the task is in no set. */
+typedef struct tb_flow_trigger tb_flow_trigger;
 typedef struct tb_flow_trigger_ops {
     size_t size;
     const char *name;
     const char *summary;
-    int (*speed_changed)(void *ctx);
-    int (*task_finished)(void *ctx, const tb_flow *f, size_t task, const uint8_t *task_state);
+    int (*speed_changed)(tb_flow_trigger *tr);
+    int (*task_finished)(tb_flow_trigger *tr, size_t task, long its_left);
 } tb_flow_trigger_ops;
 
-/* Parse a trigger: "static", "perf-changed", "perf-changed-every:N" (N >= 1),
- * "task-finished", "its-finished".  TB_ERR_PARSE with a line in err. */
-typedef struct tb_flow_trigger {
+struct tb_flow_trigger {
     const tb_flow_trigger_ops *ops;
     long every;    /* perf-changed-every: N */
     long count;    /* speed changes seen (perf-changed-every) */
     int flag;      /* a speed changed since the last reschedule */
-} tb_flow_trigger;
+};
+/* Parse a trigger: "static", "perf-changed", "perf-changed-every:N" (N >= 1),
+ * "task-finished", "its-finished".  TB_ERR_PARSE with a line in err. */
 TB_API int tb_flow_trigger_parse(const char *spec, tb_flow_trigger *out, char *err, size_t errlen);
+/* The i-th trigger kind (NULL past the last), for listings. */
+TB_API const tb_flow_trigger_ops *tb_flow_trigger_get(size_t i);
 
 typedef struct tb_flow_sim_opts {
     const tb_flow_sched_ops *sched;  /* NULL: heft */
@@ -275,6 +280,11 @@ TB_API void tb_flow_gen_defaults(tb_flow_gen_opts *o);
 /* A random network from seed: start with two tasks joined by a stream, then
  * apply chain, control-parallel or data-parallel with equal probability. */
 TB_API int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out);
+/* S2's platform (section 5.2): `hosts` hosts of speed uniform in 1-5, links
+ * of speed 100 (G = 0.01 per unit of data, L = 0), and S2's load process of
+ * mean 1/lambda = load_mean on a random half of the hosts (no load if
+ * load_mean <= 0).  Free with tb_platform_destroy. */
+TB_API int tb_flow_gen_platform(size_t hosts, double load_mean, uint64_t seed, tb_platform **out);
 
 /* ---- schedule export ------------------------------------------------------ */
 

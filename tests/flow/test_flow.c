@@ -249,7 +249,133 @@ static void test_random_properties(void)
     TB_ASSERT_EQ_INT(bad, 0);
 }
 
+static void test_sim_static(void)
+{
+    /* constant speeds, no reschedule: the run is the plan */
+    tb_flow *f = parse(topcuoglu);
+    TB_ASSERT(f != NULL);
+    tb_platform *p = NULL;
+    TB_ASSERT_OK(tb_platform_parse_spec("hosts=3,speed=1", 1, &p, NULL, 0));
+    tb_flow_sim_result res;
+    tb_flow_schedule s;
+    TB_ASSERT_OK(tb_flow_schedule_init(&s, 10, 3));
+    tb_flow_sim_opts o = {tb_flow_sched_find("heft"), "perf-changed", 0, NULL};
+    int rc = tb_flow_simulate(f, p, &o, &res, &s, NULL, 0);
+    o.sched = tb_flow_sched_find("cpop");
+    tb_flow_sim_result rc2;
+    int rcb = tb_flow_simulate(f, p, &o, &rc2, NULL, NULL, 0);
+    tb_flow_hosts H;
+    tb_flow_hosts_init(&H, f, p);
+    char err[256] = "";
+    int chk = tb_flow_schedule_check(f, &H, &s, err, sizeof err);
+    tb_flow_hosts_free(&H);
+    tb_flow_schedule_free(&s);
+    tb_platform_destroy(&p);
+    tb_flow_destroy(&f);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT_OK(rcb);
+    TB_ASSERT_NEAR(res.makespan, 80.0, 1e-9);
+    TB_ASSERT_NEAR(res.planned, 80.0, 1e-9);
+    TB_ASSERT_NEAR(rc2.makespan, 86.0, 1e-9);
+    TB_ASSERT_EQ_INT(res.reschedules, 0);
+    TB_ASSERT_EQ_INT(res.speed_changes, 0);
+    if (chk)
+        printf("    %s\n", err);
+    TB_ASSERT_OK(chk);
+}
+
+static void test_generator(void)
+{
+    tb_flow_gen_opts o;
+    tb_flow_gen_defaults(&o);
+    tb_flow *a = NULL, *b = NULL;
+    TB_ASSERT_OK(tb_flow_generate(&o, 7, &a));
+    TB_ASSERT_OK(tb_flow_generate(&o, 7, &b));
+    size_t n = tb_flow_ntasks(a), m = tb_flow_nedges(a), nits = tb_flow_nits(a);
+    int same = n == tb_flow_ntasks(b) && m == tb_flow_nedges(b);
+    double wa = 0, wb = 0, lo = INFINITY, hi = 0;
+    for (size_t t = 0; same && t < n; t++) {
+        wa += tb_flow_task_work(a, t);
+        wb += tb_flow_task_work(b, t);
+        lo = fmin(lo, tb_flow_task_work(a, t));
+        hi = fmax(hi, tb_flow_task_work(a, t));
+    }
+    size_t big = 0, entries = 0, exits = 0;
+    for (size_t i = 0; i < nits; i++)
+        big += tb_flow_its_size(a, i) >= 100;
+    for (size_t t = 0; t < n; t++) {
+        entries += a->poff[t + 1] == a->poff[t];
+        exits += a->soff[t + 1] == a->soff[t];
+    }
+    tb_flow_destroy(&a);
+    tb_flow_destroy(&b);
+    TB_ASSERT(same);
+    TB_ASSERT(wa == wb);
+    TB_ASSERT(n > 1000 && n <= 1100);
+    TB_ASSERT(big >= 1);
+    TB_ASSERT(lo >= 100 && hi <= 200);
+    TB_ASSERT_EQ_INT(entries, 1);
+    TB_ASSERT_EQ_INT(exits, 1);
+}
+
+/* On generated networks under S2's load: counts its <= task <= perf,
+ * runs are bit-reproducible, every run respects the dependencies. */
+static void test_triggers(void)
+{
+    tb_flow_gen_opts o;
+    tb_flow_gen_defaults(&o);
+    o.tasks = 300;
+    o.its_size = 30;
+    const char *trig[] = {"static", "perf-changed", "task-finished", "its-finished",
+                          "perf-changed-every:5"};
+    int bad = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        tb_flow *f = NULL;
+        tb_platform *p = NULL;
+        TB_ASSERT_OK(tb_flow_generate(&o, seed, &f));
+        TB_ASSERT_OK(tb_flow_gen_platform(16, 50, seed, &p));
+        tb_flow_sim_result r[5], again;
+        tb_flow_schedule s;
+        TB_ASSERT_OK(tb_flow_schedule_init(&s, tb_flow_ntasks(f), 16));
+        for (int i = 0; i < 5; i++) {
+            tb_flow_sim_opts so = {NULL, trig[i], seed, NULL};
+            char err[256] = "";
+            if (tb_flow_simulate(f, p, &so, &r[i], &s, err, sizeof err) != TB_OK) {
+                printf("    %s: %s\n", trig[i], err);
+                bad++;
+                continue;
+            }
+            /* dependencies and one task at a time per host, in real times */
+            for (size_t t = 0; t < f->n; t++)
+                for (size_t k = f->poff[t]; k < f->poff[t + 1]; k++)
+                    if (s.start[t] < s.finish[f->pred[k]])
+                        bad++;
+        }
+        tb_flow_sim_opts so = {NULL, "task-finished", seed, NULL};
+        TB_ASSERT_OK(tb_flow_simulate(f, p, &so, &again, NULL, NULL, 0));
+        if (memcmp(&again.makespan, &r[2].makespan, sizeof again.makespan) ||
+            again.reschedules != r[2].reschedules)
+            bad++;
+        printf("    seed %llu: makespan static %.1f perf %.1f task %.1f its %.1f every5 %.1f; "
+               "reschedules %ld %ld %ld %ld, changes %ld\n",
+               (unsigned long long)seed, r[0].makespan, r[1].makespan, r[2].makespan,
+               r[3].makespan, r[4].makespan, r[1].reschedules, r[2].reschedules,
+               r[3].reschedules, r[4].reschedules, r[1].speed_changes);
+        if (!(r[3].reschedules <= r[2].reschedules && r[2].reschedules <= r[1].reschedules))
+            bad++;
+        if (r[0].reschedules != 0 || r[1].reschedules != r[1].speed_changes)
+            bad++;
+        tb_flow_schedule_free(&s);
+        tb_platform_destroy(&p);
+        tb_flow_destroy(&f);
+    }
+    TB_ASSERT_EQ_INT(bad, 0);
+}
+
 static const tb_test tests[] = {
+    {"sim_static", test_sim_static},
+    {"generator", test_generator},
+    {"triggers", test_triggers},
     {"topcuoglu", test_topcuoglu},
     {"text_errors", test_text_errors},
     {"its", test_its},
