@@ -12,6 +12,9 @@
 #include "tenbin/config.h"
 
 static const tb_cli_cmd commands[] = {
+    {"flow", tb_cmd_flow,
+     "workflows: schedule (HEFT, CPOP, ...), simulate with rescheduling triggers, S2's experiments",
+     0},
     {"himeno", tb_cmd_himeno,
      "the Himeno benchmark on arrays that re-place themselves to match speeds (mpiexec)", 1},
     {"info", tb_cmd_info, "version, MPI library, and the TENBIN_* environment variables", 0},

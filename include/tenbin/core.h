@@ -211,6 +211,9 @@ TB_API int tb_buf_printf(tb_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Append s as a JSON string literal (quotes, backslashes and control
+ * characters escaped; UTF-8 passes through). */
+TB_API int tb_buf_json_string(tb_buf *b, const char *s);
 TB_API int tb_buf_pack_u8(tb_buf *b, uint8_t v);
 TB_API int tb_buf_pack_u32(tb_buf *b, uint32_t v);
 TB_API int tb_buf_pack_u64(tb_buf *b, uint64_t v);

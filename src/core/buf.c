@@ -195,3 +195,30 @@ int tb_buf_unpack_bytes(tb_buf *b, const void **data, uint32_t *n)
     b->pos += len;
     return TB_OK;
 }
+
+/* A JSON string literal: quotes, backslashes and control characters are
+ * escaped; other bytes (UTF-8) pass through. */
+int tb_buf_json_string(tb_buf *out, const char *s)
+{
+    TB_CHECK(tb_buf_append(out, "\"", 1));
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        const char *esc = NULL;
+        switch (*p) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        default: break;
+        }
+        if (esc != NULL)
+            TB_CHECK(tb_buf_append(out, esc, 2));
+        else if (*p < 0x20)
+            TB_CHECK(tb_buf_printf(out, "\\u%04x", (unsigned)*p));
+        else
+            TB_CHECK(tb_buf_append(out, p, 1));
+    }
+    return tb_buf_append(out, "\"", 1);
+}

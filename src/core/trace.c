@@ -139,42 +139,15 @@ int tb_trace_flow_end(tb_trace *tr, int tid, const char *name, uint64_t id, doub
 
 size_t tb_trace_count(const tb_trace *tr) { return tr != NULL ? tr->n : 0; }
 
-/* A JSON string literal: quotes, backslashes and control characters are
- * escaped; other bytes (UTF-8) pass through. */
-static int put_str(tb_buf *out, const char *s)
-{
-    TB_CHECK(tb_buf_append(out, "\"", 1));
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        const char *esc = NULL;
-        switch (*p) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        default: break;
-        }
-        if (esc != NULL)
-            TB_CHECK(tb_buf_append(out, esc, 2));
-        else if (*p < 0x20)
-            TB_CHECK(tb_buf_printf(out, "\\u%04x", (unsigned)*p));
-        else
-            TB_CHECK(tb_buf_append(out, p, 1));
-    }
-    return tb_buf_append(out, "\"", 1);
-}
-
 /* {"name":N[,"cat":C],"ph":PH,"ts":T,"pid":P — the common head. */
 static int put_head(const tb_trace *tr, const ev *e, const char *cat, const char *ph,
                     tb_buf *out)
 {
     TB_CHECK(tb_buf_append(out, "{\"name\":", 8));
-    TB_CHECK(put_str(out, e->name));
+    TB_CHECK(tb_buf_json_string(out, e->name));
     if (cat != NULL) {
         TB_CHECK(tb_buf_append(out, ",\"cat\":", 7));
-        TB_CHECK(put_str(out, cat));
+        TB_CHECK(tb_buf_json_string(out, cat));
     }
     return tb_buf_printf(out, ",\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%d", ph,
                          (e->ts - tr->origin) * 1e6, tr->pid);
@@ -186,7 +159,7 @@ static int put_complete(const tb_trace *tr, const ev *e, tb_buf *out)
     TB_CHECK(tb_buf_printf(out, ",\"tid\":%d,\"dur\":%.3f", e->tid, e->dur * 1e6));
     if (e->has_arg) {
         TB_CHECK(tb_buf_append(out, ",\"args\":{", 9));
-        TB_CHECK(put_str(out, e->aux));
+        TB_CHECK(tb_buf_json_string(out, e->aux));
         TB_CHECK(tb_buf_printf(out, ":%" PRId64 "}", e->arg));
     }
     return tb_buf_append(out, "}", 1);
@@ -200,7 +173,7 @@ static int put_event(const tb_trace *tr, const ev *e, tb_buf *out)
     case EV_COUNTER:
         TB_CHECK(put_head(tr, e, NULL, "C", out));
         TB_CHECK(tb_buf_append(out, ",\"args\":{", 9));
-        TB_CHECK(put_str(out, e->aux));
+        TB_CHECK(tb_buf_json_string(out, e->aux));
         return tb_buf_printf(out, ":%.17g}}", e->value);
     case EV_INSTANT:
         TB_CHECK(put_head(tr, e, NULL, "i", out));
@@ -221,7 +194,7 @@ static int put_process_name(const tb_trace *tr, tb_buf *out)
     TB_CHECK(tb_buf_printf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
                                 "\"args\":{\"name\":",
                            tr->pid));
-    TB_CHECK(put_str(out, tr->process_name));
+    TB_CHECK(tb_buf_json_string(out, tr->process_name));
     return tb_buf_append(out, "}}", 2);
 }
 

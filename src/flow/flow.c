@@ -376,7 +376,8 @@ static int edge_data_from_files(tb_flow *f)
         need = f->raw[e].data < 0;
     if (!need)
         return TB_OK;
-    qsort(f->use, f->nuse, sizeof *f->use, cmp_use);
+    if (f->nuse)
+        qsort(f->use, f->nuse, sizeof *f->use, cmp_use);
     size_t nout = 0;
     while (nout < f->nuse && f->use[nout].output)
         nout++;
@@ -404,7 +405,8 @@ static int edge_data_from_files(tb_flow *f)
 /* Sorted, deduplicated raw edges -> CSR successor and predecessor lists. */
 static int build_lists(tb_flow *f)
 {
-    qsort(f->raw, f->nraw, sizeof *f->raw, cmp_raw);
+    if (f->nraw)
+        qsort(f->raw, f->nraw, sizeof *f->raw, cmp_raw);
     size_t m = 0;
     for (size_t e = 0; e < f->nraw; e++) {
         if (m && f->raw[m - 1].from == f->raw[e].from && f->raw[m - 1].to == f->raw[e].to) {
@@ -566,7 +568,8 @@ static int find_its(tb_flow *f)
                          (uint32_t)t};
         f->its[t] = -1;
     }
-    qsort(k, n, sizeof *k, cmp_its);
+    if (n)
+        qsort(k, n, sizeof *k, cmp_its);
     size_t nits = 0, cap = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;

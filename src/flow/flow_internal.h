@@ -83,8 +83,8 @@ int tb__flow_names_find(const tb_flow_names *t, char *const *names, const char *
 int tb__flow_names_add(tb_flow_names *t, char *const *names, size_t index);
 void tb__flow_names_free(tb_flow_names *t);
 
-/* Readers of the formats (f is created by the caller; they fill and
- * finalize it).  name is for messages. */
+/* Readers of the formats: each creates, fills and finalizes *out (NULL on
+ * error, with one line in err).  name is for messages. */
 int tb__flow_read_text(const char *data, size_t len, const char *name, tb_flow **out, char *err,
                        size_t errlen);
 int tb__flow_read_wfjson(const char *data, size_t len, const char *name, tb_flow **out,
