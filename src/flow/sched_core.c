@@ -58,11 +58,12 @@ int tb__sched_init(tb__sched *s, const tb_flow *f, const tb_flow_hosts *H, const
     s->stamp = calloc(m, sizeof *s->stamp);
     s->ovval = malloc(m * sizeof *s->ovval);
     s->gc = malloc(s->C * sizeof *s->gc);
+    s->gcarg = malloc(s->C * sizeof *s->gcarg);
     s->placed = calloc(n ? n : 1, 1);
     s->npend = calloc(n ? n : 1, sizeof *s->npend);
     s->heap = malloc((n ? n : 1) * sizeof *s->heap);
     s->inv_speed_mean = malloc(sizeof *s->inv_speed_mean);
-    if (!s->ready || !s->lastend || !s->maxgap || !s->gaps || !s->stamp || !s->ovval || !s->gc ||
+    if (!s->ready || !s->lastend || !s->maxgap || !s->gaps || !s->stamp || !s->ovval || !s->gc || !s->gcarg ||
         !s->placed || !s->npend || !s->heap || !s->inv_speed_mean) {
         tb__sched_free(s);
         return TB_ERR_NOMEM;
@@ -112,9 +113,9 @@ void tb__sched_free(tb__sched *s)
     free(s->ovval);
     free(s->ovhost);
     free(s->gc);
+    free(s->gcarg);
     free(s->pr);
     free(s->prg);
-    free(s->order);
     free(s->placed);
     free(s->npend);
     free(s->heap);
@@ -171,36 +172,6 @@ void tb__sched_rank_down(const tb__sched *s, double *rank)
 
 /* ---- data-ready times ---------------------------------------------------------- */
 
-/* Stable merge sort of idx[0..n) by key[idx] descending. */
-static void sort_desc(uint32_t *idx, uint32_t *tmp, size_t n, const double *key, size_t stride)
-{
-    if (n < 2)
-        return;
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++) {
-            uint32_t v = idx[i];
-            size_t j = i;
-            while (j > 0 && key[idx[j - 1] * stride] < key[v * stride]) {
-                idx[j] = idx[j - 1];
-                j--;
-            }
-            idx[j] = v;
-        }
-        return;
-    }
-    size_t h = n / 2;
-    sort_desc(idx, tmp, h, key, stride);
-    sort_desc(idx + h, tmp, n - h, key, stride);
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
-        tmp[k++] = key[idx[j] * stride] > key[idx[i] * stride] ? idx[j++] : idx[i++];
-    while (i < h)
-        tmp[k++] = idx[i++];
-    while (j < n)
-        tmp[k++] = idx[j++];
-    memcpy(idx, tmp, n * sizeof *idx);
-}
-
 static int ensure_pred_space(tb__sched *s, size_t k)
 {
     if (k <= s->cappr)
@@ -214,10 +185,6 @@ static int ensure_pred_space(tb__sched *s, size_t k)
     if (!g)
         return TB_ERR_NOMEM;
     s->prg = g;
-    uint32_t *o = realloc(s->order, 2 * cap * sizeof *o);
-    if (!o)
-        return TB_ERR_NOMEM;
-    s->order = o;
     s->cappr = cap;
     return TB_OK;
 }
@@ -233,12 +200,36 @@ static int add_override(tb__sched *s, int32_t h)
     return TB_OK;
 }
 
+/* Data-ready times of the special hosts of cluster c, given the
+ * predecessor `top` of largest g[c].  A host where top is not special gets
+ * g[c] of top: top's value there, and no other predecessor's value exceeds
+ * its g (a special value never does), which is at most top's.  The at most
+ * two hosts where top is special get a direct pass.  O(k + specials). */
+static void resolve_cluster(tb__sched *s, size_t k, size_t c, size_t top)
+{
+    const tb_flow_hosts *H = s->H;
+    const tb__pred *t = &s->pr[top];
+    for (size_t o = 0; o < s->nov; o++) {
+        int32_t h = s->ovhost[o];
+        if ((size_t)H->cluster[h] != c)
+            continue;
+        double acc = t->g[c];
+        if (t->sh[0] == h || t->sh[1] == h) {
+            acc = -INFINITY;
+            for (size_t i = 0; i < k; i++) {
+                const tb__pred *q = &s->pr[i];
+                double v = q->sh[0] == h ? q->sv[0] : q->sh[1] == h ? q->sv[1] : q->g[c];
+                acc = v > acc ? v : acc;
+            }
+        }
+        s->ovval[h] = acc > s->now ? acc : s->now;
+    }
+}
+
 /* Each predecessor's data is available on any host of cluster c at g[c],
  * earlier on its special hosts (its own, one it was sent to).  The default
- * per cluster is the largest g.  A special host h takes, over the
- * predecessors sorted by g, the first one not special at h (whose g bounds
- * every later one, and a special value never exceeds its g) and the
- * special values of those before it: at most (specials at h) + 1 steps. */
+ * per cluster is the largest g; special hosts are settled by
+ * resolve_cluster. */
 int tb__sched_prepare(tb__sched *s, size_t t)
 {
     const tb_flow *f = s->f;
@@ -280,8 +271,10 @@ int tb__sched_prepare(tb__sched *s, size_t t)
         size_t cp = (size_t)H->cluster[hp];
         for (size_t c = 0; c < C; c++) {
             q->g[c] = base + H->L[cp * C + c] + d * H->G[cp * C + c];
-            if (q->g[c] > s->gc[c])
+            if (i == 0 || q->g[c] > s->gc[c]) {
                 s->gc[c] = q->g[c];
+                s->gcarg[c] = i;
+            }
         }
         for (int j = 0; j < 2; j++)
             if (q->sh[j] >= 0) {
@@ -293,34 +286,9 @@ int tb__sched_prepare(tb__sched *s, size_t t)
             }
     }
     for (size_t c = 0; c < C; c++) {
-        int any = 0;
-        for (size_t o = 0; o < s->nov && !any; o++)
-            any = (size_t)H->cluster[s->ovhost[o]] == c;
-        if (!any)
-            continue;
-        uint32_t *idx = s->order, *tmp = s->order + s->cappr;
-        for (size_t i = 0; i < k; i++)
-            idx[i] = (uint32_t)i;
-        sort_desc(idx, tmp, k, s->prg + c, C);
-        for (size_t o = 0; o < s->nov; o++) {
-            int32_t h = s->ovhost[o];
-            if ((size_t)H->cluster[h] != c)
-                continue;
-            double acc = -INFINITY;
-            size_t i = 0;
-            for (; i < k; i++) {
-                const tb__pred *q = &s->pr[idx[i]];
-                if (q->sh[0] == h)
-                    acc = q->sv[0] > acc ? q->sv[0] : acc;
-                else if (q->sh[1] == h)
-                    acc = q->sv[1] > acc ? q->sv[1] : acc;
-                else {
-                    acc = q->g[c] > acc ? q->g[c] : acc;
-                    break;
-                }
-            }
-            s->ovval[h] = acc > s->now ? acc : s->now;
-        }
+        if (s->gc[c] < s->now)
+            s->gc[c] = s->now;
+        resolve_cluster(s, k, c, s->gcarg[c]);
     }
     return TB_OK;
 }

@@ -50,11 +50,10 @@ typedef struct tb__sched {
     int32_t *ovhost;   /* hosts with a special value for the current task */
     size_t nov, capov;
     double *gc;        /* per cluster: data-ready time on a host without special value */
+    size_t *gcarg;     /* per cluster: the predecessor that sets it */
     tb__pred *pr;
     double *prg;
     size_t cappr;
-    uint32_t *order;   /* sort scratch */
-    size_t caporder;
 
     /* averages for ranks */
     double *inv_speed_mean; /* unused when the workflow has costs */

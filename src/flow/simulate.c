@@ -22,7 +22,7 @@
 #include "flow/flow_internal.h"
 #include "sim/sim.h"
 
-enum { EV_END = 1, EV_DATA = 2, EV_SPEED = 3 };
+enum { EV_END = 1, EV_WAKE = 2, EV_SPEED = 3 };
 
 typedef struct simrun {
     const tb_flow *f;
@@ -54,6 +54,7 @@ typedef struct simrun {
     long *running;       /* task or -1 */
     double *acc_work;    /* work done by the running task up to acc_t */
     double *acc_t;
+    double *wake_at;     /* earliest pending wake-up of each host (inf: none) */
 
     size_t ndone;
     double first_start, last_end;
@@ -127,11 +128,12 @@ static int build_queues(simrun *r)
     return TB_OK;
 }
 
-static int send_edge(simrun *r, size_t e, size_t from, size_t to)
+/* Data of edge e leaves `from` now for `to`.  No event: the host that
+ * waits for it wakes up when its last input arrives (try_start). */
+static void send_edge(simrun *r, size_t e, size_t from, size_t to)
 {
     r->edge_host[e] = (int32_t)to;
     r->edge_arr[e] = r->now + tb__flow_comm(&r->H, from, to, r->f->sdata[e]);
-    return tb_sim_queue_push(&r->q, r->edge_arr[e], EV_DATA, (int)to, e, NULL);
 }
 
 /* Work a running task has done by now, at the speeds seen so far. */
@@ -169,27 +171,30 @@ static int reschedule(simrun *r, int first)
             int32_t x = r->plan.host[s];
             if (r->state[s] != TB_FLOW_PENDING || x == r->host[p] || x == r->edge_host[e])
                 continue;
-            if ((rc = send_edge(r, e, (size_t)r->host[p], (size_t)x)))
-                return rc;
+            send_edge(r, e, (size_t)r->host[p], (size_t)x);
         }
     }
     return build_queues(r);
 }
 
-/* Is every input of t on host h by now? */
-static int inputs_ready(const simrun *r, size_t t, size_t h)
+/* When every input of t is on host h: +inf while a predecessor runs (its
+ * end will try again). */
+static double inputs_time(simrun *r, size_t t, size_t h)
 {
     const tb_flow *f = r->f;
+    double at = r->now;
     for (size_t k = f->poff[t]; k < f->poff[t + 1]; k++) {
         uint32_t p = f->pred[k], e = f->pedge[k];
         if (r->state[p] != TB_FLOW_DONE)
-            return 0;
+            return INFINITY;
         if ((size_t)r->host[p] == h)
             continue;
-        if ((size_t)r->edge_host[e] != h || r->edge_arr[e] > r->now)
-            return 0;
+        if ((size_t)r->edge_host[e] != h)
+            send_edge(r, e, (size_t)r->host[p], h); /* not sent here yet */
+        if (r->edge_arr[e] > at)
+            at = r->edge_arr[e];
     }
-    return 1;
+    return at;
 }
 
 static int try_start(simrun *r, size_t h)
@@ -197,8 +202,14 @@ static int try_start(simrun *r, size_t h)
     if (r->running[h] >= 0 || r->qpos[h] >= r->qoff[h + 1])
         return TB_OK;
     uint32_t t = r->qtask[r->qpos[h]];
-    if (!inputs_ready(r, t, h))
+    double at = inputs_time(r, t, h);
+    if (at > r->now) {
+        if (isfinite(at) && at < r->wake_at[h]) {
+            r->wake_at[h] = at;
+            return tb_sim_queue_push(&r->q, at, EV_WAKE, (int)h, 0, NULL);
+        }
         return TB_OK;
+    }
     r->qpos[h]++;
     double end;
     int rc = tb_speed_finish_time(&r->cur[h], r->now, task_work(r, t, h), &end);
@@ -240,8 +251,8 @@ static int on_end(simrun *r, size_t h, size_t t)
         tb_trace_complete(r->o->trace, (int)h, "task", f->id[t], r->start[t], r->now);
     for (size_t e = f->soff[t]; e < f->soff[t + 1]; e++) {
         int32_t x = r->plan.host[f->succ[e]];
-        if ((size_t)x != h && (rc = send_edge(r, e, h, (size_t)x)))
-            return rc;
+        if ((size_t)x != h)
+            send_edge(r, e, h, (size_t)x);
     }
     long left = -1;
     if (f->its[t] >= 0)
@@ -251,7 +262,16 @@ static int on_end(simrun *r, size_t h, size_t t)
             return rc;
         return start_all(r);
     }
-    return try_start(r, h);
+    /* this host, and the hosts of the successors whose input this was */
+    if ((rc = try_start(r, h)))
+        return rc;
+    for (size_t e = f->soff[t]; e < f->soff[t + 1]; e++) {
+        int32_t x = r->plan.host[f->succ[e]];
+        if ((size_t)x != h && r->qpos[x] < r->qoff[x + 1] && r->qtask[r->qpos[x]] == f->succ[e] &&
+            (rc = try_start(r, (size_t)x)))
+            return rc;
+    }
+    return TB_OK;
 }
 
 static int on_speed(simrun *r, size_t h)
@@ -303,10 +323,10 @@ static int run(simrun *r)
         case EV_END:
             rc = on_end(r, h, (size_t)ev.a);
             break;
-        case EV_DATA:
-            /* stale if the data was redirected since */
-            rc = r->edge_host[ev.a] == (int32_t)h && r->edge_arr[ev.a] == ev.t ? try_start(r, h)
-                                                                                : TB_OK;
+        case EV_WAKE:
+            if (ev.t == r->wake_at[h])
+                r->wake_at[h] = INFINITY;
+            rc = try_start(r, h);
             break;
         default:
             rc = on_speed(r, h);
@@ -342,7 +362,8 @@ static int alloc_run(simrun *r)
     r->running = malloc(m * sizeof *r->running);
     r->acc_work = calloc(m, sizeof *r->acc_work);
     r->acc_t = calloc(m, sizeof *r->acc_t);
-    if (!r->state || !r->host || !r->start || !r->finish || !r->expect || !r->edge_host ||
+    r->wake_at = malloc(m * sizeof *r->wake_at);
+    if (!r->wake_at ||!r->state || !r->host || !r->start || !r->finish || !r->expect || !r->edge_host ||
         !r->edge_arr || !r->topo_pos || !r->its_left || !r->cur || !r->has_cursor || !r->qoff ||
         !r->qtask || !r->qpos || !r->running || !r->acc_work || !r->acc_t)
         return TB_ERR_NOMEM;
@@ -351,6 +372,8 @@ static int alloc_run(simrun *r)
         r->start[t] = r->finish[t] = r->expect[t] = NAN;
         r->topo_pos[r->f->topo[t]] = (uint32_t)t;
     }
+    for (size_t h = 0; h < m; h++)
+        r->wake_at[h] = INFINITY;
     for (size_t i = 0; i < r->nedges; i++) {
         r->edge_host[i] = -1;
         r->edge_arr[i] = INFINITY;
@@ -382,6 +405,7 @@ static void free_run(simrun *r)
     free(r->running);
     free(r->acc_work);
     free(r->acc_t);
+    free(r->wake_at);
     tb_sim_queue_free(&r->q);
     tb_flow_schedule_free(&r->plan);
     tb_flow_hosts_free(&r->H);
