@@ -62,6 +62,7 @@ bench: build
 	bench/sim $(BUILD)
 	bench/s1-sweep $(BUILD)
 	bench/s4-himeno $(BUILD)
+	bench/s2-flow $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
 
 install: build

@@ -312,10 +312,11 @@ static int run_simulate(int argc, char **argv)
             tb_buf_printf(&head,
                           "{\"algo\": \"%s\", \"trigger\": \"%s\", \"makespan\": %.17g, "
                           "\"planned\": %.17g, \"reschedules\": %ld, \"speed_changes\": %ld, "
-                          "\"events\": %" PRIu64 ", \"sched_cpu_s\": %.6g, \"sim_cpu_s\": %.6g, "
-                          "\"hosts\": [",
+                          "\"events\": %" PRIu64 ", \"transfers\": %" PRIu64 ", \"sched_cpu_s\": %.6g, "
+                          "\"sim_cpu_s\": %.6g, \"hosts\": [",
                           o.algo, o.trigger, res.makespan, res.planned, res.reschedules,
-                          res.speed_changes, res.events, res.sched_cpu_s, res.sim_cpu_s);
+                          res.speed_changes, res.events, res.transfers, res.sched_cpu_s,
+                          res.sim_cpu_s);
             for (size_t h = 0; h < plat->nhosts; h++)
                 tb_buf_printf(&head, "%s%.17g", h ? ", " : "", plat->hosts[h].speed);
             tb_buf_printf(&head, "],\n");

@@ -251,7 +251,9 @@ typedef struct tb_flow_sim_result {
     long reschedules;       /* schedules after the first */
     long speed_changes;
     double sched_cpu_s;     /* CPU time in the scheduler, first one included */
-    uint64_t events;
+    uint64_t events;        /* of the event kernel: task ends, wake-ups, speed changes */
+    uint64_t transfers;     /* data sent between distinct hosts (re-sends included);
+                               they need no event of their own */
     double sim_cpu_s;       /* CPU time of the whole simulation */
 } tb_flow_sim_result;
 

@@ -134,6 +134,7 @@ static void send_edge(simrun *r, size_t e, size_t from, size_t to)
 {
     r->edge_host[e] = (int32_t)to;
     r->edge_arr[e] = r->now + tb__flow_comm(&r->H, from, to, r->f->sdata[e]);
+    r->res->transfers++;
 }
 
 /* Work a running task has done by now, at the speeds seen so far. */
