@@ -318,6 +318,37 @@ static void test_generator(void)
     TB_ASSERT_EQ_INT(exits, 1);
 }
 
+static int cmp_start(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Tasks that overlap on a host (each task done exactly once: every task
+ * has a host and a finish after its start). */
+static int host_overlaps(const tb_flow_schedule *s)
+{
+    int bad = 0;
+    double *iv = malloc(s->ntasks * 2 * sizeof *iv);
+    for (size_t h = 0; h < s->nhosts; h++) {
+        size_t n = 0;
+        for (size_t t = 0; t < s->ntasks; t++) {
+            if (s->host[t] < 0 || !(s->finish[t] >= s->start[t]))
+                bad += h == 0;
+            if (s->host[t] == (int32_t)h) {
+                iv[2 * n] = s->start[t];
+                iv[2 * n + 1] = s->finish[t];
+                n++;
+            }
+        }
+        qsort(iv, n, 2 * sizeof *iv, cmp_start);
+        for (size_t i = 1; i < n; i++)
+            bad += iv[2 * i] < iv[2 * i - 1];
+    }
+    free(iv);
+    return bad;
+}
+
 /* On generated networks under S2's load: counts its <= task <= perf,
  * runs are bit-reproducible, every run respects the dependencies. */
 static void test_triggers(void)
@@ -350,6 +381,7 @@ static void test_triggers(void)
                 for (size_t k = f->poff[t]; k < f->poff[t + 1]; k++)
                     if (s.start[t] < s.finish[f->pred[k]])
                         bad++;
+            bad += host_overlaps(&s);
         }
         tb_flow_sim_opts so = {NULL, "task-finished", seed, NULL};
         TB_ASSERT_OK(tb_flow_simulate(f, p, &so, &again, NULL, NULL, 0));
