@@ -132,7 +132,8 @@ TB_API size_t tb_flow_its_size(const tb_flow *f, size_t its);
  * work / speed[h].  Transfer time of `data` between distinct hosts a and b:
  * L + data*G of their cluster's network (the wide-area L and G between
  * clusters); 0 on the same host.  For a workflow with per-host costs the
- * platform is Q hosts with L = 0, G = 1 (the data is the time).
+ * platform is Q hosts with L = 0, G = 1 (the data is the time).  A host runs
+ * one task at a time (S2's model), whatever its cores.
  */
 typedef struct tb_flow_hosts {
     size_t nhosts;
