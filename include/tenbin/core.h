@@ -322,6 +322,12 @@ TB_API int tb_stats_compute(const double *x, size_t n, tb_stats *out);
  * Return TB_ERR_PARSE or TB_ERR_RANGE otherwise. */
 TB_API int tb_parse_long(const char *s, long min, long max, long *out);
 TB_API int tb_parse_double(const char *s, double *out);
+/* Read a whole file of at most max bytes into *data, NUL-terminated (the
+ * caller frees; *len excludes the NUL).  Errors, with one line in err:
+ * TB_ERR_IO "PATH: cannot read: REASON", TB_ERR_RANGE "PATH: cannot read:
+ * larger than MAX bytes", TB_ERR_NOMEM. */
+TB_API int tb_read_file(const char *path, size_t max, char **data, size_t *len, char *err,
+                        size_t errlen);
 /* Write a whole file atomically (PATH.tmp then rename). */
 TB_API int tb_write_file_atomic(const char *path, const void *data, size_t len);
 /* Make room for one more item in a growable array: `items` is the address of

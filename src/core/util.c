@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,5 +118,44 @@ int tb_grow(void *items, size_t *cap, size_t len, size_t item_size, size_t first
         return TB_ERR_NOMEM;
     memcpy(items, &p, sizeof p);
     *cap = n;
+    return TB_OK;
+}
+
+int tb_read_file(const char *path, size_t max, char **data, size_t *len, char *err,
+                 size_t errlen)
+{
+    if (path == NULL || data == NULL || len == NULL)
+        return TB_ERR_INVALID;
+    errno = 0;
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL) {
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return TB_ERR_IO;
+    }
+    tb_buf b = TB_BUF_INIT;
+    char chunk[1 << 16];
+    size_t got;
+    int rc = TB_OK;
+    while (rc == TB_OK && (got = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        rc = b.len + got > max ? TB_ERR_RANGE : tb_buf_append(&b, chunk, got);
+    int e = ferror(fp) ? (errno ? errno : EIO) : 0;
+    fclose(fp);
+    if (rc == TB_OK && e == 0)
+        rc = tb_buf_append(&b, "", 1);
+    if (rc != TB_OK || e != 0) {
+        tb_buf_free(&b);
+        if (err != NULL && errlen > 0) {
+            if (e != 0)
+                snprintf(err, errlen, "%s: cannot read: %s", path, strerror(e));
+            else if (rc == TB_ERR_RANGE)
+                snprintf(err, errlen, "%s: cannot read: larger than %zu bytes", path, max);
+            else
+                snprintf(err, errlen, "%s: cannot read: out of memory", path);
+        }
+        return e != 0 ? TB_ERR_IO : rc;
+    }
+    *data = (char *)b.data;
+    *len = b.len - 1;
     return TB_OK;
 }

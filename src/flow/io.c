@@ -81,40 +81,6 @@ int tb_flow_parse(const char *data, size_t len, const char *name, tb_flow_format
     }
 }
 
-/* The whole file, NUL-terminated (caller frees). */
-static int read_all(const char *path, char **data, size_t *len, char *err, size_t errlen)
-{
-    errno = 0;
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL) {
-        io_err(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        return TB_ERR_IO;
-    }
-    tb_buf b = TB_BUF_INIT;
-    char chunk[1 << 16];
-    size_t got;
-    int rc = TB_OK;
-    while (rc == TB_OK && (got = fread(chunk, 1, sizeof chunk, fp)) > 0)
-        rc = b.len + got > FLOW_MAX_FILE ? TB_ERR_RANGE : tb_buf_append(&b, chunk, got);
-    int e = ferror(fp) ? (errno ? errno : EIO) : 0;
-    fclose(fp);
-    if (rc == TB_OK && e == 0)
-        rc = tb_buf_append(&b, "", 1);
-    if (rc != TB_OK || e != 0) {
-        tb_buf_free(&b);
-        if (e != 0)
-            io_err(err, errlen, "%s: cannot read: %s", path, strerror(e));
-        else if (rc == TB_ERR_RANGE)
-            io_err(err, errlen, "%s: cannot read: larger than %zu bytes", path, FLOW_MAX_FILE);
-        else
-            io_err(err, errlen, "%s: cannot read: out of memory", path);
-        return e != 0 ? TB_ERR_IO : rc;
-    }
-    *data = (char *)b.data;
-    *len = b.len - 1;
-    return TB_OK;
-}
-
 int tb_flow_read(const char *path, tb_flow_format format, tb_flow **out, char *err,
                  size_t errlen)
 {
@@ -123,7 +89,7 @@ int tb_flow_read(const char *path, tb_flow_format format, tb_flow **out, char *e
     *out = NULL;
     char *data;
     size_t len;
-    TB_CHECK(read_all(path, &data, &len, err, errlen));
+    TB_CHECK(tb_read_file(path, FLOW_MAX_FILE, &data, &len, err, errlen));
     int rc = tb_flow_parse(data, len, path, format, out, err, errlen);
     free(data);
     return rc;

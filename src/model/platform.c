@@ -977,39 +977,6 @@ int tb__model_from_json(const void *root, const char *file, uint64_t seed, tb_pl
 /* Files                                                               */
 /* ------------------------------------------------------------------ */
 
-/* The whole file, NUL-terminated (caller frees). */
-static int read_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
-{
-    errno = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        tb__model_err(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        return TB_ERR_IO;
-    }
-    tb_buf b = TB_BUF_INIT;
-    char chunk[4096];
-    size_t got;
-    int rc = TB_OK;
-    while (rc == TB_OK && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        rc = b.len + got > TB__MODEL_MAX_FILE ? TB_ERR_RANGE : tb_buf_append(&b, chunk, got);
-    int e = ferror(f) ? (errno ? errno : EIO) : 0;
-    fclose(f);
-    if (rc == TB_OK && e == 0)
-        rc = tb_buf_append(&b, "", 1);
-    if (rc != TB_OK || e != 0) {
-        tb_buf_free(&b);
-        if (e != 0)
-            tb__model_err(err, errlen, "%s: cannot read: %s", path, strerror(e));
-        else if (rc == TB_ERR_RANGE)
-            tb__model_err(err, errlen, "%s: file too large (more than %d bytes)", path,
-                          TB__MODEL_MAX_FILE);
-        return e != 0 ? TB_ERR_IO : rc;
-    }
-    *data = (char *)b.data;
-    *len = b.len - 1;
-    return TB_OK;
-}
-
 static void line_col(const char *text, size_t pos, int *line, int *col)
 {
     *line = 1;
@@ -1032,7 +999,7 @@ int tb_platform_load(const char *path, uint64_t seed, tb_platform **out, char *e
     *out = NULL;
     char *text;
     size_t len;
-    TB_CHECK(read_file(path, &text, &len, err, errlen));
+    TB_CHECK(tb_read_file(path, TB__MODEL_MAX_FILE, &text, &len, err, errlen));
     const char *end = text;
     /* The length includes the NUL: cJSON checks for it after the value. */
     cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len + 1, &end, 1) : NULL;
