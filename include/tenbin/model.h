@@ -116,6 +116,48 @@ TB_API double tb_loggps_send_overhead(const tb_loggps *n, int P, size_t bytes);
 TB_API double tb_loggps_recv_overhead(const tb_loggps *n, int P, size_t bytes);
 
 /*
+ * One message under the platform's network model: the arithmetic the
+ * simulator (src/sim) and the emulator (libtenbin-emu) share, so that a
+ * message pattern costs the same in both.  Ranks are identified by the
+ * cluster of their host (tb_platform_host_of, then the host's cluster).
+ *
+ * A send of k bytes by a rank whose clock is `clock` and whose previous send
+ * started at `last_start` (-INFINITY if none):
+ *   start    = max(clock, last_start + g)
+ *   send_end = start + os + ob*P + O*k             (the sender's clock after it)
+ *   arrival  = send_end + L + (k-1)*G              (eager: k <= S)
+ *            = send_end + L                        (rendezvous, k > S: the request)
+ * with g, os, ob, O, S of the sender's cluster and L, G of the sender's
+ * cluster, or of the wide-area link when the clusters differ.  A message to
+ * oneself (self != 0) arrives at send_end and is never a rendezvous.  The
+ * callers keep messages between one pair of ranks in order: an arrival
+ * before the pair's previous one is raised to it.
+ */
+typedef struct tb_netmsg {
+    double start;    /* when the send starts */
+    double send_end; /* the sender's clock after its overhead */
+    double arrival;  /* when the receiver can take it */
+    int rendezvous;  /* above S bytes: the data moves when the receiver takes it */
+} tb_netmsg;
+
+TB_API void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
+                        size_t bytes, double clock, double last_start, tb_netmsg *out);
+/* What taking a message costs the receiver: or + ob*P + O*k of its own
+ * cluster and, for a rendezvous, 2L + (k-1)G more (clear to send back, then
+ * the data), with the link's L and G. */
+TB_API double tb_net_recv_cost(const tb_platform *p, int P, int src_cluster, int dst_cluster,
+                               size_t bytes, int rendezvous);
+/* Rendezvous: when the sender's data has left if the receiver took the
+ * request at time `taken`: taken + L + (k-1)G (the clear to send travels L,
+ * the data (k-1)G). */
+TB_API double tb_net_rdv_send_end(const tb_platform *p, int src_cluster, int dst_cluster,
+                                  size_t bytes, double taken);
+/* The least time between a rank's clock when it sends and the message's
+ * arrival anywhere else: min over clusters of os + ob*P, plus the least L of
+ * any link.  The lookahead of the emulator's synchronisation. */
+TB_API double tb_net_lookahead(const tb_platform *p, int P);
+
+/*
  * Read the table Netgauge's LogGP pattern writes (`netgauge -m mpi -x loggp
  * -o FILE`: '#' comments, then per message size the columns size n
  * PRTT(1,0,s) PRTT(n,0,s) PRTT(n,PRTT(1,0,s),s) L o_s o_r g G lsqu(g,G), times

@@ -1070,3 +1070,62 @@ double tb_loggps_recv_overhead(const tb_loggps *n, int P, size_t bytes)
 {
     return n->or_ + n->ob * (double)P + n->O * (double)bytes;
 }
+
+/* L and G of the link between two clusters. */
+static void link_of(const tb_platform *p, int src_cluster, int dst_cluster, double *L, double *G)
+{
+    const tb_loggps *n = &p->clusters[src_cluster].net;
+    int same = src_cluster == dst_cluster;
+    *L = same ? n->L : p->wan.L;
+    *G = same ? n->G : p->wan.G;
+}
+
+void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
+                 size_t bytes, double clock, double last_start, tb_netmsg *out)
+{
+    const tb_loggps *n = &p->clusters[src_cluster].net;
+    double L, G;
+    link_of(p, src_cluster, dst_cluster, &L, &G);
+    double start = clock;
+    if (start < last_start + n->g)
+        start = last_start + n->g;
+    out->start = start;
+    out->send_end = start + tb_loggps_send_overhead(n, P, bytes);
+    out->rendezvous = !self && (double)bytes > n->S;
+    out->arrival = out->send_end + (self ? 0.0 : L);
+    if (!self && !out->rendezvous && bytes > 0)
+        out->arrival += (double)(bytes - 1) * G;
+}
+
+double tb_net_recv_cost(const tb_platform *p, int P, int src_cluster, int dst_cluster,
+                        size_t bytes, int rendezvous)
+{
+    double cost = tb_loggps_recv_overhead(&p->clusters[dst_cluster].net, P, bytes);
+    if (rendezvous) {
+        double L, G;
+        link_of(p, dst_cluster, src_cluster, &L, &G);
+        cost += 2.0 * L + (bytes > 0 ? (double)(bytes - 1) * G : 0.0);
+    }
+    return cost;
+}
+
+double tb_net_rdv_send_end(const tb_platform *p, int src_cluster, int dst_cluster, size_t bytes,
+                           double taken)
+{
+    double L, G;
+    link_of(p, src_cluster, dst_cluster, &L, &G);
+    return taken + L + (bytes > 0 ? (double)(bytes - 1) * G : 0.0);
+}
+
+double tb_net_lookahead(const tb_platform *p, int P)
+{
+    double o = INFINITY, L = p->nclusters > 1 ? p->wan.L : INFINITY;
+    for (size_t c = 0; c < p->nclusters; c++) {
+        double oc = tb_loggps_send_overhead(&p->clusters[c].net, P, 0);
+        if (oc < o)
+            o = oc;
+        if (p->clusters[c].net.L < L)
+            L = p->clusters[c].net.L;
+    }
+    return o + L;
+}

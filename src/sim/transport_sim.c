@@ -168,36 +168,23 @@ static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
     return TB_OK;
 }
 
-static const tb_loggps *net_of(const tb_sim *s, int cluster)
-{
-    return &s->plat->clusters[cluster].net;
-}
-
 static int sim_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
 {
     tb_sim *s = as_sim(tp);
     if (dst < 0 || dst >= s->P)
         return TB_ERR_INVALID;
     sim_rank *a = &s->r[from->rank], *b = &s->r[dst];
-    const tb_loggps *n = net_of(s, a->cluster);
     size_t k = msg->len;
     sim_msg *m = malloc(sizeof *m + k);
     if (!m)
         return TB_ERR_NOMEM;
-    double start = a->clock;
-    if (start < a->last_send + n->g)
-        start = a->last_send + n->g;
-    double os = tb_loggps_send_overhead(n, s->P, k);
-    a->clock = start + os;
-    a->last_send = start;
-    int same = a->cluster == b->cluster, self = from->rank == dst;
-    double L = same ? n->L : s->plat->wan.L;
-    double G = same ? n->G : s->plat->wan.G;
-    /* A message to oneself never touches the network. */
-    m->rendezvous = !self && (double)k > n->S;
-    m->arrival = a->clock + (self ? 0.0 : L);
-    if (!self && !m->rendezvous && k > 0)
-        m->arrival += (double)(k - 1) * G;
+    tb_netmsg nm;
+    tb_net_send(s->plat, s->P, a->cluster, b->cluster, from->rank == dst, k, a->clock,
+                a->last_send, &nm);
+    a->clock = nm.send_end;
+    a->last_send = nm.start;
+    m->rendezvous = nm.rendezvous;
+    m->arrival = nm.arrival;
     if (!isfinite(m->arrival)) {
         free(m);
         TB_LOG_ERR("simulation: a message from rank %d to rank %d would never arrive "
@@ -395,14 +382,8 @@ static int take(tb_sim *s, int rank, double t)
     if (m->is_timer) {
         rc = r->actor->ops->timer ? r->actor->ops->timer(r->actor, m->timer_id) : TB_OK;
     } else {
-        const tb_loggps *n = net_of(s, r->cluster);
-        double cost = tb_loggps_recv_overhead(n, s->P, m->len);
-        if (m->rendezvous) {
-            int same = s->r[m->src].cluster == r->cluster;
-            double L = same ? n->L : s->plat->wan.L;
-            double G = same ? n->G : s->plat->wan.G;
-            cost += 2.0 * L + (double)(m->len - 1) * G;
-        }
+        double cost = tb_net_recv_cost(s->plat, s->P, s->r[m->src].cluster, r->cluster, m->len,
+                                       m->rendezvous);
         r->clock += cost;
         if (!isfinite(r->clock)) {
             TB_LOG_ERR("simulation: rank %d would never finish receiving a message from rank %d "
