@@ -6,6 +6,7 @@
 #define TENBIN_H
 
 #include "tenbin/core.h"
+#include "tenbin/emu.h"
 #include "tenbin/mw.h"
 #include "tenbin/redist.h"
 

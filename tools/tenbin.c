@@ -12,6 +12,8 @@
 #include "tenbin/config.h"
 
 static const tb_cli_cmd commands[] = {
+    {"emu", tb_cmd_emu,
+     "predict how an unmodified MPI program runs on a modelled cluster (S3 emulator)", 0},
     {"flow", tb_cmd_flow,
      "workflows: schedule (HEFT, CPOP, ...), simulate with rescheduling triggers, S2's experiments",
      0},

@@ -46,7 +46,8 @@ extern "C" {
     X(ERR_UNSUPPORTED, -10, "not supported")                                \
     X(ERR_PROTOCOL, -11, "unexpected message")                              \
     X(ERR_NOTFOUND, -12, "not found")                                       \
-    X(ERR_ABORTED, -13, "run stopped after a failure elsewhere")
+    X(ERR_ABORTED, -13, "run stopped after a failure elsewhere")           \
+    X(ERR_TIMEOUT, -14, "timed out")
 
 typedef enum tb_err {
 #define TB__ERR_ENUM(name, val, msg) TB_##name = (val),
@@ -274,6 +275,9 @@ TB_API int tb_trace_write(const tb_trace *tr, const char *path);
 /* Write the events of n traces (NULL entries skipped) into one file, e.g.
  * the ranks of a simulated run; same atomic write. */
 TB_API int tb_trace_write_set(const tb_trace *const *trs, size_t n, const char *path);
+/* Write n pieces, each the output of tb_trace_serialize (empty ones
+ * skipped), e.g. traces that reached this process as bytes; same atomic write. */
+TB_API int tb_trace_write_pieces(const tb_buf *pieces, size_t n, const char *path);
 /*
  * Collective over comm: every rank passes its trace (or NULL for none); rank
  * `root` gathers all events and writes one file (tmp + rename).  Returns the

@@ -17,5 +17,7 @@
       "dynamic masters: assignments the overload test averages over (0: twice the ranks)")    \
     X("TENBIN_MW_FORWARD_BYTES", INT, "65536",                                                \
       "secondary masters forward results to the root in batches of about this many bytes")    \
+    X("TENBIN_EMU_LIBRARY", STRING, NULL,                                                     \
+      "tenbin emu: path of libtenbin-emu.so (default: beside the tenbin executable)")         \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \
       "how a rank waits for messages: spin, yield, sleep, or auto (yield when ranks outnumber cores)")

@@ -221,32 +221,46 @@ int tb_trace_serialize(const tb_trace *tr, tb_buf *out)
     return rc;
 }
 
-int tb_trace_write_set(const tb_trace *const *trs, size_t n, const char *path)
+int tb_trace_write_pieces(const tb_buf *pieces, size_t n, const char *path)
 {
-    if ((n > 0 && trs == NULL) || path == NULL)
+    if ((n > 0 && pieces == NULL) || path == NULL)
         return TB_ERR_INVALID;
     tb_buf b = TB_BUF_INIT;
     int rc = tb_buf_printf(&b, "{\"traceEvents\":[\n");
     int any = 0;
     for (size_t i = 0; i < n && rc == TB_OK; i++) {
-        if (trs[i] == NULL)
+        if (pieces[i].len == 0)
             continue;
-        size_t before = b.len;
         if (any)
             rc = tb_buf_append(&b, ",\n", 2);
-        size_t mark = b.len;
         if (rc == TB_OK)
-            rc = tb_trace_serialize(trs[i], &b);
-        if (b.len == mark)
-            b.len = before; /* nothing from this one: no separator */
-        else
-            any = 1;
+            rc = tb_buf_append(&b, pieces[i].data, pieces[i].len);
+        any = 1;
     }
     if (rc == TB_OK)
         rc = tb_buf_printf(&b, "\n],\"displayTimeUnit\":\"ms\"}\n");
     if (rc == TB_OK)
         rc = tb_write_file_atomic(path, b.data, b.len);
     tb_buf_free(&b);
+    return rc;
+}
+
+int tb_trace_write_set(const tb_trace *const *trs, size_t n, const char *path)
+{
+    if ((n > 0 && trs == NULL) || path == NULL)
+        return TB_ERR_INVALID;
+    tb_buf *pieces = calloc(n ? n : 1, sizeof *pieces);
+    if (pieces == NULL)
+        return TB_ERR_NOMEM;
+    int rc = TB_OK;
+    for (size_t i = 0; i < n && rc == TB_OK; i++)
+        if (trs[i] != NULL)
+            rc = tb_trace_serialize(trs[i], &pieces[i]);
+    if (rc == TB_OK)
+        rc = tb_trace_write_pieces(pieces, n, path);
+    for (size_t i = 0; i < n; i++)
+        tb_buf_free(&pieces[i]);
+    free(pieces);
     return rc;
 }
 

@@ -1,0 +1,84 @@
+/*
+ * tenbin/emu.h - predict how an unmodified MPI program runs on a modelled
+ * platform (S3, "M/S Emulator"; docs/emulator.md).
+ *
+ * tb_emu_run launches the program under the MPI Tenbin was built with, with
+ * P ranks and libtenbin-emu.so preloaded (LD_PRELOAD).  The library keeps a
+ * virtual clock per rank: compute between MPI calls is the thread's CPU time
+ * divided by the host's speed at that virtual time, and messages cost what
+ * the platform's LogGPS model says (the simulator's arithmetic,
+ * tb_net_send).  Real MPI still carries every byte.  This process is the
+ * coordinator: it decides, in virtual time, which message an
+ * MPI_ANY_SOURCE receive, a probe or a wait-any sees, with conservative
+ * synchronisation, so that the first message in virtual time wins even when
+ * it really arrives last.
+ *
+ * Not thread-safe: one run at a time per process (it waits for its child).
+ */
+#ifndef TENBIN_EMU_H
+#define TENBIN_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenbin/core.h"
+#include "tenbin/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_emu_opts {
+    size_t size;            /* sizeof(tb_emu_opts) */
+    const char *platform;   /* spec or file (tb_platform_open); required */
+    uint64_t seed;          /* of the platform's random parts */
+    int ranks;              /* P >= 1; must fit the platform's cores */
+    const char *library;    /* path of libtenbin-emu.so; required */
+    const char *mpiexec;    /* launcher; NULL: the one Tenbin was built with */
+    int openmpi;            /* the launcher is Open MPI's (-x to pass the
+                               environment), else MPICH's (-genv) */
+    int trace;              /* collect each rank's events (tb_emu_result.trace) */
+    double timeout;         /* seconds of real time before the run is stopped
+                               as hung; <= 0: none */
+} tb_emu_opts;
+
+typedef struct tb_emu_rank {
+    int rank;
+    int host;               /* index in the platform */
+    char host_name[32];
+    double end_s;           /* its clock at MPI_Finalize */
+    double compute_s;       /* CPU time between MPI calls, scaled by speed */
+    double send_s;          /* send overheads, gaps, waiting for a receiver */
+    double recv_s;          /* receive overheads and failed probes */
+    double idle_s;          /* waiting for messages, and for the run's end */
+    uint64_t messages_sent, bytes_sent, messages_received;
+} tb_emu_rank;
+
+typedef struct tb_emu_result {
+    int ranks;
+    double makespan_s;      /* latest MPI_Finalize, virtual time from MPI_Init */
+    double wall_s;          /* real seconds the emulation took */
+    uint64_t decisions;     /* questions the coordinator answered */
+    tb_emu_rank *rank;      /* [ranks] */
+    tb_buf *trace;          /* [ranks] serialized events (tb_trace_write_pieces) */
+} tb_emu_result;
+
+/*
+ * Run argv[0] with argv as its arguments (argv NULL-terminated), emulated.
+ * The program's stdout and stderr pass through.  On success *out holds the
+ * result (free with tb_emu_result_free).  On failure nothing is returned and
+ * err holds one line: the platform does not parse or P does not fit
+ * (TB_ERR_PARSE, TB_ERR_RANGE, TB_ERR_SIZE), the program could not be started
+ * or ended badly (crash, MPI_Abort, non-zero exit, an MPI call that is not
+ * emulated, a rank that never called MPI_Init or MPI_Finalize: TB_ERR_IO or
+ * TB_ERR_STATE), the timeout passed (TB_ERR_TIMEOUT).  Every process of the
+ * run is gone when it returns.
+ */
+TB_API int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, char *err,
+                      size_t errlen);
+TB_API void tb_emu_result_free(tb_emu_result **r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENBIN_EMU_H */

@@ -1,0 +1,818 @@
+/*
+ * coord.c - the emulator's coordinator: launch the program, then decide in
+ * virtual time what only virtual time can decide (tenbin/emu.h,
+ * docs/emulator.md, the protocol in emu/proto.h).
+ *
+ * The rule.  Each rank's next action happens no earlier than its *event
+ * time*: its clock if it runs; the arrival of the first known message its
+ * receive matches if it is blocked (never, if none is known); likewise for a
+ * rank waiting for a decision, or its deadline if earlier.  Every message not
+ * known yet will be sent at or after the least event time M of the other
+ * ranks, so it arrives at M + lookahead or later (lookahead = least send
+ * overhead + least latency of the platform).  A waiting rank whose first
+ * matching known message arrives at t < M + lookahead gets it; one whose
+ * deadline d < M + lookahead with no known message before d gets "none".
+ * Otherwise it waits, and the ranks holding M back are asked for a fresh
+ * report (they answer at their next MPI call).  The rank with the least
+ * event time can always go on, so the run never stops where the real
+ * program would not.
+ */
+#define _GNU_SOURCE
+#include "tenbin/emu.h"
+
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/proto.h"
+#include "emu/wire.h"
+#include "tenbin/config.h"
+#include "tenbin/model.h"
+
+typedef struct cpat {
+    uint32_t ctx;
+    int32_t src, tag;
+} cpat;
+
+typedef struct cmsg {
+    uint32_t src, ctx;
+    int32_t tag;
+    uint64_t seq;
+    double arrival;
+} cmsg;
+
+typedef struct early {
+    uint32_t src;
+    uint64_t seq;
+} early;
+
+typedef struct crank {
+    int fd;
+    int hello, done;
+    pid_t pid;
+    int state;
+    double clock, deadline;
+    cpat *pat;
+    size_t npat, cappat;
+    int pending; /* WAITING, not answered yet */
+    int asked;
+    cmsg *in; /* known messages to it, not consumed */
+    size_t nin, capin;
+    early *early; /* consumed before their send was reported */
+    size_t nearly, capearly;
+} crank;
+
+typedef struct coord {
+    int P;
+    crank *r;
+    double lookahead;
+    tb_emu_result *res;
+    char fail[512];
+    uint64_t decisions;
+    tb_buf in, out;
+    double *ev;
+} coord;
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int matches(const cmsg *m, const cpat *p)
+{
+    return m->ctx == p->ctx && (p->src < 0 || (uint32_t)p->src == m->src) &&
+           (p->tag < 0 || p->tag == m->tag);
+}
+
+/* The first known message (arrival, source, sequence) matching any of r's
+ * patterns; *pi its pattern. */
+static const cmsg *first_match(const crank *r, size_t *pi)
+{
+    const cmsg *best = NULL;
+    for (size_t i = 0; i < r->nin; i++) {
+        const cmsg *m = &r->in[i];
+        size_t k = 0;
+        while (k < r->npat && !matches(m, &r->pat[k]))
+            k++;
+        if (k == r->npat)
+            continue;
+        if (!best || m->arrival < best->arrival ||
+            (m->arrival == best->arrival &&
+             (m->src < best->src || (m->src == best->src && m->seq < best->seq)))) {
+            best = m;
+            *pi = k;
+        }
+    }
+    return best;
+}
+
+static double event_time(const crank *r)
+{
+    switch (r->state) {
+    case TB_EMU_RUNNING:
+        return r->clock;
+    case TB_EMU_BLOCKED:
+    case TB_EMU_WAITING: {
+        size_t pi;
+        const cmsg *m = first_match(r, &pi);
+        double t = m ? (m->arrival > r->clock ? m->arrival : r->clock) : INFINITY;
+        if (r->state == TB_EMU_WAITING && r->deadline < t)
+            t = r->deadline > r->clock ? r->deadline : r->clock;
+        return t;
+    }
+    default:
+        return INFINITY;
+    }
+}
+
+static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, double horizon)
+{
+    tb_buf *b = &c->out;
+    tb_buf_clear(b);
+    int rc = tb_buf_pack_u8(b, TB_EMU_DECIDE);
+    rc |= tb_buf_pack_u8(b, (uint8_t)found);
+    rc |= tb_buf_pack_u32(b, (uint32_t)pi);
+    rc |= tb_buf_pack_u32(b, m ? m->src : 0);
+    rc |= tb_buf_pack_i32(b, m ? m->tag : 0);
+    rc |= tb_buf_pack_u64(b, m ? m->seq : 0);
+    rc |= tb_buf_pack_f64(b, m ? m->arrival : 0.0);
+    rc |= tb_buf_pack_f64(b, horizon);
+    if (rc != TB_OK)
+        return TB_ERR_NOMEM;
+    c->decisions++;
+    return tb_emu_frame_write(c->r[rank].fd, b);
+}
+
+static int send_ask(coord *c, int rank)
+{
+    tb_buf *b = &c->out;
+    tb_buf_clear(b);
+    TB_CHECK(tb_buf_pack_u8(b, TB_EMU_ASK));
+    c->r[rank].asked = 1;
+    return tb_emu_frame_write(c->r[rank].fd, b);
+}
+
+static int safe(double t, double m, double la)
+{
+    return t < m + la || (la == 0 && t <= m);
+}
+
+/* One pass over the waiting ranks; *progress set if one was answered. */
+static int decide_pass(coord *c, int *progress)
+{
+    int P = c->P, any = 0;
+    for (int i = 0; i < P; i++)
+        any |= c->r[i].pending;
+    if (!any)
+        return TB_OK;
+    double m1 = INFINITY, m2 = INFINITY;
+    int a1 = -1;
+    for (int i = 0; i < P; i++) {
+        double e = c->ev[i] = event_time(&c->r[i]);
+        if (e < m1) {
+            m2 = m1;
+            m1 = e;
+            a1 = i;
+        } else if (e < m2) {
+            m2 = e;
+        }
+    }
+    double la = c->lookahead;
+    for (int j = 0; j < P; j++) {
+        crank *r = &c->r[j];
+        if (!r->pending)
+            continue;
+        double m = j == a1 ? m2 : m1;
+        size_t pi = 0;
+        const cmsg *cand = first_match(r, &pi);
+        double x = cand ? cand->arrival : INFINITY;
+        if (cand && x <= r->deadline && safe(x, m, la)) {
+            cmsg copy = *cand;
+            r->pending = 0;
+            r->state = TB_EMU_RUNNING;
+            if (copy.arrival > r->clock)
+                r->clock = copy.arrival;
+            TB_CHECK(send_decide(c, j, 1, pi, &copy, 0.0));
+            *progress = 1;
+            continue;
+        }
+        if (r->deadline < INFINITY && x > r->deadline && safe(r->deadline, m, la)) {
+            double h = m + la < x ? m + la : x;
+            r->pending = 0;
+            r->state = TB_EMU_RUNNING;
+            TB_CHECK(send_decide(c, j, 0, 0, NULL, h));
+            *progress = 1;
+            continue;
+        }
+        /* Held back: ask the ranks whose event time keeps it unsafe. */
+        double need = x < r->deadline ? x : r->deadline;
+        for (int k = 0; k < P; k++) {
+            crank *o = &c->r[k];
+            if (k == j || o->asked || o->done || !o->hello)
+                continue;
+            if ((o->state == TB_EMU_RUNNING || o->state == TB_EMU_BLOCKED) &&
+                !safe(need, c->ev[k], la))
+                TB_CHECK(send_ask(c, k));
+        }
+    }
+    return TB_OK;
+}
+
+static int decide_all(coord *c)
+{
+    int progress;
+    do {
+        progress = 0;
+        TB_CHECK(decide_pass(c, &progress));
+    } while (progress);
+    return TB_OK;
+}
+
+/* ---- frames ---------------------------------------------------------------- */
+
+static int consume(coord *c, int dst, uint32_t src, uint64_t seq)
+{
+    crank *r = &c->r[dst];
+    for (size_t i = 0; i < r->nin; i++)
+        if (r->in[i].src == src && r->in[i].seq == seq) {
+            r->in[i] = r->in[--r->nin];
+            return TB_OK;
+        }
+    TB_CHECK(tb_grow(&r->early, &r->capearly, r->nearly + 1, sizeof *r->early, 8));
+    r->early[r->nearly++] = (early){src, seq};
+    return TB_OK;
+}
+
+static int add_msg(coord *c, int src, const cmsg *m0, uint32_t dst)
+{
+    crank *r = &c->r[dst];
+    for (size_t i = 0; i < r->nearly; i++)
+        if (r->early[i].src == (uint32_t)src && r->early[i].seq == m0->seq) {
+            r->early[i] = r->early[--r->nearly];
+            return TB_OK; /* already received */
+        }
+    TB_CHECK(tb_grow(&r->in, &r->capin, r->nin + 1, sizeof *r->in, 8));
+    r->in[r->nin++] = *m0;
+    return TB_OK;
+}
+
+static int read_report(coord *c, int rank, tb_buf *b)
+{
+    crank *r = &c->r[rank];
+    uint8_t state, kind;
+    uint32_t n;
+    int rc = tb_buf_unpack_f64(b, &r->clock);
+    rc |= tb_buf_unpack_u8(b, &state);
+    rc |= tb_buf_unpack_u8(b, &kind);
+    rc |= tb_buf_unpack_f64(b, &r->deadline);
+    rc |= tb_buf_unpack_u32(b, &n);
+    if (rc != TB_OK || n > 1u << 24)
+        return TB_ERR_PROTOCOL;
+    while (r->cappat < n)
+        TB_CHECK(tb_grow(&r->pat, &r->cappat, r->cappat, sizeof *r->pat, 4));
+    r->npat = n;
+    for (uint32_t i = 0; i < n; i++) {
+        rc |= tb_buf_unpack_u32(b, &r->pat[i].ctx);
+        rc |= tb_buf_unpack_i32(b, &r->pat[i].src);
+        rc |= tb_buf_unpack_i32(b, &r->pat[i].tag);
+    }
+    rc |= tb_buf_unpack_u32(b, &n);
+    for (uint32_t i = 0; rc == TB_OK && i < n; i++) {
+        cmsg m;
+        uint32_t dst;
+        m.src = (uint32_t)rank;
+        rc |= tb_buf_unpack_u32(b, &dst);
+        rc |= tb_buf_unpack_u32(b, &m.ctx);
+        rc |= tb_buf_unpack_i32(b, &m.tag);
+        rc |= tb_buf_unpack_u64(b, &m.seq);
+        rc |= tb_buf_unpack_f64(b, &m.arrival);
+        if (rc == TB_OK && dst >= (uint32_t)c->P)
+            return TB_ERR_PROTOCOL;
+        if (rc == TB_OK)
+            rc = add_msg(c, rank, &m, dst);
+    }
+    rc |= tb_buf_unpack_u32(b, &n);
+    for (uint32_t i = 0; rc == TB_OK && i < n; i++) {
+        uint32_t src;
+        uint64_t seq;
+        rc |= tb_buf_unpack_u32(b, &src);
+        rc |= tb_buf_unpack_u64(b, &seq);
+        if (rc == TB_OK && src >= (uint32_t)c->P)
+            return TB_ERR_PROTOCOL;
+        if (rc == TB_OK)
+            rc = consume(c, rank, src, seq);
+    }
+    if (rc != TB_OK)
+        return rc == TB_ERR_NOMEM ? rc : TB_ERR_PROTOCOL;
+    r->state = state;
+    r->asked = 0;
+    r->pending = state == TB_EMU_WAITING;
+    (void)kind;
+    return TB_OK;
+}
+
+static int read_final(coord *c, int rank, tb_buf *b)
+{
+    TB_CHECK(read_report(c, rank, b));
+    tb_emu_rank *s = &c->res->rank[rank];
+    int rc = tb_buf_unpack_f64(b, &s->compute_s);
+    rc |= tb_buf_unpack_f64(b, &s->send_s);
+    rc |= tb_buf_unpack_f64(b, &s->recv_s);
+    rc |= tb_buf_unpack_f64(b, &s->idle_s);
+    rc |= tb_buf_unpack_u64(b, &s->messages_sent);
+    rc |= tb_buf_unpack_u64(b, &s->bytes_sent);
+    rc |= tb_buf_unpack_u64(b, &s->messages_received);
+    const void *tr;
+    uint32_t trlen;
+    rc |= tb_buf_unpack_bytes(b, &tr, &trlen);
+    if (rc != TB_OK)
+        return TB_ERR_PROTOCOL;
+    if (trlen > 0)
+        TB_CHECK(tb_buf_append(&c->res->trace[rank], tr, trlen));
+    s->end_s = c->r[rank].clock;
+    c->r[rank].done = 1;
+    c->r[rank].state = TB_EMU_DONE;
+    c->r[rank].pending = 0;
+    return TB_OK;
+}
+
+/* A frame from connection fd; *rank is -1 until its HELLO. */
+static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
+{
+    uint8_t type;
+    if (tb_buf_unpack_u8(b, &type) != TB_OK)
+        return TB_ERR_PROTOCOL;
+    if (type == TB_EMU_FAIL) {
+        const void *msg;
+        uint32_t n;
+        if (tb_buf_unpack_bytes(b, &msg, &n) != TB_OK)
+            return TB_ERR_PROTOCOL;
+        if (!c->fail[0])
+            snprintf(c->fail, sizeof c->fail, "%.*s", (int)(n < 500 ? n : 500), (const char *)msg);
+        return TB_ERR_ABORTED;
+    }
+    if (type == TB_EMU_HELLO) {
+        uint32_t rk, size, pid;
+        int rc = tb_buf_unpack_u32(b, &rk);
+        rc |= tb_buf_unpack_u32(b, &size);
+        rc |= tb_buf_unpack_u32(b, &pid);
+        if (rc != TB_OK || *rank >= 0)
+            return TB_ERR_PROTOCOL;
+        if (size != (uint32_t)c->P || rk >= size || c->r[rk].hello) {
+            snprintf(c->fail, sizeof c->fail,
+                     "a rank says it is rank %u of %u, expected one of %d ranks (is the "
+                     "program started by another mpiexec?)",
+                     rk, size, c->P);
+            return TB_ERR_ABORTED;
+        }
+        *rank = (int)rk;
+        c->r[rk].fd = fd;
+        c->r[rk].hello = 1;
+        c->r[rk].pid = (pid_t)pid;
+        c->r[rk].state = TB_EMU_RUNNING;
+        c->r[rk].deadline = INFINITY;
+        return TB_OK;
+    }
+    if (*rank < 0)
+        return TB_ERR_PROTOCOL;
+    if (type == TB_EMU_REPORT)
+        return read_report(c, *rank, b);
+    if (type == TB_EMU_FINAL)
+        return read_final(c, *rank, b);
+    return TB_ERR_PROTOCOL;
+}
+
+/* ---- launching ------------------------------------------------------------ */
+
+static int listen_loopback(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1024) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* Is `prog` something exec can run (a path, or a name found on PATH)? */
+static int runnable(const char *prog)
+{
+    if (strchr(prog, '/'))
+        return access(prog, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path)
+        return 0;
+    char buf[4096];
+    for (const char *p = path; *p;) {
+        const char *e = strchr(p, ':');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n > 0 && n + strlen(prog) + 2 < sizeof buf) {
+            memcpy(buf, p, n);
+            buf[n] = '/';
+            strcpy(buf + n + 1, prog);
+            struct stat st;
+            if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+                return 1;
+        }
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static pid_t launch(const tb_emu_opts *o, char *const argv[], int port, const char *platform)
+{
+    char np[32], coord_env[64], seed[32];
+    snprintf(np, sizeof np, "%d", o->ranks);
+    snprintf(coord_env, sizeof coord_env, "TENBIN_EMU_COORD=127.0.0.1:%d", port);
+    snprintf(seed, sizeof seed, "TENBIN_EMU_SEED=%llu", (unsigned long long)o->seed);
+    size_t plen = strlen(platform) + 32, llen = strlen(o->library) + 32;
+    char *plat_env = malloc(plen), *pre_env = malloc(llen);
+    size_t nargs = 0;
+    while (argv[nargs])
+        nargs++;
+    char **av = calloc(nargs + 32, sizeof *av);
+    if (!plat_env || !pre_env || !av) {
+        free(plat_env);
+        free(pre_env);
+        free(av);
+        return -1;
+    }
+    snprintf(plat_env, plen, "TENBIN_EMU_PLATFORM=%s", platform);
+    snprintf(pre_env, llen, "LD_PRELOAD=%s", o->library);
+    const char *mpiexec = o->mpiexec ? o->mpiexec : TENBIN_MPIEXEC;
+    size_t k = 0;
+    av[k++] = (char *)mpiexec;
+    av[k++] = "-n";
+    av[k++] = np;
+    const char *envs[] = {coord_env, plat_env, seed, pre_env,
+                          o->trace ? "TENBIN_EMU_TRACE=1" : NULL};
+    for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
+        if (!envs[i])
+            continue;
+        if (o->openmpi) {
+            av[k++] = "-x";
+            av[k++] = (char *)envs[i];
+        } else {
+            /* MPICH: -genv NAME VALUE; split at '=' in a copy. */
+            char *copy = strdup(envs[i]);
+            if (!copy)
+                return -1;
+            char *eq = strchr(copy, '=');
+            *eq = 0;
+            av[k++] = "-genv";
+            av[k++] = copy;
+            av[k++] = eq + 1;
+        }
+    }
+    for (size_t i = 0; i < nargs; i++)
+        av[k++] = argv[i];
+    av[k] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execvp(mpiexec, av);
+        fprintf(stderr, "tenbin emu: cannot run %s: %s\n", mpiexec, strerror(errno));
+        _exit(127);
+    }
+    if (pid > 0)
+        setpgid(pid, pid);
+    free(plat_env);
+    free(pre_env);
+    free(av);
+    return pid;
+}
+
+static void kill_all(coord *c, pid_t child, int sig)
+{
+    if (child > 0) {
+        kill(-child, sig);
+        kill(child, sig);
+    }
+    for (int i = 0; i < c->P; i++)
+        if (c->r[i].hello && !c->r[i].done && c->r[i].pid > 0)
+            kill(c->r[i].pid, sig);
+}
+
+/* Wait for the launcher to end after kill_all, escalating to SIGKILL. */
+static int reap(coord *c, pid_t child)
+{
+    int status = 0;
+    for (int i = 0; i < 50; i++) {
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child)
+            return status;
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    kill_all(c, child, SIGKILL);
+    waitpid(child, &status, 0);
+    return status;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct conn {
+    int fd;
+    int rank;
+} conn;
+
+int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, char *err,
+               size_t errlen)
+{
+    if (!o || o->size < sizeof *o || !argv || !argv[0] || !out || !o->platform || !o->library) {
+        set_err(err, errlen, "invalid arguments");
+        return TB_ERR_INVALID;
+    }
+    *out = NULL;
+    if (o->ranks < 1) {
+        set_err(err, errlen, "-n: expected at least 1 rank, got %d", o->ranks);
+        return TB_ERR_RANGE;
+    }
+    tb_platform *plat = NULL;
+    char perr[512];
+    int rc = tb_platform_open(o->platform, o->seed, &plat, perr, sizeof perr);
+    if (rc != TB_OK) {
+        set_err(err, errlen, "--platform: %s", perr);
+        return rc;
+    }
+    size_t cores = tb_platform_cores(plat);
+    double la = tb_net_lookahead(plat, o->ranks);
+    if ((size_t)o->ranks > cores) {
+        set_err(err, errlen, "%d ranks do not fit the platform: it has %zu cores", o->ranks,
+                cores);
+        tb_platform_destroy(&plat);
+        return TB_ERR_SIZE;
+    }
+    if (!runnable(argv[0])) {
+        set_err(err, errlen, "%s: no such program (or not executable)", argv[0]);
+        tb_platform_destroy(&plat);
+        return TB_ERR_IO;
+    }
+    if (access(o->library, R_OK) != 0) {
+        set_err(err, errlen, "%s: cannot read the emulation library: %s", o->library,
+                strerror(errno));
+        tb_platform_destroy(&plat);
+        return TB_ERR_IO;
+    }
+    /* A platform file is read by every rank: give them its full path. */
+    char platform[4096];
+    struct stat st;
+    if (stat(o->platform, &st) == 0 && o->platform[0] != '/' &&
+        getcwd(platform, sizeof platform - strlen(o->platform) - 2)) {
+        strcat(platform, "/");
+        strcat(platform, o->platform);
+    } else {
+        snprintf(platform, sizeof platform, "%s", o->platform);
+    }
+
+    coord c = {0};
+    c.P = o->ranks;
+    c.lookahead = la;
+    c.r = calloc((size_t)c.P, sizeof *c.r);
+    c.ev = calloc((size_t)c.P, sizeof *c.ev);
+    c.res = calloc(1, sizeof *c.res);
+    conn *conns = calloc((size_t)c.P + 1, sizeof *conns);
+    struct pollfd *pfd = calloc((size_t)c.P + 2, sizeof *pfd);
+    if (c.res) {
+        c.res->ranks = c.P;
+        c.res->rank = calloc((size_t)c.P, sizeof *c.res->rank);
+        c.res->trace = calloc((size_t)c.P, sizeof *c.res->trace);
+    }
+    if (!c.r || !c.ev || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
+        rc = TB_ERR_NOMEM;
+        set_err(err, errlen, "out of memory");
+        goto done_early;
+    }
+    for (int i = 0; i < c.P; i++) {
+        c.r[i].fd = -1;
+        tb_emu_rank *s = &c.res->rank[i];
+        s->rank = i;
+        s->host = (int)tb_platform_host_of(plat, i);
+        snprintf(s->host_name, sizeof s->host_name, "%s", plat->hosts[s->host].name);
+    }
+    int port = 0;
+    int lfd = listen_loopback(&port);
+    if (lfd < 0) {
+        rc = TB_ERR_IO;
+        set_err(err, errlen, "cannot listen on the loopback interface: %s", strerror(errno));
+        goto done_early;
+    }
+    double t0 = now_s();
+    pid_t child = launch(o, argv, port, platform);
+    if (child < 0) {
+        close(lfd);
+        rc = TB_ERR_IO;
+        set_err(err, errlen, "cannot start the launcher: %s", strerror(errno));
+        goto done_early;
+    }
+    size_t nconns = 0;
+    int status = 0, exited = 0, failed = 0, finals = 0;
+    char why[600] = "";
+    while (!exited) {
+        size_t n = 0;
+        pfd[n++] = (struct pollfd){lfd, POLLIN, 0};
+        for (size_t i = 0; i < nconns; i++)
+            pfd[n++] = (struct pollfd){conns[i].fd, POLLIN, 0};
+        int pr = poll(pfd, n, 50);
+        if (pr < 0 && errno != EINTR) {
+            snprintf(why, sizeof why, "poll: %s", strerror(errno));
+            failed = 1;
+        }
+        for (size_t i = 1; pr > 0 && i < n && !failed; i++) {
+            if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            conn *cn = NULL;
+            for (size_t k = 0; k < nconns; k++)
+                if (conns[k].fd == pfd[i].fd)
+                    cn = &conns[k];
+            if (!cn)
+                continue;
+            int closed = 0;
+            int frc = tb_emu_frame_read(cn->fd, &c.in, TB_EMU_FRAME_MAX, &closed);
+            if (frc != TB_OK) {
+                int rk = cn->rank;
+                close(cn->fd);
+                *cn = conns[--nconns];
+                if (rk >= 0 && !c.r[rk].done && !c.fail[0]) {
+                    snprintf(why, sizeof why, "rank %d ended before MPI_Finalize", rk);
+                    failed = 1;
+                }
+                if (rk >= 0)
+                    c.r[rk].fd = -1;
+                break; /* the pollfd indices moved */
+            }
+            int was_done = cn->rank >= 0 && c.r[cn->rank].done;
+            frc = on_frame(&c, cn->fd, &cn->rank, &c.in);
+            if (frc == TB_ERR_ABORTED) {
+                failed = 1;
+            } else if (frc != TB_OK) {
+                snprintf(why, sizeof why, "rank %d: %s in its message to the coordinator",
+                         cn->rank, tb_strerror(frc));
+                failed = 1;
+            } else if (!was_done && cn->rank >= 0 && c.r[cn->rank].done) {
+                finals++;
+            }
+        }
+        if (pr > 0 && (pfd[0].revents & POLLIN) && nconns < (size_t)c.P && !failed) {
+            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0) {
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                conns[nconns++] = (conn){fd, -1};
+            }
+        }
+        if (!failed && decide_all(&c) != TB_OK) {
+            /* A rank's connection broke while being answered: it ended. */
+            snprintf(why, sizeof why, "lost a rank's connection");
+            failed = 1;
+        }
+        if (failed) {
+            kill_all(&c, child, SIGTERM);
+            status = reap(&c, child);
+            exited = 1;
+            break;
+        }
+        if (o->timeout > 0 && now_s() - t0 > o->timeout) {
+            snprintf(why, sizeof why, "no end after %g s of real time (stopped; see --timeout)",
+                     o->timeout);
+            failed = 2;
+            kill_all(&c, child, SIGTERM);
+            status = reap(&c, child);
+            exited = 1;
+            break;
+        }
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child)
+            exited = 1;
+    }
+    /* Frames still buffered after the launcher ended (FINALs, a FAIL). */
+    for (size_t i = 0; i < nconns && !failed; i++) {
+        struct pollfd p1 = {conns[i].fd, POLLIN, 0};
+        while (poll(&p1, 1, 0) > 0 && (p1.revents & POLLIN)) {
+            int closed;
+            if (tb_emu_frame_read(conns[i].fd, &c.in, TB_EMU_FRAME_MAX, &closed) != TB_OK)
+                break;
+            int was_done = conns[i].rank >= 0 && c.r[conns[i].rank].done;
+            int frc = on_frame(&c, conns[i].fd, &conns[i].rank, &c.in);
+            if (frc != TB_OK) {
+                failed = 1;
+                break;
+            }
+            if (!was_done && conns[i].rank >= 0 && c.r[conns[i].rank].done)
+                finals++;
+        }
+    }
+    for (size_t i = 0; i < nconns; i++)
+        close(conns[i].fd);
+    close(lfd);
+    c.res->wall_s = now_s() - t0;
+    c.res->decisions = c.decisions;
+    int hellos = 0;
+    for (int i = 0; i < c.P; i++)
+        hellos += c.r[i].hello;
+    if (c.fail[0]) {
+        rc = TB_ERR_STATE;
+        set_err(err, errlen, "%s", c.fail);
+    } else if (failed == 2) {
+        rc = TB_ERR_TIMEOUT;
+        set_err(err, errlen, "%s", why);
+    } else if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) {
+        rc = TB_ERR_STATE;
+        char st_s[64];
+        if (WIFSIGNALED(status))
+            snprintf(st_s, sizeof st_s, "was killed by signal %d", WTERMSIG(status));
+        else
+            snprintf(st_s, sizeof st_s, "exited with status %d", WEXITSTATUS(status));
+        if (why[0])
+            set_err(err, errlen, "%s: %s (the launcher %s)", argv[0], why, st_s);
+        else
+            set_err(err, errlen, "%s: the run failed (the launcher %s)", argv[0], st_s);
+    } else if (failed) {
+        rc = TB_ERR_STATE;
+        set_err(err, errlen, "%s: %s", argv[0], why);
+    } else if (hellos < c.P) {
+        rc = TB_ERR_STATE;
+        set_err(err, errlen,
+                "%s: %d of %d ranks called MPI_Init through the emulator (is it a dynamically "
+                "linked MPI program built with " TENBIN_MPI_FLAVOUR "?)",
+                argv[0], hellos, c.P);
+    } else if (finals < c.P) {
+        rc = TB_ERR_STATE;
+        set_err(err, errlen, "%s: %d of %d ranks called MPI_Finalize", argv[0], finals, c.P);
+    } else {
+        rc = TB_OK;
+        double mk = 0;
+        for (int i = 0; i < c.P; i++)
+            if (c.res->rank[i].end_s > mk)
+                mk = c.res->rank[i].end_s;
+        c.res->makespan_s = mk;
+        for (int i = 0; i < c.P; i++)
+            c.res->rank[i].idle_s += mk - c.res->rank[i].end_s;
+        *out = c.res;
+        c.res = NULL;
+    }
+done_early:
+    for (int i = 0; c.r && i < c.P; i++) {
+        free(c.r[i].pat);
+        free(c.r[i].in);
+        free(c.r[i].early);
+    }
+    free(c.r);
+    free(c.ev);
+    free(conns);
+    free(pfd);
+    tb_buf_free(&c.in);
+    tb_buf_free(&c.out);
+    tb_emu_result_free(&c.res);
+    tb_platform_destroy(&plat);
+    return rc;
+}
+
+void tb_emu_result_free(tb_emu_result **pr)
+{
+    if (!pr || !*pr)
+        return;
+    tb_emu_result *r = *pr;
+    for (int i = 0; r->trace && i < r->ranks; i++)
+        tb_buf_free(&r->trace[i]);
+    free(r->trace);
+    free(r->rank);
+    free(r);
+    *pr = NULL;
+}

@@ -1,0 +1,59 @@
+/*
+ * proto.h - what the ranks of an emulated run and the coordinator say to each
+ * other (internal; see docs/emulator.md).
+ *
+ * Each rank holds one TCP connection to the coordinator (the `tenbin emu`
+ * process, address in TENBIN_EMU_COORD).  Frames are a u32 length (of what
+ * follows) then a u8 type and the fields, packed with tb_buf_pack_* (little
+ * endian, doubles as their bits).
+ *
+ * rank -> coordinator
+ *   HELLO   u32 rank, u32 size, u32 pid, bytes host name
+ *   REPORT  f64 clock, u8 state, u8 kind, f64 deadline, u32 npat, npat x
+ *           (u32 ctx, i32 src, i32 tag), u32 nsend, nsend x (u32 dst, u32 ctx,
+ *           i32 tag, u64 seq, f64 arrival), u32 nrecv, nrecv x (u32 src, u64 seq)
+ *   FINAL   the REPORT fields, then f64 compute, send, recv, idle, u64
+ *           messages sent, bytes sent, messages received, then bytes trace
+ *           (Chrome trace events of this rank, may be empty)
+ *   FAIL    bytes message (one line: the run cannot go on)
+ * coordinator -> rank
+ *   ASK     (nothing): send a REPORT with state RUNNING when you can
+ *   DECIDE  u8 found, u32 pattern, u32 src (world rank), i32 tag, u64 seq,
+ *           f64 arrival; when not found, f64 horizon (no message matching the
+ *           patterns arrives before it)
+ *
+ * Ranks are world ranks; `src` of a pattern is a world rank or -1 (any), `tag`
+ * a tag or -1 (any); `ctx` names a communicator (the same on every member).
+ */
+#ifndef TB_EMU_PROTO_H
+#define TB_EMU_PROTO_H
+
+enum {
+    TB_EMU_HELLO = 1,
+    TB_EMU_REPORT,
+    TB_EMU_FINAL,
+    TB_EMU_FAIL,
+    TB_EMU_ASK,
+    TB_EMU_DECIDE,
+};
+
+/* A rank's state as the coordinator sees it. */
+enum {
+    TB_EMU_RUNNING = 0, /* its next send is at clock or later */
+    TB_EMU_BLOCKED,     /* in a receive matching the patterns; no answer wanted */
+    TB_EMU_WAITING,     /* wants a DECIDE for the patterns (kind, deadline) */
+    TB_EMU_DONE,        /* finalised */
+};
+
+/* What a WAITING rank wants decided. */
+enum {
+    TB_EMU_TAKE = 0, /* the first message to arrive: it is consumed */
+    TB_EMU_PEEK,     /* the first message to arrive: it stays (probes) */
+};
+
+#define TB_EMU_ANY (-1)
+
+/* Largest frame either side accepts (a FINAL with a long trace). */
+#define TB_EMU_FRAME_MAX (512u << 20)
+
+#endif /* TB_EMU_PROTO_H */

@@ -1,0 +1,114 @@
+#!/bin/sh
+# tenbin emu: unmodified MPI programs (tests/emu/patterns.c) emulated on a
+# modelled platform.  Known answers from the LogGPS closed forms (hosts of
+# speed 1e12 make the programs' own CPU time negligible, so the prediction is
+# the network model alone), wildcard receives and probes that follow virtual
+# time when the real order is reversed, and every error path.
+set -eu
+cd "$TB_TEST_TMP"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+PAT=$EMU_PATTERNS
+
+# num KEY FILE: the first number after "KEY": in a JSON file.
+num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" "$2" | head -n 1; }
+# close A B: relative difference at most 1e-9.
+close() {
+    awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
+                                     exit !(d <= 1e-9 * m) }' || fail "$3: got $1, want $2"
+}
+emu() { "$TENBIN" emu --timeout 120 "$@"; }
+
+# Ping-pong: each one-way trip costs os + L + (k-1)G + or.
+P1=hosts=16,speed=1e12,L=50us,o=10us,G=10ns
+emu --platform $P1 -n 2 --json -- "$PAT" pingpong 100 1000 > pp2.json
+close "$(num predicted_makespan_s pp2.json)" \
+    "$(awk 'BEGIN { printf "%.17g", 100 * 2 * (10e-6 + 50e-6 + 999 * 10e-9 + 10e-6) }')" "ping-pong"
+# Eight pairs on this machine's 2 cores predict what one pair does (ob = 0).
+emu --platform $P1 -n 16 --json -- "$PAT" pingpong 100 1000 > pp16.json
+close "$(num predicted_makespan_s pp16.json)" "$(num predicted_makespan_s pp2.json)" \
+    "16 ranks time-sliced vs 2 ranks"
+grep -q '"ranks":\[{"rank":0,"host":"h0","compute_s":' pp16.json || fail "json ranks: $(cat pp16.json)"
+
+# Fan-in with MPI_ANY_SOURCE: rank r sends (6-r)*100 bytes after sleeping
+# 0.05 r s of real time, so the real order is 1..5 and the virtual one 5..1.
+emu --platform $P1 -n 6 --json -- "$PAT" fanin 100 > fanin.out
+grep -qx 'order: 5 4 3 2 1' fanin.out || fail "ANY_SOURCE order: $(cat fanin.out)"
+tail -n 1 fanin.out > fanin.json
+# All five arrive before rank 0 is done with the first: first arrival + 5 or.
+close "$(num predicted_makespan_s fanin.json)" \
+    "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 99 * 10e-9 + 5 * 10e-6 }')" "fan-in"
+# The same with MPI_Irecv per source and MPI_Waitany.
+emu --platform $P1 -n 6 -- "$PAT" waitany 100 > waitany.out
+grep -qx 'order: 5 4 3 2 1' waitany.out || fail "Waitany order: $(cat waitany.out)"
+
+# A polling loop: rank 1's message really arrives 0.2 s late, in virtual
+# time at os + L + 63 G = 60.63 us; each failed MPI_Iprobe costs or = 10 us,
+# so the 8th probe, at 70 us, is the first to see it.
+emu --platform $P1 -n 2 -- "$PAT" iprobe 64 > iprobe.out
+grep -qx 'polls 8 source 1 seen_at 0.000070000' iprobe.out || fail "Iprobe: $(cat iprobe.out)"
+
+# Saturated single master with S3's P-dependent overhead: per task the master
+# pays or(k1) + os(k2); at P = 10 the workers' round trip is shorter than
+# the master's turn, so makespan = first request + (N+P-1) c + last stop.
+P2=hosts=16,speed=1e12,L=50us,o=12.1us,ob=0.182us,O=0.07ns,G=20ns
+emu --platform $P2 -n 10 --json -- "$PAT" master 3000 16 64 > master.json
+want=$(awk 'BEGIN { P = 10; N = 3000; k1 = 16; k2 = 64; L = 50e-6; G = 20e-9;
+    o1 = 12.1e-6 + 0.182e-6 * P + 0.07e-9 * k1; o2 = 12.1e-6 + 0.182e-6 * P + 0.07e-9 * k2;
+    c = o1 + o2; R = L + (k2 - 1) * G + o2 + o1 + L + (k1 - 1) * G;
+    if (R > (P - 2) * c) exit 1;
+    printf "%.17g", o1 + L + (k1 - 1) * G + (N + P - 1) * c + L + (k2 - 1) * G + o2 }')
+close "$(num predicted_makespan_s master.json)" "$want" "saturated master"
+# The master's breakdown sums to the makespan.
+sum=$(awk -v f=master.json 'BEGIN { getline s < f;
+    n = split(s, a, /[,{}]/); for (i = 1; i <= n; i++) { split(a[i], kv, ":");
+    if (kv[1] ~ /"(compute|send|recv|idle)_s"/ && !seen[kv[1]]++) t += kv[2] } printf "%.17g", t }')
+close "$sum" "$(num predicted_makespan_s master.json)" "master breakdown sum"
+
+# Every emulated collective gives the right data.
+emu --platform $P1 -n 5 -- "$PAT" collectives > coll.out
+grep -qx 'collectives ok' coll.out || fail "collectives: $(cat coll.out)"
+
+# MPI_Wtime is virtual: a sleep is not compute, a busy loop is (speed 1).
+emu --platform hosts=2 -n 1 -- "$PAT" wtime > wtime.out
+awk '/^sleep/ { exit !($2 < 0.01 && $4 > 0.15 && $4 < 0.3) }' wtime.out ||
+    fail "Wtime: $(cat wtime.out)"
+
+# --trace: the project's Chrome trace, one process per rank.
+emu --platform $P1 -n 3 --trace t.json -- "$PAT" collectives > /dev/null
+grep -q '"traceEvents"' t.json && grep -q '"name":"rank 2 (h2)"' t.json ||
+    fail "trace: $(head -c 300 t.json)"
+
+# expect STATUS PATTERN ARGS...: exit status and one line on stderr.
+expect() {
+    status=$1 pattern=$2
+    shift 2
+    set +e
+    "$TENBIN" "$@" > out.txt 2> err.txt
+    got=$?
+    set -e
+    [ "$got" = "$status" ] || fail "tenbin $*: exit $got, want $status: $(cat err.txt)"
+    [ "$(grep -c -- "$pattern" err.txt)" = 1 ] ||
+        fail "tenbin $*: no single line '$pattern': $(cat err.txt)"
+    grep -q predicted_makespan out.txt && fail "tenbin $*: printed a result after failing"
+    return 0
+}
+expect 2 "^tenbin emu: 4 ranks do not fit the platform: it has 2 cores" \
+    emu --platform hosts=2 -n 4 -- "$PAT" pingpong 1 1
+expect 2 "^tenbin emu: --platform: spec: unknown key 'bogus'" \
+    emu --platform hosts=2,bogus=1 -n 2 -- "$PAT" pingpong 1 1
+expect 2 "^tenbin emu: ./nonexistent: no such program" emu --platform hosts=2 -n 2 -- ./nonexistent
+expect 2 "^tenbin emu: no program given" emu --platform hosts=2 -n 2
+expect 2 "^tenbin emu: -n P is required" emu --platform hosts=2 -- "$PAT"
+expect 2 "^tenbin emu: --platform is required" emu -n 2 -- "$PAT"
+expect 1 "^tenbin emu: MPI_Comm_spawn is not emulated" emu --platform hosts=2 -n 2 -- "$PAT" spawn
+expect 1 "^tenbin emu: rank 1 called MPI_Abort with code 3" \
+    emu --platform hosts=2 -n 2 -- "$PAT" abort
+expect 1 "^tenbin emu: .*rank 1 ended before MPI_Finalize" \
+    emu --platform hosts=2 -n 2 -- "$PAT" crash
+expect 1 "^tenbin emu: .*ranks called MPI_Init through the emulator" \
+    emu --platform hosts=2 -n 2 -- /bin/true
+# Nothing left running (zombies waiting for their reaper are not running).
+sleep 0.5
+left=$(ps -eo stat=,args= | awk '$1 !~ /^Z/ && /emu_patterns/ && !/awk/')
+[ -z "$left" ] || fail "processes left behind: $left"
+echo "emu: all checks passed"

@@ -1,0 +1,299 @@
+/*
+ * patterns.c - plain MPI programs (no Tenbin calls) with known emulated
+ * answers, run by tests/cli/emu.sh under `tenbin emu`.
+ *
+ *   patterns pingpong N BYTES      ranks 2i and 2i+1 bounce a message N times
+ *   patterns fanin BYTES           every rank sends to 0; 0 receives with
+ *                                  MPI_ANY_SOURCE and prints the order; rank r
+ *                                  sleeps (real time) the longer the earlier
+ *                                  its message arrives in virtual time
+ *   patterns master N K1 K2        rank 0 hands N tasks (K2 bytes) to workers
+ *                                  that ask with K1-byte requests, then stops
+ *                                  each; near-zero work
+ *   patterns iprobe BYTES          rank 0 polls with MPI_Iprobe until rank 1's
+ *                                  message has arrived; prints the polls
+ *   patterns collectives           every emulated collective, results checked
+ *   patterns waitany BYTES         rank 0 posts one MPI_Irecv per other rank and
+ *                                  takes them with MPI_Waitany, prints the order
+ *   patterns abort                 rank 1 calls MPI_Abort
+ *   patterns crash                 rank 1 dies of SIGSEGV
+ *   patterns spawn                 calls MPI_Comm_spawn (not emulated)
+ *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
+ *                                  0.2 s busy loop
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int rank, size;
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static int pingpong(int n, int bytes)
+{
+    char *buf = calloc((size_t)bytes + 1, 1);
+    int peer = rank ^ 1;
+    if (peer >= size)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (rank % 2 == 0) {
+            MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+/* Rank r sends (size - r) * bytes: rank size-1 sends least and arrives
+ * first in virtual time, but it sleeps longest, so it really arrives last. */
+static int fanin(int bytes)
+{
+    if (rank == 0) {
+        char *buf = malloc((size_t)bytes * (size_t)size + 1);
+        printf("order:");
+        for (int i = 1; i < size; i++) {
+            MPI_Status st;
+            MPI_Recv(buf, bytes * size, MPI_BYTE, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st);
+            int count;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            if (count != (size - st.MPI_SOURCE) * bytes) {
+                fprintf(stderr, "fanin: wrong count %d from %d\n", count, st.MPI_SOURCE);
+                return 1;
+            }
+            printf(" %d", st.MPI_SOURCE);
+        }
+        printf("\n");
+        free(buf);
+    } else {
+        char *buf = calloc((size_t)(size - rank) * (size_t)bytes + 1, 1);
+        sleep_s(0.05 * rank);
+        MPI_Send(buf, (size - rank) * bytes, MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+        free(buf);
+    }
+    return 0;
+}
+
+static int master(long n, int k1, int k2)
+{
+    char *req = calloc((size_t)k1 + 8, 1), *task = calloc((size_t)k2 + 8, 1);
+    if (rank == 0) {
+        long sent = 0, stopped = 0;
+        while (stopped < size - 1) {
+            MPI_Status st;
+            MPI_Recv(req, k1, MPI_BYTE, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &st);
+            int stop = sent == n;
+            task[0] = (char)stop;
+            MPI_Send(task, k2, MPI_BYTE, st.MPI_SOURCE, 2, MPI_COMM_WORLD);
+            if (stop)
+                stopped++;
+            else
+                sent++;
+        }
+    } else {
+        for (;;) {
+            MPI_Send(req, k1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+            MPI_Recv(task, k2, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (task[0])
+                break;
+        }
+    }
+    free(req);
+    free(task);
+    return 0;
+}
+
+static int iprobe(int bytes)
+{
+    char *buf = calloc((size_t)bytes + 1, 1);
+    if (rank == 1) {
+        sleep_s(0.2); /* really late; not late in virtual time */
+        MPI_Send(buf, bytes, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        long polls = 0;
+        int flag = 0;
+        MPI_Status st;
+        while (!flag) {
+            MPI_Iprobe(MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, &flag, &st);
+            polls++;
+        }
+        double t = MPI_Wtime();
+        MPI_Recv(buf, bytes, MPI_BYTE, st.MPI_SOURCE, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("polls %ld source %d seen_at %.9f\n", polls, st.MPI_SOURCE, t);
+    }
+    free(buf);
+    return 0;
+}
+
+static int check(int ok, const char *what)
+{
+    if (!ok)
+        fprintf(stderr, "rank %d: %s wrong\n", rank, what);
+    return ok ? 0 : 1;
+}
+
+static int collectives(void)
+{
+    int bad = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int v = rank == 2 % size ? 42 : 0;
+    MPI_Bcast(&v, 1, MPI_INT, 2 % size, MPI_COMM_WORLD);
+    bad |= check(v == 42, "bcast");
+    long s = rank + 1, sum = 0;
+    MPI_Reduce(&s, &sum, 1, MPI_LONG, MPI_SUM, size - 1, MPI_COMM_WORLD);
+    if (rank == size - 1)
+        bad |= check(sum == (long)size * (size + 1) / 2, "reduce");
+    double d = rank, mx = -1;
+    MPI_Allreduce(&d, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    bad |= check(mx == size - 1, "allreduce");
+    int *all = malloc(sizeof(int) * (size_t)size * 2), *cnt = malloc(sizeof(int) * (size_t)size),
+        *dsp = malloc(sizeof(int) * (size_t)size);
+    MPI_Gather(&rank, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        for (int i = 0; i < size; i++)
+            bad |= check(all[i] == i, "gather");
+    MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < size; i++)
+        bad |= check(all[i] == i, "allgather");
+    for (int i = 0; i < size; i++) {
+        cnt[i] = 1;
+        dsp[i] = size - 1 - i;
+    }
+    MPI_Allgatherv(&rank, 1, MPI_INT, all, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < size; i++)
+        bad |= check(all[size - 1 - i] == i, "allgatherv");
+    int mine = -1;
+    for (int i = 0; i < size; i++)
+        all[i] = 100 + i;
+    MPI_Scatter(all, 1, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    bad |= check(mine == 100 + rank, "scatter");
+    int *sb = malloc(sizeof(int) * (size_t)size), *rb = malloc(sizeof(int) * (size_t)size);
+    for (int i = 0; i < size; i++)
+        sb[i] = rank * 1000 + i;
+    MPI_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < size; i++)
+        bad |= check(rb[i] == i * 1000 + rank, "alltoall");
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+    int hs, hr;
+    MPI_Comm_size(half, &hs);
+    MPI_Comm_rank(half, &hr);
+    int x = rank, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, half);
+    int expect = 0;
+    for (int i = rank % 2; i < size; i += 2)
+        expect += i;
+    bad |= check(y == expect, "split allreduce");
+    MPI_Comm dup;
+    MPI_Comm_dup(half, &dup);
+    MPI_Barrier(dup);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&half);
+    free(all);
+    free(cnt);
+    free(dsp);
+    free(sb);
+    free(rb);
+    int anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("collectives %s\n", anybad ? "WRONG" : "ok");
+    return anybad;
+}
+
+static int waitany(int bytes)
+{
+    if (rank == 0) {
+        int n = size - 1;
+        MPI_Request *r = malloc(sizeof *r * (size_t)n);
+        char *buf = malloc((size_t)bytes * (size_t)size * (size_t)n + 1);
+        for (int i = 0; i < n; i++)
+            MPI_Irecv(buf + (size_t)i * (size_t)bytes * (size_t)size, bytes * size, MPI_BYTE,
+                      i + 1, 4, MPI_COMM_WORLD, &r[i]);
+        printf("order:");
+        for (int i = 0; i < n; i++) {
+            int idx;
+            MPI_Status st;
+            MPI_Waitany(n, r, &idx, &st);
+            printf(" %d", st.MPI_SOURCE);
+        }
+        printf("\n");
+        free(r);
+        free(buf);
+    } else {
+        char *buf = calloc((size_t)(size - rank) * (size_t)bytes + 1, 1);
+        sleep_s(0.05 * rank);
+        MPI_Send(buf, (size - rank) * bytes, MPI_BYTE, 0, 4, MPI_COMM_WORLD);
+        free(buf);
+    }
+    return 0;
+}
+
+static int wtime(void)
+{
+    double t0 = MPI_Wtime();
+    sleep_s(0.2);
+    double t1 = MPI_Wtime();
+    clock_t c0 = clock();
+    volatile double x = 0;
+    while ((double)(clock() - c0) / CLOCKS_PER_SEC < 0.2)
+        x += 1;
+    double t2 = MPI_Wtime();
+    if (rank == 0)
+        printf("sleep %.6f busy %.6f\n", t1 - t0, t2 - t1);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *mode = argc > 1 ? argv[1] : "";
+    int rc = 0;
+    if (!strcmp(mode, "pingpong") && argc == 4)
+        rc = pingpong(atoi(argv[2]), atoi(argv[3]));
+    else if (!strcmp(mode, "fanin") && argc == 3)
+        rc = fanin(atoi(argv[2]));
+    else if (!strcmp(mode, "master") && argc == 5)
+        rc = master(atol(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    else if (!strcmp(mode, "iprobe") && argc == 3)
+        rc = iprobe(atoi(argv[2]));
+    else if (!strcmp(mode, "collectives"))
+        rc = collectives();
+    else if (!strcmp(mode, "waitany") && argc == 3)
+        rc = waitany(atoi(argv[2]));
+    else if (!strcmp(mode, "wtime"))
+        rc = wtime();
+    else if (!strcmp(mode, "abort")) {
+        if (rank == 1 % size)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "crash")) {
+        if (rank == 1 % size)
+            raise(SIGSEGV);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "spawn")) {
+        MPI_Comm inter;
+        char *args[] = {NULL};
+        MPI_Comm_spawn("true", args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                       MPI_ERRCODES_IGNORE);
+    } else {
+        if (rank == 0)
+            fprintf(stderr, "patterns: unknown mode or arguments\n");
+        rc = 2;
+    }
+    MPI_Finalize();
+    return rc;
+}

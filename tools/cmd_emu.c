@@ -1,0 +1,213 @@
+/*
+ * cmd_emu.c - `tenbin emu`: run an unmodified MPI program with the emulation
+ * library preloaded and report how it would run on a modelled platform (S3).
+ */
+#define _GNU_SOURCE
+#include "tenbin/core.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tenbin/config.h"
+#include "tenbin/emu.h"
+
+static const char *const cmd = "emu";
+
+static void emu_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tenbin emu --platform SPEC|FILE -n P [options] -- PROGRAM [ARGS...]\n\n"
+            "Run an unmodified, dynamically linked MPI program on P real ranks with the\n"
+            "emulation library preloaded, and predict how it runs on the platform: each\n"
+            "rank keeps a virtual clock (its CPU time between MPI calls scaled by its\n"
+            "host's speed, messages costed by the platform's LogGPS model), and the first\n"
+            "message in virtual time is the one a wildcard receive or probe sees.\n"
+            "The program's own output passes through; the summary comes last.\n\n"
+            "  --platform SPEC|FILE   the target cluster (docs/platform.md), e.g.\n"
+            "                         hosts=64,L=50us,o=12.1us,ob=0.182us,O=0.07ns,G=20ns\n"
+            "  -n, --ranks P          ranks to run (they must fit the platform's cores)\n"
+            "  --master R             rank whose breakdown is shown as the master's (default 0)\n"
+            "  --seed S               seed of the platform's random parts (default 1)\n"
+            "  --trace FILE.json      Chrome trace of the run, in virtual time\n"
+            "  --json                 the summary as one JSON object on the last line\n"
+            "  --timeout SECONDS      stop a run that takes longer in real time (default none)\n"
+            "  --mpiexec PATH         launcher (default %s)\n"
+            "  -h, --help             this text\n\n"
+            "Exit status: 0 predicted, 1 the program or the emulation failed, 2 bad usage.\n"
+            "docs/emulator.md says what is modelled and how.\n",
+            TENBIN_MPIEXEC);
+}
+
+/* libtenbin-emu.so: TENBIN_EMU_LIBRARY, else beside this executable (build
+ * tree), else in the library directory relative to it (installed). */
+static int find_library(char *out, size_t n)
+{
+    const char *env = getenv("TENBIN_EMU_LIBRARY");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return -1;
+    exe[len] = 0;
+    char *dir = dirname(exe);
+    snprintf(out, n, "%s/libtenbin-emu.so", dir);
+    if (access(out, R_OK) == 0)
+        return 0;
+    snprintf(out, n, "%s/%s/libtenbin-emu.so", dir, TENBIN_BIN_TO_LIB);
+    return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static double pct(double x, double total) { return total > 0 ? 100.0 * x / total : 0.0; }
+
+static void print_text(const tb_emu_result *r, const char *platform, int master)
+{
+    printf("\ntenbin emu: predicted makespan %.6f s for %d ranks on %s\n", r->makespan_s,
+           r->ranks, platform);
+    printf("            (emulated in %.2f s of real time, %" PRIu64 " coordinator decisions)\n",
+           r->wall_s, r->decisions);
+    printf("%5s  %-12s %12s %12s %12s %12s %10s %12s\n", "rank", "host", "compute_s", "send_s",
+           "recv_s", "idle_s", "msgs_sent", "bytes_sent");
+    for (int i = 0; i < r->ranks; i++) {
+        const tb_emu_rank *k = &r->rank[i];
+        printf("%5d  %-12s %12.6f %12.6f %12.6f %12.6f %10" PRIu64 " %12" PRIu64 "\n", k->rank,
+               k->host_name, k->compute_s, k->send_s, k->recv_s, k->idle_s, k->messages_sent,
+               k->bytes_sent);
+    }
+    const tb_emu_rank *m = &r->rank[master];
+    double T = r->makespan_s;
+    printf("master (rank %d): compute %.6f s (%.1f %%), send %.6f s (%.1f %%), receive %.6f s "
+           "(%.1f %%), idle %.6f s (%.1f %%)\n",
+           master, m->compute_s, pct(m->compute_s, T), m->send_s, pct(m->send_s, T), m->recv_s,
+           pct(m->recv_s, T), m->idle_s, pct(m->idle_s, T));
+}
+
+static int print_json(const tb_emu_result *r, const char *platform, int master)
+{
+    tb_buf b = TB_BUF_INIT;
+    int rc = tb_buf_printf(&b, "{\"predicted_makespan_s\":%.17g,\"wall_s\":%.6f,\"platform\":",
+                           r->makespan_s, r->wall_s);
+    rc |= tb_buf_json_string(&b, platform);
+    rc |= tb_buf_printf(&b, ",\"decisions\":%" PRIu64 ",\"master\":%d,\"ranks\":[", r->decisions,
+                        master);
+    for (int i = 0; i < r->ranks && rc == TB_OK; i++) {
+        const tb_emu_rank *k = &r->rank[i];
+        rc |= tb_buf_printf(&b, "%s{\"rank\":%d,\"host\":", i ? "," : "", k->rank);
+        rc |= tb_buf_json_string(&b, k->host_name);
+        rc |= tb_buf_printf(&b,
+                            ",\"compute_s\":%.17g,\"send_s\":%.17g,\"recv_s\":%.17g,"
+                            "\"idle_s\":%.17g,\"end_s\":%.17g,\"messages_sent\":%" PRIu64
+                            ",\"bytes_sent\":%" PRIu64 ",\"messages_received\":%" PRIu64 "}",
+                            k->compute_s, k->send_s, k->recv_s, k->idle_s, k->end_s,
+                            k->messages_sent, k->bytes_sent, k->messages_received);
+    }
+    rc |= tb_buf_printf(&b, "]}\n");
+    if (rc == TB_OK)
+        fwrite(b.data, 1, b.len, stdout);
+    tb_buf_free(&b);
+    return rc;
+}
+
+int tb_cmd_emu(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"platform", required_argument, NULL, 'P'}, {"ranks", required_argument, NULL, 'n'},
+        {"master", required_argument, NULL, 'm'},   {"seed", required_argument, NULL, 's'},
+        {"trace", required_argument, NULL, 't'},    {"json", no_argument, NULL, 'j'},
+        {"timeout", required_argument, NULL, 'T'},  {"mpiexec", required_argument, NULL, 'x'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    const char *platform = NULL, *trace = NULL, *mpiexec = NULL;
+    long ranks = 0, master = 0, seed = 1;
+    double timeout = 0;
+    int json = 0, c;
+    opterr = 0;
+    /* '+': stop at the program's name, whose options are its own. */
+    while ((c = getopt_long(argc, argv, "+:hn:", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'P': platform = optarg; break;
+        case 'n': bad = tb_cli_long(cmd, "-n", optarg, 1, 1 << 20, &ranks); break;
+        case 'm': bad = tb_cli_long(cmd, "--master", optarg, 0, 1 << 20, &master); break;
+        case 's': bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &seed); break;
+        case 't': trace = optarg; break;
+        case 'j': json = 1; break;
+        case 'x': mpiexec = optarg; break;
+        case 'T':
+            if (tb_parse_double(optarg, &timeout) != TB_OK || !(timeout > 0)) {
+                tb_cli_error(cmd, "--timeout: expected seconds > 0, got '%s'", optarg);
+                bad = 1;
+            }
+            break;
+        case 'h': emu_usage(stdout); return TB_EXIT_OK;
+        default: return tb_cli_bad_option(cmd, "tenbin emu --help", c, argv);
+        }
+        if (bad)
+            return TB_EXIT_USAGE;
+    }
+    if (!platform) {
+        tb_cli_error(cmd, "--platform is required (a spec such as hosts=8,L=50us,o=10us or a "
+                          "file)");
+        return TB_EXIT_USAGE;
+    }
+    if (ranks < 1) {
+        tb_cli_error(cmd, "-n P is required (the number of ranks)");
+        return TB_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        tb_cli_error(cmd, "no program given (tenbin emu --platform ... -n P -- PROGRAM ARGS)");
+        return TB_EXIT_USAGE;
+    }
+    if (master >= ranks) {
+        tb_cli_error(cmd, "--master %ld: there are only %ld ranks", master, ranks);
+        return TB_EXIT_USAGE;
+    }
+    char lib[PATH_MAX + 64];
+    if (find_library(lib, sizeof lib) != 0) {
+        tb_cli_error(cmd, "cannot find libtenbin-emu.so next to the tenbin executable (set "
+                          "TENBIN_EMU_LIBRARY)");
+        return TB_EXIT_FAIL;
+    }
+    tb_emu_opts o = {0};
+    o.size = sizeof o;
+    o.platform = platform;
+    o.seed = (uint64_t)seed;
+    o.ranks = (int)ranks;
+    o.library = lib;
+    o.mpiexec = mpiexec;
+    o.openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
+    o.trace = trace != NULL;
+    o.timeout = timeout;
+    tb_emu_result *r = NULL;
+    char err[1024];
+    int rc = tb_emu_run(&o, argv + optind, &r, err, sizeof err);
+    if (rc != TB_OK) {
+        tb_cli_error(cmd, "%s", err);
+        int usage = rc == TB_ERR_PARSE || rc == TB_ERR_RANGE || rc == TB_ERR_SIZE ||
+                    (rc == TB_ERR_IO && strstr(err, "no such program"));
+        return usage ? TB_EXIT_USAGE : TB_EXIT_FAIL;
+    }
+    if (trace) {
+        int trc = tb_trace_write_pieces(r->trace, (size_t)r->ranks, trace);
+        if (trc != TB_OK) {
+            tb_cli_error(cmd, "--trace %s: cannot write: %s", trace, tb_strerror(trc));
+            tb_emu_result_free(&r);
+            return TB_EXIT_FAIL;
+        }
+    }
+    fflush(stdout);
+    if (json)
+        rc = print_json(r, platform, (int)master);
+    else
+        print_text(r, platform, (int)master);
+    tb_emu_result_free(&r);
+    return rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;
+}
