@@ -64,6 +64,24 @@ sum=$(awk -v f=master.json 'BEGIN { getline s < f;
     if (kv[1] ~ /"(compute|send|recv|idle)_s"/ && !seen[kv[1]]++) t += kv[2] } printf "%.17g", t }')
 close "$sum" "$(num predicted_makespan_s master.json)" "master breakdown sum"
 
+# Emulated and simulated agree on two clusters joined by a slow link, with
+# a gap, per-byte overheads and S3's ob (the simulator runs the same
+# patterns as actors: tests/emu/sim_patterns.c).
+W=hosts=16,clusters=2,speed=1e12,L=5us,o=3us,ob=0.1us,O=0.5ns,G=1ns,g=2us,wan-L=1ms,wan-G=100ns
+emu --platform $W -n 16 --json -- "$PAT" master 500 16 2000 > wm.json
+close "$(num predicted_makespan_s wm.json)" "$("$EMU_SIM_PATTERNS" $W 16 master 500 16 2000)" \
+    "emulated vs simulated master on two clusters"
+emu --platform $W -n 16 --json -- "$PAT" pingpong 50 3000 > wp.json
+close "$(num predicted_makespan_s wp.json)" "$("$EMU_SIM_PATTERNS" $W 16 pingpong 50 3000)" \
+    "emulated vs simulated ping-pong on two clusters"
+
+# Rendezvous (k > S): the receiver pays 2L + (k-1)G more to pull the data,
+# the sender waits for it; a one-way trip is os + 3L + (k-1)G + or.
+emu --platform $P1,S=65536 -n 2 --json -- "$PAT" pingpong 20 100000 > rdv.json
+close "$(num predicted_makespan_s rdv.json)" \
+    "$(awk 'BEGIN { printf "%.17g", 20 * 2 * (10e-6 + 3 * 50e-6 + 99999 * 10e-9 + 10e-6) }')" \
+    "rendezvous ping-pong"
+
 # Every emulated collective gives the right data.
 emu --platform $P1 -n 5 -- "$PAT" collectives > coll.out
 grep -qx 'collectives ok' coll.out || fail "collectives: $(cat coll.out)"
