@@ -344,7 +344,7 @@ static const char *const all_names[] = {
 
 static void test_err_table(void)
 {
-    TB_ASSERT_EQ_INT(N_CODES, 14);
+    TB_ASSERT_EQ_INT(N_CODES, 15);
     TB_ASSERT_STR_EQ(tb_strerror(TB_OK), "success");
     TB_ASSERT_STR_EQ(tb_err_name(TB_ERR_NOMEM), "TB_ERR_NOMEM");
     TB_ASSERT_STR_EQ(tb_strerror(TB_ERR_PARSE), "malformed input");
@@ -358,7 +358,7 @@ static void test_err_table(void)
             TB_ASSERT(strcmp(tb_err_name(all_codes[i]), tb_err_name(all_codes[j])) != 0);
         }
     }
-    const int unknown[] = {1, -14, -1000, INT_MIN, INT_MAX};
+    const int unknown[] = {1, -15, -1000, INT_MIN, INT_MAX};
     for (size_t k = 0; k < sizeof unknown / sizeof unknown[0]; k++) {
         const char *m = tb_strerror(unknown[k]);
         TB_ASSERT(m != NULL && tb_err_name(unknown[k]) != NULL);
@@ -994,6 +994,40 @@ static void test_trace_write(void)
     TB_ASSERT(strstr(c.line[0], strerror(ENOENT)) != NULL);
 }
 
+/* Pieces that reached a process as bytes make the same file as the traces. */
+static void test_trace_write_pieces(void)
+{
+    char a[600], b[600];
+    tb_trace *tr[3] = {NULL, NULL, NULL};
+    tb_buf pieces[3] = {TB_BUF_INIT, TB_BUF_INIT, TB_BUF_INIT};
+    TB_ASSERT(make_scratch());
+    scratch_path(a, sizeof a, "set.json");
+    scratch_path(b, sizeof b, "pieces.json");
+    TB_ASSERT_OK(tb_trace_create(&tr[0], 0, 0));
+    TB_ASSERT_OK(tb_trace_create(&tr[1], 1, 0)); /* empty: skipped by both */
+    TB_ASSERT_OK(tb_trace_create(&tr[2], 2, 0));
+    TB_ASSERT_OK(fill_trace(tr[0]));
+    TB_ASSERT_OK(fill_trace(tr[2]));
+    for (int i = 0; i < 3; i++)
+        TB_ASSERT_OK(tb_trace_serialize(tr[i], &pieces[i]));
+    int rc1 = tb_trace_write_set((const tb_trace *const *)tr, 3, a);
+    int rc2 = tb_trace_write_pieces(pieces, 3, b);
+    char *ta = read_all(a), *tb = read_all(b);
+    const char *const names[] = {"set.json", "pieces.json", NULL};
+    rm_scratch(names);
+    for (int i = 0; i < 3; i++) {
+        tb_trace_destroy(&tr[i]);
+        tb_buf_free(&pieces[i]);
+    }
+    TB_ASSERT_OK(rc1);
+    TB_ASSERT_OK(rc2);
+    int same = ta && tb && strcmp(ta, tb) == 0 && json_valid(tb) && strstr(tb, "\"pid\":2");
+    free(ta);
+    free(tb);
+    TB_ASSERT(same);
+    TB_ASSERT_EQ_INT(tb_trace_write_pieces(NULL, 1, b), TB_ERR_INVALID);
+}
+
 /* ---------------------------------------------------------------- */
 /* Progress                                                          */
 /* ---------------------------------------------------------------- */
@@ -1235,6 +1269,7 @@ static const tb_test tests[] = {
     {"trace_serialize", test_trace_serialize},
     {"trace_empty", test_trace_empty},
     {"trace_write", test_trace_write},
+    {"trace_write_pieces", test_trace_write_pieces},
     {"progress_format", test_progress_format},
     {"progress_throttle", test_progress_throttle},
     {"stats", test_stats},
