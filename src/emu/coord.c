@@ -247,6 +247,75 @@ static int decide_all(coord *c)
     return TB_OK;
 }
 
+/* Is the message (src -> dst, sequence low bits) still unconsumed? */
+static int unconsumed(const coord *c, int src, int dst, int32_t seqbits)
+{
+    const crank *r = &c->r[dst];
+    for (size_t i = 0; i < r->nin; i++)
+        if (r->in[i].src == (uint32_t)src && (int32_t)(r->in[i].seq & 0x7fffffff) == seqbits)
+            return 1;
+    return 0;
+}
+
+/*
+ * Deadlock: every rank has said it waits (none runs, none has a decision
+ * coming), and no rank waits for anything that is known to be on its way.
+ * Reports carry every send before the wait, so nothing unknown is in flight.
+ * Fills `why` with the waits of the first ranks.
+ */
+static int deadlocked(const coord *c, char *why, size_t n)
+{
+    int waiting = 0;
+    for (int i = 0; i < c->P; i++) {
+        const crank *r = &c->r[i];
+        if (!r->hello)
+            return 0;
+        if (r->state == TB_EMU_DONE)
+            continue;
+        if (r->state == TB_EMU_RUNNING)
+            return 0;
+        if (r->state == TB_EMU_WAITING && r->deadline < INFINITY)
+            return 0;
+        if (r->npat == 1 && r->pat[0].ctx == TB_EMU_ACK_CTX) {
+            if (!unconsumed(c, i, r->pat[0].src, r->pat[0].tag))
+                return 0; /* its acknowledgement is coming */
+        } else if (event_time(r) < INFINITY) {
+            return 0;
+        }
+        waiting++;
+    }
+    if (waiting == 0)
+        return 0;
+    size_t len = (size_t)snprintf(why, n, "deadlock: every rank waits for a message no rank will "
+                                          "send (");
+    int shown = 0;
+    for (int i = 0; i < c->P && len < n; i++) {
+        const crank *r = &c->r[i];
+        if (r->state == TB_EMU_DONE)
+            continue;
+        if (shown == 3) {
+            len += (size_t)snprintf(why + len, n - len, ", ...");
+            break;
+        }
+        const cpat *p = r->npat ? &r->pat[0] : NULL;
+        char src[24] = "any", tag[24] = "any";
+        if (p && p->src >= 0)
+            snprintf(src, sizeof src, "%d", p->src);
+        if (p && p->tag >= 0)
+            snprintf(tag, sizeof tag, "%d", p->tag);
+        if (p && p->ctx == TB_EMU_ACK_CTX)
+            len += (size_t)snprintf(why + len, n - len, "%srank %d: its send to %s to be received",
+                                    shown ? ", " : "", i, src);
+        else
+            len += (size_t)snprintf(why + len, n - len, "%srank %d: from %s, tag %s",
+                                    shown ? ", " : "", i, src, tag);
+        shown++;
+    }
+    if (len < n)
+        snprintf(why + len, n - len, ")");
+    return 1;
+}
+
 /* ---- frames ---------------------------------------------------------------- */
 
 static int consume(coord *c, int dst, uint32_t src, uint64_t seq)
@@ -702,6 +771,8 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             snprintf(why, sizeof why, "lost a rank's connection");
             failed = 1;
         }
+        if (!failed && deadlocked(&c, why, sizeof why))
+            failed = 3;
         if (failed) {
             kill_all(&c, child, SIGTERM);
             status = reap(&c, child);
@@ -749,6 +820,9 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     if (c.fail[0]) {
         rc = TB_ERR_STATE;
         set_err(err, errlen, "%s", c.fail);
+    } else if (failed == 3) {
+        rc = TB_ERR_STATE;
+        set_err(err, errlen, "%s: %s", argv[0], why);
     } else if (failed == 2) {
         rc = TB_ERR_TIMEOUT;
         set_err(err, errlen, "%s", why);

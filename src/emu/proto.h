@@ -53,6 +53,11 @@ enum {
 
 #define TB_EMU_ANY (-1)
 
+/* The context of a BLOCKED pattern that waits for the acknowledgement of the
+ * rank's own message (src = its destination, tag = its sequence number's low
+ * 31 bits): it matches no message. */
+#define TB_EMU_ACK_CTX 0xffffffffu
+
 /* Largest frame either side accepts (a FINAL with a long trace). */
 #define TB_EMU_FRAME_MAX (512u << 20)
 

@@ -123,6 +123,10 @@ expect 1 "^tenbin emu: rank 1 called MPI_Abort with code 3" \
     emu --platform hosts=2 -n 2 -- "$PAT" abort
 expect 1 "^tenbin emu: .*rank 1 ended before MPI_Finalize" \
     emu --platform hosts=2 -n 2 -- "$PAT" crash
+expect 1 "^tenbin emu: .*deadlock: every rank waits for a message no rank will send (rank 0: from 1, tag 9, rank 1: from 0, tag 9)" \
+    emu --platform hosts=2 -n 2 -- "$PAT" deadlock
+expect 1 "^tenbin emu: .*deadlock: .*rank 0: its send to 1 to be received" \
+    emu --platform hosts=2 -n 2 -- "$PAT" ssend-deadlock
 expect 1 "^tenbin emu: .*ranks called MPI_Init through the emulator" \
     emu --platform hosts=2 -n 2 -- /bin/true
 # Nothing left running (zombies waiting for their reaper are not running).

@@ -18,6 +18,8 @@
  *   patterns abort                 rank 1 calls MPI_Abort
  *   patterns crash                 rank 1 dies of SIGSEGV
  *   patterns spawn                 calls MPI_Comm_spawn (not emulated)
+ *   patterns deadlock              ranks 0 and 1 each receive from the other first
+ *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
  *                                  0.2 s busy loop
  */
@@ -284,6 +286,17 @@ int main(int argc, char **argv)
         if (rank == 1 % size)
             raise(SIGSEGV);
         MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "deadlock") || !strcmp(mode, "ssend-deadlock")) {
+        int v = 0, peer = rank ^ 1;
+        if (peer < size) {
+            if (mode[0] == 'd') {
+                MPI_Recv(&v, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(&v, 1, MPI_INT, peer, 9, MPI_COMM_WORLD);
+            } else {
+                MPI_Ssend(&v, 1, MPI_INT, peer, 9, MPI_COMM_WORLD);
+                MPI_Recv(&v, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        }
     } else if (!strcmp(mode, "spawn")) {
         MPI_Comm inter;
         char *args[] = {NULL};

@@ -516,8 +516,12 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq)
                 E.acks[i] = E.acks[--E.nacks];
                 return t;
             }
-        /* Blocked until the receiver takes it: nothing to send before. */
-        report(TB_EMU_BLOCKED, NULL, 0);
+        /* Blocked until the receiver takes it: nothing to send before.  The
+         * pattern names the message (it matches no real message), so the
+         * coordinator can tell a run that waits for an acknowledgement on
+         * its way from a deadlock. */
+        pattern ackp = {TB_EMU_ACK_CTX, dst_world, (int32_t)(seq & 0x7fffffff)};
+        report(TB_EMU_BLOCKED, &ackp, 1);
         double m[2];
         MPI_Status st;
         PMPI_Recv(m, 2, MPI_DOUBLE, MPI_ANY_SOURCE, ACK_TAG, c->chdr, &st);
