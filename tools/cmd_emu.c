@@ -30,7 +30,7 @@ static void emu_usage(FILE *out)
             "message in virtual time is the one a wildcard receive or probe sees.\n"
             "The program's own output passes through; the summary comes last.\n\n"
             "  --platform SPEC|FILE   the target cluster (docs/platform.md), e.g.\n"
-            "                         hosts=64,L=50us,o=12.1us,ob=0.182us,O=0.07ns,G=20ns\n"
+            "                         hosts=64,L=50us,o=12.1us,ob=0.182us,O=70.8ns,G=20ns\n"
             "  -n, --ranks P          ranks to run (they must fit the platform's cores)\n"
             "  --master R             rank whose breakdown is shown as the master's (default 0)\n"
             "  --seed S               seed of the platform's random parts (default 1)\n"

@@ -86,6 +86,27 @@ close "$(num predicted_makespan_s rdv.json)" \
 emu --platform $P1 -n 5 -- "$PAT" collectives > coll.out
 grep -qx 'collectives ok' coll.out || fail "collectives: $(cat coll.out)"
 
+# Point-to-point odds and ends: derived datatypes, Sendrecv, Bsend, Issend
+# with a Test loop, Mprobe/Mrecv, Waitsome.
+emu --platform $P1 -n 4 -- "$PAT" p2p > p2p.out
+grep -qx 'p2p ok' p2p.out || fail "p2p: $(cat p2p.out)"
+
+# tenbin mandel itself (Improbe, Mrecv, Testsome, Comm_split_type, ...)
+# renders under the emulator exactly what it renders for real.
+MA="mandel --width 64 --height 48 --max-iter 200 --rows-per-task 2 --checksum -q --out m.pgm"
+real=$("$MPIEXEC" ${MPIEXEC_NUMPROC_FLAG:--n} 3 "$TENBIN" $MA --policy single | sed -n 's/^checksum: //p')
+emud=$(emu --platform hosts=8,L=50us,o=12us -n 3 -- "$TENBIN" $MA --policy single |
+       sed -n 's/^checksum: //p')
+[ -n "$real" ] && [ "$real" = "$emud" ] || fail "tenbin mandel checksum: real $real, emulated $emud"
+
+# Compute follows the host's speed over virtual time: 0.2 s of CPU on a host
+# at speed 1 until 0.1 s, then 0.5: 0.1 + 0.1/0.5 = 0.3 s.
+cat > trace.json <<'JSON'
+{"clusters": [{"hosts": [{"trace": [[0, 1], [0.1, 0.5]]}]}]}
+JSON
+emu --platform trace.json -n 1 -- "$PAT" wtime > wtrace.out
+awk '/^sleep/ { exit !($4 > 0.29 && $4 < 0.33) }' wtrace.out || fail "trace speed: $(cat wtrace.out)"
+
 # MPI_Wtime is virtual: a sleep is not compute, a busy loop is (speed 1).
 emu --platform hosts=2 -n 1 -- "$PAT" wtime > wtime.out
 awk '/^sleep/ { exit !($2 < 0.01 && $4 > 0.15 && $4 < 0.3) }' wtime.out ||

@@ -13,6 +13,9 @@
  *   patterns iprobe BYTES          rank 0 polls with MPI_Iprobe until rank 1's
  *                                  message has arrived; prints the polls
  *   patterns collectives           every emulated collective, results checked
+ *   patterns p2p                   MPI_Sendrecv of a strided datatype around a ring,
+ *                                  MPI_Bsend, MPI_Ssend, MPI_Issend + MPI_Test loop,
+ *                                  MPI_Mprobe/MPI_Mrecv, MPI_Waitsome; data checked
  *   patterns waitany BYTES         rank 0 posts one MPI_Irecv per other rank and
  *                                  takes them with MPI_Waitany, prints the order
  *   patterns abort                 rank 1 calls MPI_Abort
@@ -214,6 +217,65 @@ static int collectives(void)
     return anybad;
 }
 
+static int p2p(void)
+{
+    int bad = 0, right = (rank + 1) % size, left = (rank + size - 1) % size;
+    /* A vector of 4 blocks of 2 ints, stride 3: 8 ints of 12 travel. */
+    MPI_Datatype vec;
+    MPI_Type_vector(4, 2, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int out[12], in[12];
+    for (int i = 0; i < 12; i++) {
+        out[i] = rank * 100 + i;
+        in[i] = -1;
+    }
+    MPI_Status st;
+    MPI_Sendrecv(out, 1, vec, right, 1, in, 1, vec, left, 1, MPI_COMM_WORLD, &st);
+    int count = -1;
+    MPI_Get_count(&st, MPI_INT, &count);
+    bad |= check(count == 8, "vector count");
+    for (int i = 0; i < 12; i++)
+        bad |= check(in[i] == (i % 3 == 2 ? -1 : left * 100 + i), "vector data");
+    MPI_Type_free(&vec);
+    /* Buffered, then synchronous sends around the ring. */
+    int bsize = 1024, v = rank, w = -1;
+    void *bbuf = malloc((size_t)bsize);
+    MPI_Buffer_attach(bbuf, bsize);
+    MPI_Bsend(&v, 1, MPI_INT, right, 2, MPI_COMM_WORLD);
+    MPI_Recv(&w, 1, MPI_INT, left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    bad |= check(w == left, "bsend");
+    MPI_Buffer_detach(&bbuf, &bsize);
+    free(bbuf);
+    MPI_Request r;
+    MPI_Issend(&v, 1, MPI_INT, right, 3, MPI_COMM_WORLD, &r);
+    MPI_Recv(&w, 1, MPI_INT, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int flag = 0;
+    while (!flag)
+        MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    bad |= check(w == left && r == MPI_REQUEST_NULL, "issend");
+    /* Matched probe. */
+    MPI_Send(&v, 1, MPI_INT, right, 4, MPI_COMM_WORLD);
+    MPI_Message m;
+    MPI_Mprobe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &m, &st);
+    MPI_Mrecv(&w, 1, MPI_INT, &m, MPI_STATUS_IGNORE);
+    bad |= check(w == left && st.MPI_SOURCE == left, "mprobe");
+    /* Waitsome over a send and a receive. */
+    MPI_Request rs[2];
+    int idx[2], n = 0, done = 0;
+    MPI_Irecv(&w, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &rs[0]);
+    MPI_Isend(&v, 1, MPI_INT, right, 5, MPI_COMM_WORLD, &rs[1]);
+    while (done < 2) {
+        MPI_Waitsome(2, rs, &n, idx, MPI_STATUSES_IGNORE);
+        done += n;
+    }
+    bad |= check(w == left, "waitsome");
+    int anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("p2p %s\n", anybad ? "WRONG" : "ok");
+    return anybad;
+}
+
 static int waitany(int bytes)
 {
     if (rank == 0) {
@@ -274,6 +336,8 @@ int main(int argc, char **argv)
         rc = iprobe(atoi(argv[2]));
     else if (!strcmp(mode, "collectives"))
         rc = collectives();
+    else if (!strcmp(mode, "p2p"))
+        rc = p2p();
     else if (!strcmp(mode, "waitany") && argc == 3)
         rc = waitany(atoi(argv[2]));
     else if (!strcmp(mode, "wtime"))

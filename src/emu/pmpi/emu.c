@@ -634,12 +634,18 @@ static void do_recv(ecomm *c, int coll, void *buf, int count, MPI_Datatype t, in
     recv_known(c, coll, buf, count, t, s, d.tag, st, 1);
 }
 
-/* Failed probe: what looking costs (the receive overhead of a 0-byte
- * message), and the horizon before which the same look fails again. */
-static void probe_failed(const pattern *p, double until)
+/* A probe or test that found nothing: looking costs the receive overhead of
+ * an empty message (S3's ob models exactly this), and at least 1 ns, so a
+ * polling loop always moves on in virtual time and ends. */
+static void poll_cost(void)
 {
     double cost = tb_net_recv_cost(E.plat, E.P, E.cluster[E.wrank], E.cluster[E.wrank], 0, 0);
-    advance(E.clock + cost, &E.recv, "probe");
+    advance(E.clock + (cost > 1e-9 ? cost : 1e-9), &E.recv, "poll");
+}
+
+/* Remember that nothing matching p arrives before `until`. */
+static void hz_set(const pattern *p, double until)
+{
     for (size_t i = 0; i < E.nhz; i++)
         if (!memcmp(&E.hz[i].p, p, sizeof *p)) {
             E.hz[i].until = until;
@@ -649,16 +655,12 @@ static void probe_failed(const pattern *p, double until)
     E.hz[E.nhz++] = (horizon){*p, until};
 }
 
+/* Does a remembered horizon say that a look for p at this clock fails? */
 static int horizon_says_no(const pattern *p)
 {
     for (size_t i = 0; i < E.nhz; i++)
-        if (!memcmp(&E.hz[i].p, p, sizeof *p)) {
-            if (E.clock < E.hz[i].until) {
-                probe_failed(p, E.hz[i].until);
-                return 1;
-            }
-            return 0;
-        }
+        if (!memcmp(&E.hz[i].p, p, sizeof *p))
+            return E.clock < E.hz[i].until;
     return 0;
 }
 
@@ -676,12 +678,14 @@ static void do_probe(ecomm *c, int src, int tag, int blocking, int *flag, MPI_St
     }
     pattern p = pattern_of(c, 0, src, tag);
     if (!blocking && horizon_says_no(&p)) {
+        poll_cost();
         *flag = 0;
         return;
     }
     decision d = decide(&p, 1, blocking ? INFINITY : E.clock);
     if (!d.found) {
-        probe_failed(&p, d.horizon);
+        hz_set(&p, d.horizon);
+        poll_cost();
         *flag = 0;
         return;
     }
@@ -898,7 +902,7 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
                     best = t;
                 }
             } else if (best > deadline) {
-                probe_failed(&pat[0], dd.horizon);
+                hz_set(&pat[0], dd.horizon);
             }
         }
     }
@@ -1344,8 +1348,9 @@ static void empty_status(MPI_Status *st)
     st->MPI_TAG = MPI_ANY_TAG;
 }
 
+/* charge: a failed test costs a poll (not when Waitsome looks for more). */
 static int any_common(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st,
-                      double deadline)
+                      double deadline, int charge)
 {
     int active;
     ereq **qs = collect(n, reqs, &active);
@@ -1360,6 +1365,8 @@ static int any_common(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status
     int decided;
     int i = first_done(qs, n, deadline, &d, &decided);
     *flag = i >= 0;
+    if (i < 0 && deadline < INFINITY && charge)
+        poll_cost();
     if (i >= 0) {
         req_finish(qs[i], &reqs[i], st, decided ? &d : NULL);
         *idx = i;
@@ -1372,14 +1379,14 @@ EMU_API int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
 {
     BEGIN("MPI_Waitany");
     int flag;
-    any_common(n, reqs, idx, &flag, st, INFINITY);
+    any_common(n, reqs, idx, &flag, st, INFINITY, 1);
     END();
 }
 
 EMU_API int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st)
 {
     BEGIN("MPI_Testany");
-    any_common(n, reqs, idx, flag, st, E.clock);
+    any_common(n, reqs, idx, flag, st, E.clock, 1);
     END();
 }
 
@@ -1392,7 +1399,7 @@ EMU_API int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
         END();
     }
     int idx;
-    any_common(1, req, &idx, flag, st, E.clock);
+    any_common(1, req, &idx, flag, st, E.clock, 1);
     END();
 }
 
@@ -1409,7 +1416,7 @@ static int some_common(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_
     *outcount = 0;
     int first, flag;
     MPI_Status st;
-    any_common(n, reqs, &first, &flag, &st, deadline);
+    any_common(n, reqs, &first, &flag, &st, deadline, 1);
     if (!flag)
         return 0;
     idx[0] = first;
@@ -1419,7 +1426,7 @@ static int some_common(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_
     /* Then every other one done by now. */
     for (;;) {
         int j;
-        any_common(n, reqs, &j, &flag, &st, E.clock);
+        any_common(n, reqs, &j, &flag, &st, E.clock, 0);
         if (!flag || j == MPI_UNDEFINED)
             break;
         idx[*outcount] = j;
@@ -1462,6 +1469,8 @@ EMU_API int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     }
     free(qs);
     *flag = all;
+    if (!all)
+        poll_cost();
     if (all)
         for (int i = 0; i < n; i++) {
             MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
