@@ -99,6 +99,16 @@ emud=$(emu --platform hosts=8,L=50us,o=12us -n 3 -- "$TENBIN" $MA --policy singl
        sed -n 's/^checksum: //p')
 [ -n "$real" ] && [ "$real" = "$emud" ] || fail "tenbin mandel checksum: real $real, emulated $emud"
 
+# S3's Mandelbrot variants (apps/msmandel: plain MPI) under the emulator:
+# the image of a real run; DY's masters split on virtual waiting times.
+MS="--width 61 --height 47 --task 7 --checksum"
+want=$("$MPIEXEC" ${MPIEXEC_NUMPROC_FLAG:--n} 2 "$MSMANDEL" --variant si $MS | sed -n 's/^checksum: //p')
+for v in si ml:2 dy; do
+    got=$(emu --platform hosts=64,L=50us,o=12.1us,ob=0.182us -n 6 -- "$MSMANDEL" --variant $v \
+              --split-wait 1e-6 $MS | sed -n 's/^checksum: //p')
+    [ -n "$want" ] && [ "$got" = "$want" ] || fail "msmandel $v under emu: checksum $got, want $want"
+done
+
 # Compute follows the host's speed over virtual time: 0.2 s of CPU on a host
 # at speed 1 until 0.1 s, then 0.5: 0.1 + 0.1/0.5 = 0.3 s.
 cat > trace.json <<'JSON'
