@@ -19,5 +19,7 @@
       "secondary masters forward results to the root in batches of about this many bytes")    \
     X("TENBIN_EMU_LIBRARY", STRING, NULL,                                                     \
       "tenbin emu: path of libtenbin-emu.so (default: beside the tenbin executable)")         \
+    X("TENBIN_EMU_SLEEP_MAX", DOUBLE, "200e-6",                                               \
+      "tenbin emu: longest sleep (s) of an emulated rank waiting for a real message")          \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \
       "how a rank waits for messages: spin, yield, sleep, or auto (yield when ranks outnumber cores)")

@@ -6,14 +6,16 @@
  * The rule.  Each rank's next action happens no earlier than its *event
  * time*: its clock if it runs; the arrival of the first known message its
  * receive matches if it is blocked (never, if none is known); likewise for a
- * rank waiting for a decision, or its deadline if earlier.  Every message not
- * known yet will be sent at or after the least event time M of the other
- * ranks, so it arrives at M + lookahead or later (lookahead = least send
- * overhead + least latency of the platform).  A waiting rank whose first
- * matching known message arrives at t < M + lookahead gets it; one whose
- * deadline d < M + lookahead with no known message before d gets "none".
- * Otherwise it waits, and the ranks holding M back are asked for a fresh
- * report (they answer at their next MPI call).  The rank with the least
+ * rank waiting for a decision, or its deadline if earlier.  A message rank k
+ * has not reported yet is sent at its event time or later, so it reaches
+ * rank j no earlier than bound(k, j) = max(event(k) + lookahead, the arrival
+ * of k's last known message to j) (lookahead = least send overhead + least
+ * latency of the platform; the second term because a pair keeps its order).
+ * A waiting rank j whose first matching known message, from s, arrives at
+ * t < bound(k, j) for every k other than j and s gets it; one whose deadline
+ * d < bound(k, j) for every k != j with no known message by d gets "none".
+ * Otherwise it waits, and the ranks whose bound holds it back are asked for a
+ * fresh report (they answer at their next MPI call).  The rank with the least
  * event time can always go on, so the run never stops where the real
  * program would not.
  */
@@ -72,6 +74,7 @@ typedef struct crank {
     size_t nin, capin;
     early *early; /* consumed before their send was reported */
     size_t nearly, capearly;
+    double *lastfrom; /* [P]: latest known arrival from each rank (NULL: none yet) */
 } crank;
 
 typedef struct coord {
@@ -171,10 +174,40 @@ static int send_ask(coord *c, int rank)
     return tb_emu_frame_write(c->r[rank].fd, b);
 }
 
-static int safe(double t, double m, double la)
+/* One pass over the waiting ranks; *progress set if one was answered. */
+/* The earliest time a message the coordinator does not know yet can reach
+ * rank j from rank k: k sends at its event time or later, and the pair keeps
+ * its order, so not before k's last known message to j either. */
+static double bound_from(const coord *c, int j, int k)
 {
-    return t < m + la || (la == 0 && t <= m);
+    double b = c->ev[k] + c->lookahead;
+    const double *last = c->r[j].lastfrom;
+    if (last && last[k] > b)
+        b = last[k];
+    return b;
 }
+
+/* Least such bound over every rank but j and s (s = -1: none), and the rank
+ * that has it. */
+static double bound_to(const coord *c, int j, int s, int *who)
+{
+    double h = INFINITY;
+    *who = -1;
+    for (int k = 0; k < c->P; k++) {
+        if (k == j || k == s)
+            continue;
+        double b = bound_from(c, j, k);
+        if (b < h) {
+            h = b;
+            *who = k;
+        }
+    }
+    return h;
+}
+
+/* t is safe before bound h: nothing unknown arrives at or before t.  With no
+ * lookahead at all, a tie goes to what is known (docs/emulator.md). */
+static int before(double t, double h, double la) { return t < h || (la == 0 && t <= h); }
 
 /* One pass over the waiting ranks; *progress set if one was answered. */
 static int decide_pass(coord *c, int *progress)
@@ -184,28 +217,20 @@ static int decide_pass(coord *c, int *progress)
         any |= c->r[i].pending;
     if (!any)
         return TB_OK;
-    double m1 = INFINITY, m2 = INFINITY;
-    int a1 = -1;
-    for (int i = 0; i < P; i++) {
-        double e = c->ev[i] = event_time(&c->r[i]);
-        if (e < m1) {
-            m2 = m1;
-            m1 = e;
-            a1 = i;
-        } else if (e < m2) {
-            m2 = e;
-        }
-    }
+    for (int i = 0; i < P; i++)
+        c->ev[i] = event_time(&c->r[i]);
     double la = c->lookahead;
     for (int j = 0; j < P; j++) {
         crank *r = &c->r[j];
         if (!r->pending)
             continue;
-        double m = j == a1 ? m2 : m1;
         size_t pi = 0;
         const cmsg *cand = first_match(r, &pi);
         double x = cand ? cand->arrival : INFINITY;
-        if (cand && x <= r->deadline && safe(x, m, la)) {
+        int who;
+        /* The candidate's own sender cannot send anything to j that arrives
+         * before it: the pair keeps its order. */
+        if (cand && x <= r->deadline && before(x, bound_to(c, j, (int)cand->src, &who), la)) {
             cmsg copy = *cand;
             r->pending = 0;
             r->state = TB_EMU_RUNNING;
@@ -215,22 +240,22 @@ static int decide_pass(coord *c, int *progress)
             *progress = 1;
             continue;
         }
-        if (r->deadline < INFINITY && x > r->deadline && safe(r->deadline, m, la)) {
-            double h = m + la < x ? m + la : x;
+        double h = bound_to(c, j, -1, &who);
+        if (r->deadline < INFINITY && x > r->deadline && before(r->deadline, h, la)) {
             r->pending = 0;
             r->state = TB_EMU_RUNNING;
-            TB_CHECK(send_decide(c, j, 0, 0, NULL, h));
+            TB_CHECK(send_decide(c, j, 0, 0, NULL, h < x ? h : x));
             *progress = 1;
             continue;
         }
-        /* Held back: ask the ranks whose event time keeps it unsafe. */
+        /* Held back: ask the ranks whose bound keeps it unsafe. */
         double need = x < r->deadline ? x : r->deadline;
         for (int k = 0; k < P; k++) {
             crank *o = &c->r[k];
             if (k == j || o->asked || o->done || !o->hello)
                 continue;
             if ((o->state == TB_EMU_RUNNING || o->state == TB_EMU_BLOCKED) &&
-                !safe(need, c->ev[k], la))
+                !before(need, bound_from(c, j, k), la))
                 TB_CHECK(send_ask(c, k));
         }
     }
@@ -334,6 +359,15 @@ static int consume(coord *c, int dst, uint32_t src, uint64_t seq)
 static int add_msg(coord *c, int src, const cmsg *m0, uint32_t dst)
 {
     crank *r = &c->r[dst];
+    if (!r->lastfrom) {
+        r->lastfrom = malloc((size_t)c->P * sizeof *r->lastfrom);
+        if (!r->lastfrom)
+            return TB_ERR_NOMEM;
+        for (int i = 0; i < c->P; i++)
+            r->lastfrom[i] = -INFINITY;
+    }
+    if (m0->arrival > r->lastfrom[src])
+        r->lastfrom[src] = m0->arrival;
     for (size_t i = 0; i < r->nearly; i++)
         if (r->early[i].src == (uint32_t)src && r->early[i].seq == m0->seq) {
             r->early[i] = r->early[--r->nearly];
@@ -866,6 +900,7 @@ done_early:
         free(c.r[i].pat);
         free(c.r[i].in);
         free(c.r[i].early);
+        free(c.r[i].lastfrom);
     }
     free(c.r);
     free(c.ev);

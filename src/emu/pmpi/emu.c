@@ -18,11 +18,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +98,7 @@ static struct emu {
     int *cluster;      /* of each world rank */
     tb_speed_cursor speed;
     double lookahead;
+    long sleep_max_ns; /* longest sleep of a real wait */
     double clock, cpu_exit, last_start;
     double compute, send, recv, idle;
     uint64_t msgs_sent, bytes_sent, msgs_recv;
@@ -447,21 +448,50 @@ static size_t type_bytes(int count, MPI_Datatype t)
 static void horizons_clear(void) { E.nhz = 0; }
 
 /* Wait for a real request, answering the coordinator meanwhile. */
-static void real_wait(MPI_Request *r, MPI_Status *st)
+/*
+ * Wait for real requests without holding a core: test, then sleep, from 2 us
+ * doubling to TENBIN_EMU_SLEEP_MAX.  Virtual time does not care how long the
+ * real wait takes, and a rank that sleeps leaves the cores to the ranks that
+ * have work (a blocking MPI wait would spin, or yield in a loop, which on an
+ * oversubscribed machine starves the very rank everyone waits for).  With
+ * `answer`, the coordinator's questions are answered meanwhile (the rank has
+ * not reported that it is blocked).
+ */
+static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int answer)
 {
-    int flag = 0;
-    unsigned spins = 0;
+    long ns = 2000;
     for (;;) {
-        PMPI_Test(r, &flag, st);
+        int flag = 0;
+        PMPI_Testall(n, r, &flag, st);
         if (flag)
             return;
-        poll_coord();
-        if (++spins > 64) {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
-        } else {
-            sched_yield();
-        }
+        if (answer)
+            poll_coord();
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < E.sleep_max_ns)
+            ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
+    }
+}
+
+static void real_wait(MPI_Request *r, MPI_Status *st) { sleep_wait(1, r, st, 1); }
+
+/* A message the coordinator chose is on its way: wait for it to be here. */
+static void probe_wait(int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st)
+{
+    long ns = 2000;
+    for (;;) {
+        int flag = 0;
+        if (msg)
+            PMPI_Improbe(src, tag, comm, &flag, msg, st);
+        else
+            PMPI_Iprobe(src, tag, comm, &flag, st);
+        if (flag)
+            return;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < E.sleep_max_ns)
+            ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
     }
 }
 
@@ -524,7 +554,9 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq)
         report(TB_EMU_BLOCKED, &ackp, 1);
         double m[2];
         MPI_Status st;
-        PMPI_Recv(m, 2, MPI_DOUBLE, MPI_ANY_SOURCE, ACK_TAG, c->chdr, &st);
+        MPI_Request ar;
+        PMPI_Irecv(m, 2, MPI_DOUBLE, MPI_ANY_SOURCE, ACK_TAG, c->chdr, &ar);
+        sleep_wait(1, &ar, &st, 0);
         ack a;
         memcpy(&a.seq, &m[0], sizeof a.seq);
         a.taken = m[1];
@@ -604,7 +636,7 @@ static void recv_known(ecomm *c, int coll, void *buf, int count, MPI_Datatype t,
             pattern p = {ctx_of(c, coll), c->world[src], tag == MPI_ANY_TAG ? -1 : tag};
             report(TB_EMU_BLOCKED, &p, 1);
         }
-        PMPI_Waitall(2, r, ss);
+        sleep_wait(2, r, ss, 0);
     }
     s = ss[1];
     recv_done(c, coll, src, &h, &s, 0);
@@ -693,7 +725,7 @@ static void do_probe(ecomm *c, int src, int tag, int blocking, int *flag, MPI_St
     int s = comm_rank_of_world(c, d.src_world);
     MPI_Status rs;
     if (msg) {
-        PMPI_Mprobe(s, d.tag, c->user, msg, &rs);
+        probe_wait(s, d.tag, c->user, msg, &rs);
         mprobed m;
         memset(&m, 0, sizeof m);
         m.msg = *msg;
@@ -707,7 +739,7 @@ static void do_probe(ecomm *c, int src, int tag, int blocking, int *flag, MPI_St
         GROW(E.recvs, E.nrecvs, E.caprecvs);
         E.recvs[E.nrecvs++] = (recvrec){(uint32_t)d.src_world, m.h.seq};
     } else {
-        PMPI_Probe(s, d.tag, c->user, &rs);
+        probe_wait(s, d.tag, c->user, NULL, &rs);
     }
     *flag = 1;
     if (st != MPI_STATUS_IGNORE)
@@ -791,7 +823,7 @@ static void req_finish(ereq *q, MPI_Request *handle, MPI_Status *st, const decis
                 pattern p = pattern_of(q->c, q->coll, q->peer, q->tag);
                 report(TB_EMU_BLOCKED, &p, 1);
             }
-            PMPI_Waitall(2, r, ss);
+            sleep_wait(2, r, ss, 0);
         }
         recv_done(q->c, q->coll, ss[1].MPI_SOURCE, &q->h, &ss[1], 0);
         if (st != MPI_STATUS_IGNORE)
@@ -963,6 +995,12 @@ static void emu_start(void)
         TB_OK)
         die("rank %d: bad host speed", E.wrank);
     E.lookahead = tb_net_lookahead(E.plat, E.P);
+    double smax = 200e-6;
+    if (tb_env_double("TENBIN_EMU_SLEEP_MAX", &smax) != TB_OK || !(smax >= 2e-6 && smax <= 0.5))
+        die("TENBIN_EMU_SLEEP_MAX: expected seconds from 2e-6 to 0.5");
+    E.sleep_max_ns = (long)(smax * 1e9);
+    /* Sleeps of a few microseconds, not the default 50 us of slack. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     E.last_start = -INFINITY;
     if (getenv("TENBIN_EMU_TRACE")) {
         char name[300];
