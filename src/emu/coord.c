@@ -187,15 +187,27 @@ static double bound_from(const coord *c, int j, int k)
     return b;
 }
 
-/* Least such bound over every rank but j and s (s = -1: none), and the rank
- * that has it. */
+/* Least such bound over the ranks that could send j a message its patterns
+ * match (the patterns' sources, or everyone if one takes any source), but j
+ * and s (s = -1: none); *who gets the rank that has it. */
 static double bound_to(const coord *c, int j, int s, int *who)
 {
+    const crank *r = &c->r[j];
     double h = INFINITY;
     *who = -1;
+    int any = r->npat == 0;
+    for (size_t i = 0; i < r->npat && !any; i++)
+        any = r->pat[i].src < 0;
     for (int k = 0; k < c->P; k++) {
         if (k == j || k == s)
             continue;
+        if (!any) {
+            size_t i = 0;
+            while (i < r->npat && r->pat[i].src != k)
+                i++;
+            if (i == r->npat)
+                continue; /* k cannot send anything j looks for */
+        }
         double b = bound_from(c, j, k);
         if (b < h) {
             h = b;
@@ -250,10 +262,20 @@ static int decide_pass(coord *c, int *progress)
         }
         /* Held back: ask the ranks whose bound keeps it unsafe. */
         double need = x < r->deadline ? x : r->deadline;
+        int any = 0;
+        for (size_t i = 0; i < r->npat && !any; i++)
+            any = r->pat[i].src < 0;
         for (int k = 0; k < P; k++) {
             crank *o = &c->r[k];
             if (k == j || o->asked || o->done || !o->hello)
                 continue;
+            if (!any) {
+                size_t i = 0;
+                while (i < r->npat && r->pat[i].src != k)
+                    i++;
+                if (i == r->npat)
+                    continue;
+            }
             if ((o->state == TB_EMU_RUNNING || o->state == TB_EMU_BLOCKED) &&
                 !before(need, bound_from(c, j, k), la))
                 TB_CHECK(send_ask(c, k));
@@ -339,6 +361,30 @@ static int deadlocked(const coord *c, char *why, size_t n)
     if (len < n)
         snprintf(why + len, n - len, ")");
     return 1;
+}
+
+/* At debug level: every rank's state as the coordinator sees it. */
+static void dump_state(coord *c, const char *why)
+{
+    if (tb_log_get_level() < TB_LOG_DEBUG)
+        return;
+    TB_LOG_DEBUG("emu coordinator: %s", why);
+    for (int i = 0; i < c->P; i++) {
+        const crank *r = &c->r[i];
+        static const char *const names[] = {"running", "blocked", "waiting", "done"};
+        TB_LOG_DEBUG("  rank %d: %s clock %.9g event %.9g deadline %.9g pending %d asked %d "
+                     "known messages to it %zu patterns %zu%s",
+                     i, r->state >= 0 && r->state <= 3 ? names[r->state] : "?", r->clock,
+                     event_time(r), r->deadline, r->pending, r->asked, r->nin, r->npat,
+                     r->npat ? "" : "");
+        for (size_t k = 0; k < r->npat && k < 4; k++)
+            TB_LOG_DEBUG("    pattern ctx %u src %d tag %d", r->pat[k].ctx, r->pat[k].src,
+                         r->pat[k].tag);
+        for (size_t k = 0; k < r->nin && k < 8; k++)
+            TB_LOG_DEBUG("    message from %u ctx %u tag %d seq %llu arrival %.9g", r->in[k].src,
+                         r->in[k].ctx, r->in[k].tag, (unsigned long long)r->in[k].seq,
+                         r->in[k].arrival);
+    }
 }
 
 /* ---- frames ---------------------------------------------------------------- */
@@ -817,6 +863,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             snprintf(why, sizeof why, "no end after %g s of real time (stopped; see --timeout)",
                      o->timeout);
             failed = 2;
+            dump_state(&c, "stopped by the timeout");
             kill_all(&c, child, SIGTERM);
             status = reap(&c, child);
             exited = 1;
