@@ -23,6 +23,7 @@
 #include "tenbin/emu.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -70,6 +71,9 @@ typedef struct crank {
     size_t npat, cappat;
     int pending; /* WAITING, not answered yet */
     int asked;
+    double ask_clock; /* its clock when last asked */
+    double ask_next;  /* real time before which it is not asked again */
+    double ask_wait;  /* how long that is: doubles while its clock stands still */
     cmsg *in; /* known messages to it, not consumed */
     size_t nin, capin;
     early *early; /* consumed before their send was reported */
@@ -134,6 +138,11 @@ static double event_time(const crank *r)
     case TB_EMU_RUNNING:
         return r->clock;
     case TB_EMU_BLOCKED:
+        if (r->npat == 1 && r->pat[0].ctx == TB_EMU_ACK_CTX)
+            /* Waiting for the receiver of its own message: it acts after
+             * the message arrived (its arrival travels as the deadline). */
+            return r->deadline > r->clock ? r->deadline : r->clock;
+        /* fall through */
     case TB_EMU_WAITING: {
         size_t pi;
         const cmsg *m = first_match(r, &pi);
@@ -165,13 +174,28 @@ static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, 
     return tb_emu_frame_write(c->r[rank].fd, b);
 }
 
+static double now_s(void);
+
+/* Ask a rank for a fresh report.  A rank whose answers bring the same clock
+ * (held in a real wait) is asked again only after a pause that doubles, so
+ * the two do not ping-pong. */
 static int send_ask(coord *c, int rank)
 {
+    crank *o = &c->r[rank];
+    double now = now_s();
+    if (now < o->ask_next)
+        return TB_OK;
+    if (o->clock == o->ask_clock)
+        o->ask_wait = o->ask_wait > 0 ? (o->ask_wait < 0.01 ? 2 * o->ask_wait : 0.01) : 1e-4;
+    else
+        o->ask_wait = 0;
+    o->ask_clock = o->clock;
+    o->ask_next = now + o->ask_wait;
     tb_buf *b = &c->out;
     tb_buf_clear(b);
     TB_CHECK(tb_buf_pack_u8(b, TB_EMU_ASK));
-    c->r[rank].asked = 1;
-    return tb_emu_frame_write(c->r[rank].fd, b);
+    o->asked = 1;
+    return tb_emu_frame_write(o->fd, b);
 }
 
 /* One pass over the waiting ranks; *progress set if one was answered. */
@@ -324,7 +348,8 @@ static int deadlocked(const coord *c, char *why, size_t n)
         if (r->state == TB_EMU_WAITING && r->deadline < INFINITY)
             return 0;
         if (r->npat == 1 && r->pat[0].ctx == TB_EMU_ACK_CTX) {
-            if (!unconsumed(c, i, r->pat[0].src, r->pat[0].tag))
+            if (r->pat[0].src < 0 || r->pat[0].src >= c->P ||
+                !unconsumed(c, i, r->pat[0].src, r->pat[0].tag))
                 return 0; /* its acknowledgement is coming */
         } else if (event_time(r) < INFINITY) {
             return 0;
@@ -554,7 +579,7 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
 
 static int listen_loopback(int *port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -1;
     struct sockaddr_in a = {0};
@@ -597,8 +622,10 @@ static int runnable(const char *prog)
     return 0;
 }
 
-static pid_t launch(const tb_emu_opts *o, char *const argv[], int port, const char *platform)
+static pid_t launch(const tb_emu_opts *o, char *const argv[], int port, const char *platform,
+                    int *exec_errno)
 {
+    *exec_errno = 0;
     char np[32], coord_env[64], seed[32];
     snprintf(np, sizeof np, "%d", o->ranks);
     snprintf(coord_env, sizeof coord_env, "TENBIN_EMU_COORD=127.0.0.1:%d", port);
@@ -647,15 +674,36 @@ static pid_t launch(const tb_emu_opts *o, char *const argv[], int port, const ch
     av[k] = NULL;
     fflush(stdout);
     fflush(stderr);
+    /* The child tells why exec failed through a pipe that a successful exec
+     * closes, so the failure is the caller's one line. */
+    int ep[2];
+    if (pipe2(ep, O_CLOEXEC) != 0)
+        return -1;
     pid_t pid = fork();
     if (pid == 0) {
+        close(ep[0]);
         setpgid(0, 0);
         execvp(mpiexec, av);
-        fprintf(stderr, "tenbin emu: cannot run %s: %s\n", mpiexec, strerror(errno));
+        int e = errno;
+        if (write(ep[1], &e, sizeof e) < 0)
+            _exit(127);
         _exit(127);
     }
-    if (pid > 0)
+    close(ep[1]);
+    if (pid > 0) {
         setpgid(pid, pid);
+        int e = 0;
+        ssize_t got;
+        do
+            got = read(ep[0], &e, sizeof e);
+        while (got < 0 && errno == EINTR);
+        if (got == (ssize_t)sizeof e) {
+            *exec_errno = e;
+            waitpid(pid, NULL, 0);
+            pid = -1;
+        }
+    }
+    close(ep[0]);
     free(plat_env);
     free(pre_env);
     free(av);
@@ -700,6 +748,19 @@ typedef struct conn {
     int fd;
     int rank;
 } conn;
+
+/* Accept every connection waiting on the (non-blocking) listening socket. */
+static void accept_all(int lfd, conn *conns, size_t *n, size_t max)
+{
+    while (*n < max) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        conns[(*n)++] = (conn){fd, -1};
+    }
+}
 
 int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, char *err,
                size_t errlen)
@@ -783,22 +844,25 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         goto done_early;
     }
     double t0 = now_s();
-    pid_t child = launch(o, argv, port, platform);
+    int exec_errno = 0;
+    pid_t child = launch(o, argv, port, platform, &exec_errno);
     if (child < 0) {
         close(lfd);
         rc = TB_ERR_IO;
-        set_err(err, errlen, "cannot start the launcher: %s", strerror(errno));
+        set_err(err, errlen, "cannot run %s: %s", o->mpiexec ? o->mpiexec : TENBIN_MPIEXEC,
+                strerror(exec_errno ? exec_errno : errno));
         goto done_early;
     }
     size_t nconns = 0;
     int status = 0, exited = 0, failed = 0, finals = 0;
+    double quiet_since = now_s();
     char why[600] = "";
     while (!exited) {
         size_t n = 0;
         pfd[n++] = (struct pollfd){lfd, POLLIN, 0};
         for (size_t i = 0; i < nconns; i++)
             pfd[n++] = (struct pollfd){conns[i].fd, POLLIN, 0};
-        int pr = poll(pfd, n, 50);
+        int pr = poll(pfd, n, 10);
         if (pr < 0 && errno != EINTR) {
             snprintf(why, sizeof why, "poll: %s", strerror(errno));
             failed = 1;
@@ -838,21 +902,22 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 finals++;
             }
         }
-        if (pr > 0 && (pfd[0].revents & POLLIN) && nconns < (size_t)c.P && !failed) {
-            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd >= 0) {
-                int one = 1;
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                conns[nconns++] = (conn){fd, -1};
-            }
-        }
+        if (pr > 0 && (pfd[0].revents & POLLIN) && !failed)
+            accept_all(lfd, conns, &nconns, (size_t)c.P);
         if (!failed && decide_all(&c) != TB_OK) {
             /* A rank's connection broke while being answered: it ended. */
             snprintf(why, sizeof why, "lost a rank's connection");
             failed = 1;
         }
-        if (!failed && deadlocked(&c, why, sizeof why))
-            failed = 3;
+        /* A deadlock must hold for a while with nothing said: an
+         * acknowledgement a rank sent from a posted receive travels outside
+         * what the coordinator sees, and wakes its sender a moment later. */
+        if (pr > 0)
+            quiet_since = now_s();
+        if (!failed && deadlocked(&c, why, sizeof why)) {
+            if (now_s() - quiet_since > 0.5)
+                failed = 3;
+        }
         if (failed) {
             kill_all(&c, child, SIGTERM);
             status = reap(&c, child);
@@ -873,7 +938,10 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         if (w == child)
             exited = 1;
     }
-    /* Frames still buffered after the launcher ended (FINALs, a FAIL). */
+    /* Frames still buffered after the launcher ended (FINALs, a FAIL), also
+     * from ranks whose connection was still waiting to be accepted. */
+    if (!failed)
+        accept_all(lfd, conns, &nconns, (size_t)c.P);
     for (size_t i = 0; i < nconns && !failed; i++) {
         struct pollfd p1 = {conns[i].fd, POLLIN, 0};
         while (poll(&p1, 1, 0) > 0 && (p1.revents & POLLIN)) {

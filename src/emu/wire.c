@@ -5,13 +5,15 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static int write_all(int fd, const void *p, size_t n)
 {
     const unsigned char *c = p;
     while (n > 0) {
-        ssize_t w = write(fd, c, n);
+        /* MSG_NOSIGNAL: a peer that died is an error here, not SIGPIPE. */
+        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)

@@ -70,6 +70,8 @@ typedef struct ereq {
     int dst_world;
     int need_ack, acked;
     double done_at;    /* SEND: virtual completion once known */
+    double posted;     /* RECV: clock when posted */
+    int acked_out;     /* RECV: its header was seen (and acknowledged if asked) */
 } ereq;
 
 typedef struct ack {
@@ -106,6 +108,9 @@ static struct emu {
     uint64_t *seq_to;  /* last sequence number per destination */
     ecomm **comms;
     size_t ncomms, capcomms;
+    ecomm **dead;      /* freed by the program, kept until MPI_Finalize */
+    size_t ndead, capdead;
+    MPI_Comm self;     /* hidden duplicate of MPI_COMM_SELF, for local copies */
     uint32_t next_ctx;
     sendrec *sends;
     size_t nsends, capsends;
@@ -270,11 +275,26 @@ typedef struct decision {
 
 /* Ask the coordinator which message matching pat[] arrives first (before
  * `deadline`), and wait for the answer. */
+static void progress(void);
+static void early_acks(void);
+static void send_ack(const ecomm *c, int src, uint64_t seq, double taken);
+
 static decision decide(const pattern *pat, int npat, double deadline)
 {
     pack_report(TB_EMU_REPORT, TB_EMU_WAITING, TB_EMU_PEEK, deadline, pat, npat);
     send_frame();
+    long ns = 2000;
     for (;;) {
+        /* Keep MPI moving meanwhile: a large message this rank sent may need
+         * this rank's help to leave, and posted receives may owe an ack. */
+        struct pollfd pf = {E.fd, POLLIN, 0};
+        struct timespec ts = {0, ns};
+        if (ppoll(&pf, 1, &ts, NULL) <= 0) {
+            progress();
+            if (ns < E.sleep_max_ns)
+                ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
+            continue;
+        }
         read_frame();
         uint8_t type = 0;
         (void)tb_buf_unpack_u8(&E.in, &type);
@@ -356,6 +376,8 @@ static void enter(void)
         E.clock = end;
     }
     poll_coord();
+    if (E.nreqs > 0)
+        early_acks();
 }
 
 static void leave(void) { E.cpu_exit = tb_thread_cputime(); }
@@ -410,6 +432,19 @@ static ecomm *comm_add(MPI_Comm u, uint32_t ctx, int owned)
     GROW(E.comms, E.ncomms, E.capcomms);
     E.comms[E.ncomms++] = e;
     return e;
+}
+
+/* The program freed it: it is no longer found, but requests may still point
+ * at it, so it lives until MPI_Finalize. */
+static void comm_retire(ecomm *e)
+{
+    for (size_t i = 0; i < E.ncomms; i++)
+        if (E.comms[i] == e) {
+            E.comms[i] = E.comms[--E.ncomms];
+            break;
+        }
+    GROW(E.dead, E.ndead, E.capdead);
+    E.dead[E.ndead++] = e;
 }
 
 static void comm_remove(ecomm *e)
@@ -467,6 +502,7 @@ static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int answer)
             return;
         if (answer)
             poll_coord();
+        early_acks();
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
         if (ns < E.sleep_max_ns)
@@ -475,6 +511,42 @@ static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int answer)
 }
 
 static void real_wait(MPI_Request *r, MPI_Status *st) { sleep_wait(1, r, st, 1); }
+
+/*
+ * Acknowledge, as soon as their header is here, the synchronous and
+ * rendezvous messages that posted receives got: the receiver took the
+ * message when it was both posted and arrived, and its sender must not wait
+ * until the program looks at the request (it may be waiting for the sender).
+ */
+static void early_acks(void)
+{
+    for (size_t i = 0; i < E.nreqs; i++) {
+        ereq *q = E.reqs[i];
+        if (q->kind != REQ_RECV || q->acked_out)
+            continue;
+        int flag = 0;
+        MPI_Status st;
+        PMPI_Request_get_status(q->hreal, &flag, &st);
+        if (!flag)
+            continue;
+        q->acked_out = 1;
+        if (q->h.rdv || q->h.sync)
+            send_ack(q->c, st.MPI_SOURCE, q->h.seq,
+                     q->posted > q->h.arrival ? q->posted : q->h.arrival);
+        /* Matched to this receive: no other receive or probe can see it. */
+        GROW(E.recvs, E.nrecvs, E.caprecvs);
+        E.recvs[E.nrecvs++] = (recvrec){(uint32_t)q->c->world[st.MPI_SOURCE], q->h.seq};
+    }
+}
+
+/* Let MPI move what it has to move (a large message that needs its sender),
+ * and acknowledge what posted receives got. */
+static void progress(void)
+{
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, E.self, &flag, MPI_STATUS_IGNORE);
+    early_acks();
+}
 
 /* A message the coordinator chose is on its way: wait for it to be here. */
 static void probe_wait(int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st)
@@ -488,6 +560,7 @@ static void probe_wait(int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_St
             PMPI_Iprobe(src, tag, comm, &flag, st);
         if (flag)
             return;
+        early_acks();
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
         if (ns < E.sleep_max_ns)
@@ -499,8 +572,8 @@ enum { MODE_STD = 0, MODE_SYNC, MODE_BUFFERED, MODE_READY };
 
 /* Start an emulated send: clock, header, real messages.  The ereq carries
  * what finishing it needs. */
-static void send_start(ereq *q, ecomm *c, int coll, const void *buf, int count, MPI_Datatype t,
-                       int dst, int tag, int mode)
+static void send_start_k(ereq *q, ecomm *c, int coll, const void *buf, int count,
+                         MPI_Datatype t, int dst, int tag, int mode, size_t k)
 {
     memset(q, 0, sizeof *q);
     q->kind = REQ_SEND;
@@ -509,15 +582,21 @@ static void send_start(ereq *q, ecomm *c, int coll, const void *buf, int count, 
     q->peer = dst;
     q->tag = tag;
     int w = c->world[dst];
-    size_t k = type_bytes(count, t);
     tb_netmsg nm;
     tb_net_send(E.plat, E.P, E.cluster[E.wrank], E.cluster[w], w == E.wrank, k, E.clock,
                 E.last_start, &nm);
+    if (mode == MODE_BUFFERED && nm.rendezvous) {
+        /* Buffered: never waits for the receiver, so the data goes at once:
+         * it arrives L + (k-1)G after the overhead, as an eager message. */
+        nm.rendezvous = 0;
+        nm.arrival = tb_net_rdv_send_end(E.plat, E.cluster[E.wrank], E.cluster[w], k, nm.send_end);
+    }
     if (nm.arrival < E.pair_last[w])
         nm.arrival = E.pair_last[w]; /* no overtaking between two ranks */
     E.pair_last[w] = nm.arrival;
-    if (w == E.wrank)
-        horizons_clear();
+    /* What this rank sends can make others answer before a horizon it was
+     * given: forget them. */
+    horizons_clear();
     q->h.arrival = nm.arrival;
     q->h.seq = ++E.seq_to[w];
     q->h.bytes = k;
@@ -536,8 +615,47 @@ static void send_start(ereq *q, ecomm *c, int coll, const void *buf, int count, 
     PMPI_Isend(buf, count, t, dst, tag, coll ? c->coll : c->user, &q->real);
 }
 
+static void send_start(ereq *q, ecomm *c, int coll, const void *buf, int count, MPI_Datatype t,
+                       int dst, int tag, int mode)
+{
+    send_start_k(q, c, coll, buf, count, t, dst, tag, mode, type_bytes(count, t));
+}
+
 /* The acknowledgement of (dst, seq): from the stash, or wait for it. */
-static double wait_ack(int dst_world, const ecomm *c, uint64_t seq)
+/* Move every acknowledgement that has come on c into the stash. */
+static void collect_acks(const ecomm *c)
+{
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        PMPI_Iprobe(MPI_ANY_SOURCE, ACK_TAG, c->chdr, &flag, &st);
+        if (!flag)
+            return;
+        double m[2];
+        PMPI_Recv(m, 2, MPI_DOUBLE, st.MPI_SOURCE, ACK_TAG, c->chdr, MPI_STATUS_IGNORE);
+        ack a;
+        memcpy(&a.seq, &m[0], sizeof a.seq);
+        a.taken = m[1];
+        a.src_world = c->world[st.MPI_SOURCE];
+        GROW(E.acks, E.nacks, E.capacks);
+        E.acks[E.nacks++] = a;
+    }
+}
+
+/* The acknowledgement of (dst, seq) if it has come: 1 and *taken. */
+static int ack_ready(int dst_world, const ecomm *c, uint64_t seq, double *taken)
+{
+    collect_acks(c);
+    for (size_t i = 0; i < E.nacks; i++)
+        if (E.acks[i].src_world == dst_world && E.acks[i].seq == seq) {
+            *taken = E.acks[i].taken;
+            E.acks[i] = E.acks[--E.nacks];
+            return 1;
+        }
+    return 0;
+}
+
+static double wait_ack(int dst_world, const ecomm *c, uint64_t seq, double arrival)
 {
     for (;;) {
         for (size_t i = 0; i < E.nacks; i++)
@@ -551,7 +669,10 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq)
          * coordinator can tell a run that waits for an acknowledgement on
          * its way from a deadlock. */
         pattern ackp = {TB_EMU_ACK_CTX, dst_world, (int32_t)(seq & 0x7fffffff)};
-        report(TB_EMU_BLOCKED, &ackp, 1);
+        /* Its next action is after the receiver took it, so not before the
+         * message's arrival: that goes where a deadline would. */
+        pack_report(TB_EMU_REPORT, TB_EMU_BLOCKED, TB_EMU_PEEK, arrival, &ackp, 1);
+        send_frame();
         double m[2];
         MPI_Status st;
         MPI_Request ar;
@@ -568,11 +689,10 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq)
 
 static void send_finish(ereq *q)
 {
-    MPI_Request r[2] = {q->hreal, q->real};
-    real_wait(&r[0], MPI_STATUS_IGNORE);
-    real_wait(&r[1], MPI_STATUS_IGNORE);
+    real_wait(&q->hreal, MPI_STATUS_IGNORE);
+    real_wait(&q->real, MPI_STATUS_IGNORE);
     if (q->need_ack && !q->acked) {
-        double taken = wait_ack(q->dst_world, q->c, q->h.seq);
+        double taken = wait_ack(q->dst_world, q->c, q->h.seq, q->h.arrival);
         q->acked = 1;
         q->done_at = tb_net_rdv_send_end(E.plat, E.cluster[E.wrank], E.cluster[q->dst_world],
                                          q->h.rdv ? (size_t)q->h.bytes : 0, taken);
@@ -591,7 +711,17 @@ static void do_send(ecomm *c, int coll, const void *buf, int count, MPI_Datatype
 }
 
 /* A received message: charge the receiver, acknowledge if asked. */
-static void recv_done(ecomm *c, int coll, int src, const ehdr *h, MPI_Status *st, int counted)
+static void send_ack(const ecomm *c, int src, uint64_t seq, double taken)
+{
+    double m[2];
+    memcpy(&m[0], &seq, sizeof seq);
+    m[1] = taken;
+    PMPI_Send(m, 2, MPI_DOUBLE, src, ACK_TAG, c->chdr);
+    horizons_clear(); /* the sender may now answer sooner than expected */
+}
+
+static void recv_done(ecomm *c, int coll, int src, const ehdr *h, MPI_Status *st, int counted,
+                      int acked)
 {
     int w = c->world[src];
     advance(h->arrival, &E.idle, "idle");
@@ -599,12 +729,8 @@ static void recv_done(ecomm *c, int coll, int src, const ehdr *h, MPI_Status *st
     double cost = tb_net_recv_cost(E.plat, E.P, E.cluster[w], E.cluster[E.wrank], (size_t)h->bytes,
                                    h->rdv);
     advance(E.clock + cost, &E.recv, "recv");
-    if (h->rdv || h->sync) {
-        double m[2];
-        memcpy(&m[0], &h->seq, sizeof h->seq);
-        m[1] = taken;
-        PMPI_Send(m, 2, MPI_DOUBLE, src, ACK_TAG, c->chdr);
-    }
+    if ((h->rdv || h->sync) && !acked)
+        send_ack(c, src, h->seq, taken);
     (void)coll;
     E.msgs_recv++;
     if (!counted) {
@@ -639,7 +765,7 @@ static void recv_known(ecomm *c, int coll, void *buf, int count, MPI_Datatype t,
         sleep_wait(2, r, ss, 0);
     }
     s = ss[1];
-    recv_done(c, coll, src, &h, &s, 0);
+    recv_done(c, coll, src, &h, &s, 0, 0);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
 }
@@ -825,7 +951,12 @@ static void req_finish(ereq *q, MPI_Request *handle, MPI_Status *st, const decis
             }
             sleep_wait(2, r, ss, 0);
         }
-        recv_done(q->c, q->coll, ss[1].MPI_SOURCE, &q->h, &ss[1], 0);
+        int seen = q->acked_out;
+        if (!seen) {
+            q->acked_out = 1;
+            seen = 0;
+        }
+        recv_done(q->c, q->coll, ss[1].MPI_SOURCE, &q->h, &ss[1], seen, seen);
         if (st != MPI_STATUS_IGNORE)
             *st = ss[1];
     } else { /* REQ_ARECV: decided now or before */
@@ -863,11 +994,41 @@ static double recv_known_arrival(ereq *q)
  * `deadline` (INFINITY: wait for one).  Returns its index, or -1 if none
  * finishes by the deadline.  *d is filled when the coordinator decided.
  */
+/* Has the acknowledgement of send q come (then its completion is known)? */
+static int send_known(ereq *q)
+{
+    if (!q->need_ack || q->acked)
+        return 1;
+    double taken;
+    if (!ack_ready(q->dst_world, q->c, q->h.seq, &taken))
+        return 0;
+    q->acked = 1;
+    q->done_at = tb_net_rdv_send_end(E.plat, E.cluster[E.wrank], E.cluster[q->dst_world],
+                                     q->h.rdv ? (size_t)q->h.bytes : 0, taken);
+    return 1;
+}
+
+/* (arrival, source, sequence): the order of messages everywhere. */
+static int earlier(double a, int sa, uint64_t qa, double b, int sb, uint64_t qb)
+{
+    return a < b || (a == b && (sa < sb || (sa == sb && qa < qb)));
+}
+
+/*
+ * Which of reqs[0..n) finishes first in virtual time, no later than
+ * `deadline` (INFINITY: wait for one).  Returns its index, or -1 if none
+ * finishes by the deadline.  *d is filled when the coordinator decided.
+ * Sends finish when their data left (known at once for eager sends, from
+ * the receiver's acknowledgement otherwise); receives when their message
+ * arrived.  A send whose acknowledgement has not come is not waited for
+ * while a receive could finish instead (its receiver may be waiting for
+ * this rank).
+ */
 static int first_done(ereq **qs, int n, double deadline, decision *d, int *decided)
 {
     *decided = 0;
     double best = INFINITY;
-    int bi = -1;
+    int bi = -1, unacked = 0;
     pattern *pat = NULL;
     int *map = NULL, npat = 0;
     for (int i = 0; i < n; i++) {
@@ -875,19 +1036,13 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
         if (!q)
             continue;
         if (q->kind == REQ_SEND) {
-            if (q->need_ack && !q->acked) {
-                /* The receiver's take time decides; it comes as an ack. */
-                double taken = wait_ack(q->dst_world, q->c, q->h.seq);
-                q->acked = 1;
-                q->done_at = tb_net_rdv_send_end(E.plat, E.cluster[E.wrank],
-                                                 E.cluster[q->dst_world],
-                                                 q->h.rdv ? (size_t)q->h.bytes : 0, taken);
+            if (!send_known(q)) {
+                unacked++;
+                continue;
             }
-            /* Ordered by when each finished, not by when the rank looks:
-             * what finished first is returned first. */
-            double t = q->done_at;
-            if (t < best) {
-                best = t;
+            /* Ordered by when each finished, not by when the rank looks. */
+            if (q->done_at < best) {
+                best = q->done_at;
                 bi = i;
             }
             continue;
@@ -901,46 +1056,93 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
         map[npat] = i;
         pat[npat++] = pattern_of(q->c, q->coll, q->peer, q->tag);
     }
-    if (npat > 0) {
+    long ns = 2000;
+    for (;;) {
         double limit = best < deadline ? best : deadline;
-        /* All receives' messages here already: no need to ask. */
-        int all_known = 1;
-        double rbest = INFINITY;
-        int rbi = -1;
-        for (int j = 0; j < npat && all_known; j++) {
-            double a = recv_known_arrival(qs[map[j]]);
-            if (isnan(a))
-                all_known = 0;
-            else if (a < rbest) {
-                rbest = a;
-                rbi = map[j];
-            }
-        }
-        if (!all_known && npat == 1 && deadline < INFINITY && best > deadline &&
-            horizon_says_no(&pat[0])) {
-            /* the same look failed before and nothing can arrive until later */
-        } else if (all_known) {
-            if (rbest <= limit && (rbest < best || (rbest == best && rbi < bi)))
-                bi = rbi, best = rbest;
-        } else if (limit == INFINITY || limit >= E.clock) {
-            decision dd = decide(pat, npat, limit);
-            if (dd.found) {
-                double t = dd.arrival;
-                int i = map[dd.pattern];
-                if (t < best || (t == best && i < bi)) {
-                    *d = dd;
-                    *decided = 1;
-                    bi = i;
-                    best = t;
+        /* Waiting for ever on receives while a send waits for its
+         * receiver: look at the receives up to now only, then again. */
+        double look = limit == INFINITY && unacked ? E.clock : limit;
+        if (npat > 0) {
+            /* All receives' messages here already: no need to ask. */
+            int all_known = 1, rsrc = -1;
+            double rbest = INFINITY;
+            uint64_t rseq = 0;
+            int rbi = -1;
+            for (int j = 0; j < npat && all_known; j++) {
+                ereq *q = qs[map[j]];
+                double a = recv_known_arrival(q);
+                int src = q->c->world[q->peer];
+                if (isnan(a))
+                    all_known = 0;
+                else if (rbi < 0 || earlier(a, src, q->h.seq, rbest, rsrc, rseq)) {
+                    rbest = a;
+                    rsrc = src;
+                    rseq = q->h.seq;
+                    rbi = map[j];
                 }
-            } else if (best > deadline) {
-                hz_set(&pat[0], dd.horizon);
+            }
+            if (!all_known && npat == 1 && look < INFINITY && best > look &&
+                horizon_says_no(&pat[0])) {
+                /* the same look failed before and nothing can arrive until later */
+            } else if (all_known) {
+                if (rbest <= limit && (rbest < best || (rbest == best && rbi < bi))) {
+                    bi = rbi;
+                    best = rbest;
+                }
+            } else if (look >= E.clock) {
+                decision dd = decide(pat, npat, look);
+                if (dd.found) {
+                    int i = map[dd.pattern];
+                    if (dd.arrival < best || (dd.arrival == best && i < bi)) {
+                        *d = dd;
+                        *decided = 1;
+                        bi = i;
+                        best = dd.arrival;
+                    }
+                } else if (best > look) {
+                    hz_set(&pat[0], dd.horizon);
+                }
             }
         }
+        if (bi >= 0 || deadline < INFINITY || !unacked)
+            break;
+        /* Nothing yet: an acknowledgement may have come meanwhile. */
+        for (int i = 0; i < n; i++)
+            if (qs[i] && qs[i]->kind == REQ_SEND && qs[i]->need_ack && !qs[i]->acked &&
+                send_known(qs[i])) {
+                unacked--;
+                if (qs[i]->done_at < best) {
+                    best = qs[i]->done_at;
+                    bi = i;
+                }
+            }
+        if (bi >= 0)
+            break;
+        if (npat == 0) {
+            /* Only sends waiting for their receivers: wait for the first. */
+            for (int i = 0; i < n; i++)
+                if (qs[i] && qs[i]->kind == REQ_SEND && !qs[i]->acked) {
+                    ereq *q = qs[i];
+                    double taken = wait_ack(q->dst_world, q->c, q->h.seq, q->h.arrival);
+                    q->acked = 1;
+                    q->done_at = tb_net_rdv_send_end(E.plat, E.cluster[E.wrank],
+                                                     E.cluster[q->dst_world],
+                                                     q->h.rdv ? (size_t)q->h.bytes : 0, taken);
+                    best = q->done_at;
+                    bi = i;
+                    break;
+                }
+            break;
+        }
+        progress();
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < E.sleep_max_ns)
+            ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
     }
     free(pat);
     free(map);
-    return best <= deadline ? bi : -1;
+    return bi >= 0 && best <= deadline ? bi : -1;
 }
 
 /* ---- MPI_Init / Finalize ------------------------------------------------ */
@@ -1010,6 +1212,7 @@ static void emu_start(void)
             tb_trace_set_process_name(E.trace, name) != TB_OK)
             oom();
     }
+    PMPI_Comm_dup(MPI_COMM_SELF, &E.self);
     comm_add(MPI_COMM_WORLD, 0, 0);
     comm_add(MPI_COMM_SELF, (uint32_t)(1 + E.wrank), 0);
     E.next_ctx = (uint32_t)E.P + 1;
@@ -1066,10 +1269,14 @@ EMU_API int MPI_Finalize(void)
             PMPI_Wait(&E.reqs[i]->real, MPI_STATUS_IGNORE);
         }
     }
-    while (E.ncomms > 0) {
-        ecomm *e = E.comms[E.ncomms - 1];
-        comm_remove(e);
+    while (E.ncomms > 0)
+        comm_remove(E.comms[E.ncomms - 1]);
+    for (size_t i = 0; i < E.ndead; i++) {
+        E.comms[0] = E.dead[i];
+        E.ncomms = 1;
+        comm_remove(E.dead[i]);
     }
+    PMPI_Comm_free(&E.self);
     rc = PMPI_Finalize();
     close(E.fd);
     E.fd = -1;
@@ -1151,8 +1358,8 @@ EMU_API int MPI_Bsend(const void *buf, int count, MPI_Datatype t, int dst, int t
             oom();
         int pos = 0;
         PMPI_Pack(buf, count, t, copy, psize, &pos, comm);
-        send_start(q, c, 0, copy, pos, MPI_PACKED, dst, tag, MODE_BUFFERED);
-        q->h.bytes = type_bytes(count, t);
+        send_start_k(q, c, 0, copy, pos, MPI_PACKED, dst, tag, MODE_BUFFERED,
+                     type_bytes(count, t));
         q->buf = copy; /* freed at finalize (tiny leak until then) */
         q->handle = MPI_REQUEST_NULL;
     }
@@ -1227,6 +1434,7 @@ EMU_API int MPI_Irecv(void *buf, int count, MPI_Datatype t, int src, int tag, MP
         PMPI_Grequest_start(grq_query, grq_free, grq_cancel, NULL, &q->handle);
     } else {
         q->kind = REQ_RECV;
+        q->posted = E.clock;
         PMPI_Irecv(&q->h, sizeof q->h, MPI_BYTE, src, tag, c->hdr, &q->hreal);
         PMPI_Irecv(buf, count, t, src, tag, comm, &q->real);
         q->handle = q->real;
@@ -1265,8 +1473,7 @@ EMU_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype t, int dst, 
     ereq q;
     int sending = dst != MPI_PROC_NULL;
     if (sending) {
-        send_start(&q, c, 0, copy, pos, MPI_PACKED, dst, stag, MODE_STD);
-        q.h.bytes = type_bytes(count, t);
+        send_start_k(&q, c, 0, copy, pos, MPI_PACKED, dst, stag, MODE_STD, type_bytes(count, t));
     }
     do_recv(c, 0, buf, count, t, src, rtag, st);
     if (sending)
@@ -1324,7 +1531,7 @@ EMU_API int MPI_Mrecv(void *buf, int count, MPI_Datatype t, MPI_Message *msg, MP
     E.mp[i] = E.mp[--E.nmp];
     MPI_Status s;
     PMPI_Mrecv(buf, count, t, msg, &s);
-    recv_done(m.c, 0, m.src, &m.h, &s, 1);
+    recv_done(m.c, 0, m.src, &m.h, &s, 1, 0);
     if (st != MPI_STATUS_IGNORE)
         *st = s;
     END();
@@ -1346,14 +1553,17 @@ EMU_API int MPI_Wait(MPI_Request *req, MPI_Status *st)
 EMU_API int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
     BEGIN("MPI_Waitall");
-    for (int i = 0; i < n; i++) {
-        MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-        ereq *q = req_find(reqs[i]);
-        if (q)
-            req_finish(q, &reqs[i], st, NULL);
-        else
-            PMPI_Wait(&reqs[i], st);
-    }
+    /* Receives first: a send that waits for its receiver must not keep this
+     * rank from receiving what that receiver may be waiting to send. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+            ereq *q = req_find(reqs[i]);
+            if (q && (q->kind == REQ_SEND) == (pass == 1))
+                req_finish(q, &reqs[i], st, NULL);
+            else if (!q && pass == 0)
+                PMPI_Wait(&reqs[i], st);
+        }
     END();
 }
 
@@ -1369,12 +1579,24 @@ static ereq **collect(int n, MPI_Request reqs[], int *active)
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
         qs[i] = req_find(reqs[i]);
-        if (!qs[i])
-            die("a request not made by an emulated call (only point-to-point requests are "
-                "emulated)");
         (*active)++;
     }
     return qs;
+}
+
+/* A request that is not a message (MPI_PROC_NULL, I/O, ...) among qs: the
+ * first one that is done for real, or -1.  It finishes now in virtual time. */
+static int real_done(int n, MPI_Request reqs[], ereq **qs, MPI_Status *st)
+{
+    for (int i = 0; i < n; i++) {
+        if (qs[i] || reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        int flag = 0;
+        PMPI_Test(&reqs[i], &flag, st);
+        if (flag)
+            return i;
+    }
+    return -1;
 }
 
 static void empty_status(MPI_Status *st)
@@ -1396,6 +1618,27 @@ static int any_common(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status
     if (active == 0) {
         *flag = 1;
         empty_status(st);
+        free(qs);
+        return 0;
+    }
+    int r = real_done(n, reqs, qs, st);
+    if (r >= 0) {
+        *flag = 1;
+        *idx = r;
+        free(qs);
+        return 0;
+    }
+    int ours = 0;
+    for (int k = 0; k < n; k++)
+        ours += qs[k] != NULL;
+    if (ours == 0) {
+        /* Only requests that are not messages, none done: wait for real. */
+        if (deadline < INFINITY) {
+            *flag = 0;
+        } else {
+            PMPI_Waitany(n, reqs, idx, st);
+            *flag = 1;
+        }
         free(qs);
         return 0;
     }
@@ -1497,8 +1740,14 @@ EMU_API int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     ereq **qs = collect(n, reqs, &active);
     int all = 1;
     for (int i = 0; i < n && all; i++) {
-        if (!qs[i])
+        if (!qs[i]) {
+            int f = 1;
+            MPI_Status st;
+            if (reqs[i] != MPI_REQUEST_NULL)
+                PMPI_Request_get_status(reqs[i], &f, &st);
+            all = f;
             continue;
+        }
         decision d;
         int decided;
         ereq *one[1] = {qs[i]};
@@ -1515,6 +1764,8 @@ EMU_API int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
             ereq *q = req_find(reqs[i]);
             if (q)
                 req_finish(q, &reqs[i], st, NULL);
+            else
+                PMPI_Wait(&reqs[i], st);
         }
     END();
 }
@@ -1525,11 +1776,21 @@ EMU_API int MPI_Request_free(MPI_Request *req)
     ereq *q = req_find(*req);
     if (q && q->kind != REQ_SEND)
         die("MPI_Request_free of a receive request is not emulated");
-    if (q)
-        req_finish(q, req, MPI_STATUS_IGNORE, NULL);
-    else
+    if (q) {
+        /* Its data still goes; the library completes it at MPI_Finalize. */
+        q->handle = MPI_REQUEST_NULL;
+        *req = MPI_REQUEST_NULL;
+    } else {
         PMPI_Request_free(req);
+    }
     END();
+}
+
+EMU_API int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
+{
+    if (E.on && req_find(req))
+        die("MPI_Request_get_status on a point-to-point request is not emulated (use MPI_Test)");
+    return PMPI_Request_get_status(req, flag, st);
 }
 
 /* ---- communicators --------------------------------------------------- */
@@ -1605,7 +1866,7 @@ EMU_API int MPI_Comm_free(MPI_Comm *comm)
     BEGIN("MPI_Comm_free");
     ecomm *e = comm_find(*comm);
     if (e && e->owned)
-        comm_remove(e);
+        comm_retire(e);
     PMPI_Comm_free(comm);
     END();
 }
@@ -1642,8 +1903,7 @@ static void *tmpbuf(int count, MPI_Datatype t, void **base)
 static void local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
                        MPI_Datatype rtype)
 {
-    PMPI_Sendrecv(src, scount, stype, 0, 7, dst, rcount, rtype, 0, 7, MPI_COMM_SELF,
-                  MPI_STATUS_IGNORE);
+    PMPI_Sendrecv(src, scount, stype, 0, 7, dst, rcount, rtype, 0, 7, E.self, MPI_STATUS_IGNORE);
 }
 
 static void coll_bcast(ecomm *c, void *buf, int count, MPI_Datatype t, int root)
