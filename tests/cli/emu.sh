@@ -82,6 +82,18 @@ close "$(num predicted_makespan_s rdv.json)" \
     "$(awk 'BEGIN { printf "%.17g", 20 * 2 * (10e-6 + 3 * 50e-6 + 99999 * 10e-9 + 10e-6) }')" \
     "rendezvous ping-pong"
 
+# A halo exchange of 100 kB (k > S): both receives first, each costing
+# os + L (request) + or + 2L + (k-1)G; the sends end when their data left.
+emu --platform $P1,S=65536 -n 4 --json -- "$PAT" halo 100000 > halo.json
+close "$(num predicted_makespan_s halo.json)" \
+    "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 10e-6 + 2 * 50e-6 + 99999 * 10e-9 }')" "halo"
+
+# Situations that once stalled or fooled the emulator print what a real run
+# prints.
+"$MPIEXEC" ${MPIEXEC_NUMPROC_FLAG:--n} 3 "$PAT" tricky > tricky.real
+emu --platform $P1 -n 3 -- "$PAT" tricky | grep -v '^$' | sed '/^tenbin emu:/,$d' > tricky.emu
+cmp -s tricky.real tricky.emu || fail "tricky: real $(cat tricky.real), emulated $(cat tricky.emu)"
+
 # Every emulated collective gives the right data.
 emu --platform $P1 -n 5 -- "$PAT" collectives > coll.out
 grep -qx 'collectives ok' coll.out || fail "collectives: $(cat coll.out)"

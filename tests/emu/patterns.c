@@ -21,6 +21,16 @@
  *   patterns abort                 rank 1 calls MPI_Abort
  *   patterns crash                 rank 1 dies of SIGSEGV
  *   patterns spawn                 calls MPI_Comm_spawn (not emulated)
+ *   patterns halo BYTES            ranks 2i, 2i+1: MPI_Isend + MPI_Irecv + MPI_Waitall
+ *   patterns tricky                situations that once stalled or fooled the
+ *                                  emulator (each prints a line; compare with a
+ *                                  real run): an MPI_Ssend whose receive is posted
+ *                                  early while the receiver waits on another rank;
+ *                                  a wildcard receive while an MPI_Irecv of the
+ *                                  same tag is posted; MPI_PROC_NULL requests in
+ *                                  MPI_Waitany; a message on MPI_COMM_SELF beside
+ *                                  a collective; a large MPI_Isend whose sender
+ *                                  then waits in a wildcard receive
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
@@ -276,6 +286,86 @@ static int p2p(void)
     return anybad;
 }
 
+static int halo(int bytes)
+{
+    char *a = calloc((size_t)bytes + 1, 1), *b = calloc((size_t)bytes + 1, 1);
+    int peer = rank ^ 1;
+    if (peer < size) {
+        MPI_Request r[2];
+        MPI_Isend(a, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r[0]);
+        MPI_Irecv(b, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r[1]);
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    }
+    free(a);
+    free(b);
+    return 0;
+}
+
+static int tricky(void)
+{
+    int x = rank, y = -1, z = -1;
+    /* 1: rank 1's Ssend to 0 ends when 0's early Irecv has it, although 0
+     * then waits for rank 2, which waits for rank 1's next message. */
+    if (rank == 0 && size >= 3) {
+        MPI_Request r;
+        MPI_Irecv(&y, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &r);
+        MPI_Recv(&z, 1, MPI_INT, 2, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        printf("ssend to an early receive: %d %d\n", y, z);
+    } else if (rank == 1 && size >= 3) {
+        MPI_Ssend(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+        MPI_Send(&x, 1, MPI_INT, 2, 3, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        MPI_Recv(&z, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* 2: the posted Irecv from 1 owns 1's message; the wildcard gets 2's. */
+    if (rank == 0 && size >= 3) {
+        MPI_Request r;
+        MPI_Status st;
+        MPI_Irecv(&y, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &r);
+        sleep_s(0.2);
+        MPI_Recv(&z, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        printf("posted irecv got %d, wildcard got %d\n", y, z);
+    } else if (rank == 1 || rank == 2) {
+        MPI_Send(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+    }
+    /* 3: requests that are not messages. */
+    MPI_Request r[2];
+    int idx;
+    MPI_Isend(&x, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &r[0]);
+    MPI_Irecv(&y, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &r[1]);
+    MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE);
+    MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE);
+    /* 4: the program's own MPI_COMM_SELF message beside a collective. */
+    int self = -1, seven = 7, sum = 0;
+    MPI_Request sr;
+    MPI_Irecv(&self, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_SELF, &sr);
+    MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Send(&seven, 1, MPI_INT, 0, 3, MPI_COMM_SELF);
+    MPI_Wait(&sr, MPI_STATUS_IGNORE);
+    if (rank == 0)
+        printf("self message %d, allreduce %d\n", self, sum);
+    /* 5: a large Isend (real rendezvous) whose sender then waits in a
+     * wildcard receive for the reply. */
+    int n = 200000;
+    char *big = calloc((size_t)n, 1);
+    if (rank == 0) {
+        MPI_Request br;
+        MPI_Isend(big, n, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &br);
+        MPI_Recv(&z, 1, MPI_INT, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&br, MPI_STATUS_IGNORE);
+        printf("large isend then wildcard: %d\n", z);
+    } else if (rank == 1) {
+        MPI_Recv(big, n, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&x, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
+    }
+    free(big);
+    return 0;
+}
+
 static int waitany(int bytes)
 {
     if (rank == 0) {
@@ -336,6 +426,10 @@ int main(int argc, char **argv)
         rc = iprobe(atoi(argv[2]));
     else if (!strcmp(mode, "collectives"))
         rc = collectives();
+    else if (!strcmp(mode, "halo") && argc == 3)
+        rc = halo(atoi(argv[2]));
+    else if (!strcmp(mode, "tricky"))
+        rc = tricky();
     else if (!strcmp(mode, "p2p"))
         rc = p2p();
     else if (!strcmp(mode, "waitany") && argc == 3)
