@@ -211,27 +211,28 @@ static double bound_from(const coord *c, int j, int k)
     return b;
 }
 
+/* Could rank k send r a message its patterns match?  (Their sources, or
+ * everyone if one takes any source.) */
+static int may_send(const crank *r, int k)
+{
+    if (r->npat == 0)
+        return 1;
+    for (size_t i = 0; i < r->npat; i++)
+        if (r->pat[i].src < 0 || r->pat[i].src == k)
+            return 1;
+    return 0;
+}
+
 /* Least such bound over the ranks that could send j a message its patterns
- * match (the patterns' sources, or everyone if one takes any source), but j
- * and s (s = -1: none); *who gets the rank that has it. */
+ * match, but j and s (s = -1: none); *who gets the rank that has it. */
 static double bound_to(const coord *c, int j, int s, int *who)
 {
     const crank *r = &c->r[j];
     double h = INFINITY;
     *who = -1;
-    int any = r->npat == 0;
-    for (size_t i = 0; i < r->npat && !any; i++)
-        any = r->pat[i].src < 0;
     for (int k = 0; k < c->P; k++) {
-        if (k == j || k == s)
+        if (k == j || k == s || !may_send(r, k))
             continue;
-        if (!any) {
-            size_t i = 0;
-            while (i < r->npat && r->pat[i].src != k)
-                i++;
-            if (i == r->npat)
-                continue; /* k cannot send anything j looks for */
-        }
         double b = bound_from(c, j, k);
         if (b < h) {
             h = b;
@@ -286,20 +287,10 @@ static int decide_pass(coord *c, int *progress)
         }
         /* Held back: ask the ranks whose bound keeps it unsafe. */
         double need = x < r->deadline ? x : r->deadline;
-        int any = 0;
-        for (size_t i = 0; i < r->npat && !any; i++)
-            any = r->pat[i].src < 0;
         for (int k = 0; k < P; k++) {
             crank *o = &c->r[k];
-            if (k == j || o->asked || o->done || !o->hello)
+            if (k == j || o->asked || o->done || !o->hello || !may_send(r, k))
                 continue;
-            if (!any) {
-                size_t i = 0;
-                while (i < r->npat && r->pat[i].src != k)
-                    i++;
-                if (i == r->npat)
-                    continue;
-            }
             if ((o->state == TB_EMU_RUNNING || o->state == TB_EMU_BLOCKED) &&
                 !before(need, bound_from(c, j, k), la))
                 TB_CHECK(send_ask(c, k));

@@ -180,6 +180,16 @@ EMU_API void tb__emu_unsupported(const char *name)
 
 static void oom(void) { die("rank %d: out of memory", E.wrank); }
 
+/* Remove pointer p from the unordered array arr[0..n). */
+#define UNORDERED_REMOVE(arr, n, p)                                                            \
+    do {                                                                                       \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                    \
+            if ((arr)[i_] == (p)) {                                                            \
+                (arr)[i_] = (arr)[--(n)];                                                      \
+                break;                                                                         \
+            }                                                                                  \
+    } while (0)
+
 #define GROW(arr, n, cap)                                                                      \
     do {                                                                                       \
         if (tb_grow(&(arr), &(cap), (n) + 1, sizeof *(arr), 16) != TB_OK)                       \
@@ -438,22 +448,14 @@ static ecomm *comm_add(MPI_Comm u, uint32_t ctx, int owned)
  * at it, so it lives until MPI_Finalize. */
 static void comm_retire(ecomm *e)
 {
-    for (size_t i = 0; i < E.ncomms; i++)
-        if (E.comms[i] == e) {
-            E.comms[i] = E.comms[--E.ncomms];
-            break;
-        }
+    UNORDERED_REMOVE(E.comms, E.ncomms, e);
     GROW(E.dead, E.ndead, E.capdead);
     E.dead[E.ndead++] = e;
 }
 
 static void comm_remove(ecomm *e)
 {
-    for (size_t i = 0; i < E.ncomms; i++)
-        if (E.comms[i] == e) {
-            E.comms[i] = E.comms[--E.ncomms];
-            break;
-        }
+    UNORDERED_REMOVE(E.comms, E.ncomms, e);
     PMPI_Comm_free(&e->hdr);
     PMPI_Comm_free(&e->coll);
     PMPI_Comm_free(&e->chdr);
@@ -896,11 +898,7 @@ static ereq *req_find(MPI_Request h)
 
 static void req_drop(ereq *q)
 {
-    for (size_t i = 0; i < E.nreqs; i++)
-        if (E.reqs[i] == q) {
-            E.reqs[i] = E.reqs[--E.nreqs];
-            break;
-        }
+    UNORDERED_REMOVE(E.reqs, E.nreqs, q);
     free(q);
 }
 
@@ -1271,11 +1269,8 @@ EMU_API int MPI_Finalize(void)
     }
     while (E.ncomms > 0)
         comm_remove(E.comms[E.ncomms - 1]);
-    for (size_t i = 0; i < E.ndead; i++) {
-        E.comms[0] = E.dead[i];
-        E.ncomms = 1;
-        comm_remove(E.dead[i]);
-    }
+    for (size_t i = 0; i < E.ndead; i++)
+        comm_remove(E.dead[i]); /* not in E.comms any more: only freed */
     PMPI_Comm_free(&E.self);
     rc = PMPI_Finalize();
     close(E.fd);
