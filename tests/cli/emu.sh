@@ -184,6 +184,6 @@ expect 1 "^tenbin emu: .*ranks called MPI_Init through the emulator" \
     emu --platform hosts=2 -n 2 -- /bin/true
 # Nothing left running (zombies waiting for their reaper are not running).
 sleep 0.5
-left=$(ps -eo stat=,args= | awk '$1 !~ /^Z/ && /emu_patterns/ && !/awk/')
+left=$(ps -eo stat=,args= | awk -v pat="$PAT" '$1 !~ /^Z/ && index($0, pat) && !/awk/')
 [ -z "$left" ] || fail "processes left behind: $left"
 echo "emu: all checks passed"
