@@ -287,6 +287,7 @@ typedef struct decision {
  * `deadline`), and wait for the answer. */
 static void progress(void);
 static void early_acks(void);
+static void reap_detached(void);
 static void send_ack(const ecomm *c, int src, uint64_t seq, double taken);
 
 static decision decide(const pattern *pat, int npat, double deadline)
@@ -386,8 +387,10 @@ static void enter(void)
         E.clock = end;
     }
     poll_coord();
-    if (E.nreqs > 0)
+    if (E.nreqs > 0) {
         early_acks();
+        reap_detached();
+    }
 }
 
 static void leave(void) { E.cpu_exit = tb_thread_cputime(); }
@@ -538,6 +541,31 @@ static void early_acks(void)
         /* Matched to this receive: no other receive or probe can see it. */
         GROW(E.recvs, E.nrecvs, E.caprecvs);
         E.recvs[E.nrecvs++] = (recvrec){(uint32_t)q->c->world[st.MPI_SOURCE], q->h.seq};
+    }
+}
+
+static int ack_ready(int dst_world, const ecomm *c, uint64_t seq, double *taken);
+
+/* Sends nobody waits for any more (MPI_Bsend, MPI_Request_free): drop them
+ * once their real parts are done (and their acknowledgement, if one comes). */
+static void reap_detached(void)
+{
+    for (size_t i = 0; i < E.nreqs;) {
+        ereq *q = E.reqs[i];
+        int f0 = 1, f1 = 1;
+        double taken;
+        if (q->kind == REQ_SEND && q->handle == MPI_REQUEST_NULL) {
+            PMPI_Test(&q->hreal, &f0, MPI_STATUS_IGNORE);
+            PMPI_Test(&q->real, &f1, MPI_STATUS_IGNORE);
+            if (f0 && f1 && (!q->need_ack || q->acked ||
+                             ack_ready(q->dst_world, q->c, q->h.seq, &taken))) {
+                free(q->buf);
+                E.reqs[i] = E.reqs[--E.nreqs];
+                free(q);
+                continue;
+            }
+        }
+        i++;
     }
 }
 
@@ -1035,8 +1063,19 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
             continue;
         if (q->kind == REQ_SEND) {
             if (!send_known(q)) {
-                unacked++;
-                continue;
+                if (deadline == INFINITY) {
+                    unacked++;
+                    continue;
+                }
+                /* A test: whether it finished by now depends on when its
+                 * receiver took it; wait for the receiver to say (posted
+                 * receives acknowledge on their own, so this ends unless the
+                 * receiver waits for this rank before it posts one). */
+                double taken = wait_ack(q->dst_world, q->c, q->h.seq, q->h.arrival);
+                q->acked = 1;
+                q->done_at = tb_net_rdv_send_end(E.plat, E.cluster[E.wrank],
+                                                 E.cluster[q->dst_world],
+                                                 q->h.rdv ? (size_t)q->h.bytes : 0, taken);
             }
             /* Ordered by when each finished, not by when the rank looks. */
             if (q->done_at < best) {
@@ -1265,8 +1304,12 @@ EMU_API int MPI_Finalize(void)
         if (E.reqs[i]->kind == REQ_SEND) {
             PMPI_Wait(&E.reqs[i]->hreal, MPI_STATUS_IGNORE);
             PMPI_Wait(&E.reqs[i]->real, MPI_STATUS_IGNORE);
+            if (E.reqs[i]->handle == MPI_REQUEST_NULL)
+                free(E.reqs[i]->buf);
         }
+        free(E.reqs[i]);
     }
+    E.nreqs = 0;
     while (E.ncomms > 0)
         comm_remove(E.comms[E.ncomms - 1]);
     for (size_t i = 0; i < E.ndead; i++)
@@ -1355,7 +1398,7 @@ EMU_API int MPI_Bsend(const void *buf, int count, MPI_Datatype t, int dst, int t
         PMPI_Pack(buf, count, t, copy, psize, &pos, comm);
         send_start_k(q, c, 0, copy, pos, MPI_PACKED, dst, tag, MODE_BUFFERED,
                      type_bytes(count, t));
-        q->buf = copy; /* freed at finalize (tiny leak until then) */
+        q->buf = copy; /* freed when the real send is done (reap_detached) */
         q->handle = MPI_REQUEST_NULL;
     }
     END();
