@@ -437,6 +437,18 @@ static int add_msg(coord *c, int src, const cmsg *m0, uint32_t dst)
         }
     TB_CHECK(tb_grow(&r->in, &r->capin, r->nin + 1, sizeof *r->in, 8));
     r->in[r->nin++] = *m0;
+    /* A blocked receiver sleeps long: tell it its message is on its way. */
+    if (r->state == TB_EMU_BLOCKED && r->fd >= 0) {
+        size_t k = 0;
+        while (k < r->npat && !matches(m0, &r->pat[k]))
+            k++;
+        if (k < r->npat) {
+            static const unsigned char wake = TB_EMU_WAKE;
+            tb_buf b;
+            tb_buf_view(&b, &wake, 1);
+            (void)tb_emu_frame_write(r->fd, &b); /* a broken connection shows when read */
+        }
+    }
     return TB_OK;
 }
 

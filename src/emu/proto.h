@@ -18,6 +18,7 @@
  *   FAIL    bytes message (one line: the run cannot go on)
  * coordinator -> rank
  *   ASK     (nothing): send a REPORT with state RUNNING when you can
+ *   WAKE    (nothing): a message your blocked receive matches was sent
  *   DECIDE  u8 found, u32 pattern, u32 src (world rank), i32 tag, u64 seq,
  *           f64 arrival; when not found, f64 horizon (no message matching the
  *           patterns arrives before it)
@@ -35,6 +36,7 @@ enum {
     TB_EMU_FAIL,
     TB_EMU_ASK,
     TB_EMU_DECIDE,
+    TB_EMU_WAKE, /* a message a blocked rank waits for was sent: look now */
 };
 
 /* A rank's state as the coordinator sees it. */

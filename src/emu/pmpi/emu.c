@@ -269,9 +269,38 @@ static void poll_coord(void)
         read_frame();
         uint8_t type = 0;
         (void)tb_buf_unpack_u8(&E.in, &type);
+        if (type == TB_EMU_WAKE)
+            continue;
         if (type != TB_EMU_ASK)
             die("rank %d: unexpected message %d from the coordinator", E.wrank, type);
         report(TB_EMU_RUNNING, NULL, 0);
+    }
+}
+
+/* Blocked (reported): sleep until the coordinator says a message we wait
+ * for was sent, or `ns` passed.  Questions are not answered (it knows we
+ * are blocked).  Returns 1 if woken. */
+static int sleep_on_coord(long ns)
+{
+    struct pollfd pf = {E.fd, POLLIN, 0};
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    if (ppoll(&pf, 1, &ts, NULL) <= 0)
+        return 0;
+    int woken = 0;
+    for (;;) {
+        unsigned char c;
+        ssize_t r = recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (r == 0)
+            _exit(1); /* coordinator gone */
+        if (r < 0)
+            return woken;
+        read_frame();
+        uint8_t type = 0;
+        (void)tb_buf_unpack_u8(&E.in, &type);
+        if (type == TB_EMU_WAKE)
+            woken = 1;
+        else if (type != TB_EMU_ASK)
+            die("rank %d: unexpected message %d from the coordinator", E.wrank, type);
     }
 }
 
@@ -309,7 +338,7 @@ static decision decide(const pattern *pat, int npat, double deadline)
         read_frame();
         uint8_t type = 0;
         (void)tb_buf_unpack_u8(&E.in, &type);
-        if (type == TB_EMU_ASK)
+        if (type == TB_EMU_ASK || type == TB_EMU_WAKE)
             continue; /* it knows we wait */
         if (type != TB_EMU_DECIDE)
             die("rank %d: unexpected message %d from the coordinator", E.wrank, type);
@@ -497,7 +526,9 @@ static void horizons_clear(void) { E.nhz = 0; }
  * `answer`, the coordinator's questions are answered meanwhile (the rank has
  * not reported that it is blocked).
  */
-static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int answer)
+enum { WAIT_ANSWER, WAIT_QUIET, WAIT_BLOCKED };
+
+static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int how)
 {
     long ns = 2000;
     for (;;) {
@@ -505,9 +536,21 @@ static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int answer)
         PMPI_Testall(n, r, &flag, st);
         if (flag)
             return;
-        if (answer)
+        if (how == WAIT_ANSWER)
             poll_coord();
         early_acks();
+        if (how == WAIT_BLOCKED) {
+            /* The coordinator wakes us when the message is sent; until
+             * then sleep long (a rank that polls often on a machine with
+             * hundreds of ranks takes the cores from those that work). */
+            if (sleep_on_coord(ns)) {
+                ns = 2000;
+                continue;
+            }
+            if (ns < 20 * E.sleep_max_ns)
+                ns = 2 * ns < 20 * E.sleep_max_ns ? 2 * ns : 20 * E.sleep_max_ns;
+            continue;
+        }
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
         if (ns < E.sleep_max_ns)
@@ -515,7 +558,7 @@ static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int answer)
     }
 }
 
-static void real_wait(MPI_Request *r, MPI_Status *st) { sleep_wait(1, r, st, 1); }
+static void real_wait(MPI_Request *r, MPI_Status *st) { sleep_wait(1, r, st, WAIT_ANSWER); }
 
 /*
  * Acknowledge, as soon as their header is here, the synchronous and
@@ -707,7 +750,7 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq, double arriv
         MPI_Status st;
         MPI_Request ar;
         PMPI_Irecv(m, 2, MPI_DOUBLE, MPI_ANY_SOURCE, ACK_TAG, c->chdr, &ar);
-        sleep_wait(1, &ar, &st, 0);
+        sleep_wait(1, &ar, &st, WAIT_QUIET);
         ack a;
         memcpy(&a.seq, &m[0], sizeof a.seq);
         a.taken = m[1];
@@ -792,7 +835,7 @@ static void recv_known(ecomm *c, int coll, void *buf, int count, MPI_Datatype t,
             pattern p = {ctx_of(c, coll), c->world[src], tag == MPI_ANY_TAG ? -1 : tag};
             report(TB_EMU_BLOCKED, &p, 1);
         }
-        sleep_wait(2, r, ss, 0);
+        sleep_wait(2, r, ss, decided ? WAIT_QUIET : WAIT_BLOCKED);
     }
     s = ss[1];
     recv_done(c, coll, src, &h, &s, 0, 0);
@@ -975,7 +1018,7 @@ static void req_finish(ereq *q, MPI_Request *handle, MPI_Status *st, const decis
                 pattern p = pattern_of(q->c, q->coll, q->peer, q->tag);
                 report(TB_EMU_BLOCKED, &p, 1);
             }
-            sleep_wait(2, r, ss, 0);
+            sleep_wait(2, r, ss, d ? WAIT_QUIET : WAIT_BLOCKED);
         }
         int seen = q->acked_out;
         if (!seen) {
