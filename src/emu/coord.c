@@ -270,6 +270,7 @@ static int decide_pass(coord *c, int *progress)
         if (cand && x <= r->deadline && before(x, bound_to(c, j, (int)cand->src, &who), la)) {
             cmsg copy = *cand;
             r->pending = 0;
+            r->asked = 0; /* it ignored questions while waiting */
             r->state = TB_EMU_RUNNING;
             if (copy.arrival > r->clock)
                 r->clock = copy.arrival;
@@ -280,6 +281,7 @@ static int decide_pass(coord *c, int *progress)
         double h = bound_to(c, j, -1, &who);
         if (r->deadline < INFINITY && x > r->deadline && before(r->deadline, h, la)) {
             r->pending = 0;
+            r->asked = 0;
             r->state = TB_EMU_RUNNING;
             TB_CHECK(send_decide(c, j, 0, 0, NULL, h < x ? h : x));
             *progress = 1;

@@ -126,6 +126,7 @@ static struct emu {
     size_t nmp, capmp;
     tb_buf out, in;
     tb_trace *trace;   /* this rank's events in virtual time, or NULL */
+    int owe_report;    /* asked while blocked: answer when running again */
 } E = {.fd = -1};
 
 /* ---- failing ------------------------------------------------------------ */
@@ -258,6 +259,10 @@ static void read_frame(void)
 /* An ASK waiting on the connection: answer it.  Called at every MPI call. */
 static void poll_coord(void)
 {
+    if (E.owe_report) {
+        E.owe_report = 0;
+        report(TB_EMU_RUNNING, NULL, 0);
+    }
     for (;;) {
         unsigned char c;
         ssize_t r = recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -299,7 +304,9 @@ static int sleep_on_coord(long ns)
         (void)tb_buf_unpack_u8(&E.in, &type);
         if (type == TB_EMU_WAKE)
             woken = 1;
-        else if (type != TB_EMU_ASK)
+        else if (type == TB_EMU_ASK)
+            E.owe_report = 1; /* answered once this rank runs again */
+        else
             die("rank %d: unexpected message %d from the coordinator", E.wrank, type);
     }
 }
