@@ -65,6 +65,7 @@ bench: build
 	bench/s4-himeno $(BUILD)
 	bench/s2-flow $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
+	bench/s3-emu $(BUILD)
 
 install: build
 	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
