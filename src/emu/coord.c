@@ -859,8 +859,8 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         goto done_early;
     }
     size_t nconns = 0;
-    int status = 0, exited = 0, failed = 0, finals = 0;
-    double quiet_since = now_s();
+    int status = 0, exited = 0, failed = 0, finals = 0, nhello = 0;
+    double quiet_since = now_s(), first_hello = 0;
     char why[600] = "";
     while (!exited) {
         size_t n = 0;
@@ -906,6 +906,14 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             } else if (!was_done && cn->rank >= 0 && c.r[cn->rank].done) {
                 finals++;
             }
+            if (cn->rank >= 0 && nhello < c.P) {
+                int k = 0;
+                for (int i = 0; i < c.P; i++)
+                    k += c.r[i].hello;
+                if (k > nhello && nhello == 0)
+                    first_hello = now_s();
+                nhello = k;
+            }
         }
         if (pr > 0 && (pfd[0].revents & POLLIN) && !failed)
             accept_all(lfd, conns, &nconns, (size_t)c.P);
@@ -924,6 +932,20 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 failed = 3;
         }
         if (failed) {
+            kill_all(&c, child, SIGTERM);
+            status = reap(&c, child);
+            exited = 1;
+            break;
+        }
+        /* MPI_Init ends on every rank at about the same time: ranks that
+         * have not said hello long after the first did are not emulated
+         * (the preload failed, or another launcher started them). */
+        if (!failed && nhello > 0 && nhello < c.P && now_s() - first_hello > 10 + 0.1 * c.P) {
+            snprintf(why, sizeof why,
+                     "only %d of %d ranks started under the emulator (%.0f s after the first; "
+                     "could the others not preload libtenbin-emu.so? their output says)",
+                     nhello, c.P, 10 + 0.1 * c.P);
+            failed = 4;
             kill_all(&c, child, SIGTERM);
             status = reap(&c, child);
             exited = 1;
@@ -974,7 +996,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     if (c.fail[0]) {
         rc = TB_ERR_STATE;
         set_err(err, errlen, "%s", c.fail);
-    } else if (failed == 3) {
+    } else if (failed == 3 || failed == 4) {
         rc = TB_ERR_STATE;
         set_err(err, errlen, "%s: %s", argv[0], why);
     } else if (failed == 2) {

@@ -189,6 +189,16 @@ expect 1 "^tenbin emu: .*deadlock: .*rank 0: its send to 1 to be received" \
     emu --platform hosts=2 -n 2 -- "$PAT" ssend-deadlock
 expect 1 "^tenbin emu: .*ranks called MPI_Init through the emulator" \
     emu --platform hosts=2 -n 2 -- /bin/true
+# A rank that does not load the library (its LD_PRELOAD removed here) is
+# noticed instead of waited for.
+cat > nopreload.sh <<'SH'
+#!/bin/sh
+if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 1 ]; then unset LD_PRELOAD; fi
+exec "$@"
+SH
+chmod +x nopreload.sh
+expect 1 "^tenbin emu: .*only 1 of 2 ranks started under the emulator" \
+    emu --platform hosts=2 -n 2 -- ./nopreload.sh "$PAT" pingpong 10 10
 # Nothing left running (zombies waiting for their reaper are not running).
 sleep 0.5
 left=$(ps -eo stat=,args= | awk -v pat="$PAT" '$1 !~ /^Z/ && index($0, pat) && !/awk/')
