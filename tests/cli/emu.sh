@@ -6,7 +6,7 @@
 # time when the real order is reversed, and every error path.
 set -eu
 cd "$TB_TEST_TMP"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$TB_SOURCE_DIR/tests/cli/expect.inc"
 PAT=$EMU_PATTERNS
 
 # num KEY FILE: the first number after "KEY": in a JSON file.
@@ -156,38 +156,31 @@ emu --platform $P1 -n 3 --trace t.json -- "$PAT" collectives > /dev/null
 grep -q '"traceEvents"' t.json && grep -q '"name":"rank 2 (h2)"' t.json ||
     fail "trace: $(head -c 300 t.json)"
 
-# expect STATUS PATTERN ARGS...: exit status and one line on stderr.
-expect() {
-    status=$1 pattern=$2
+# expect (expect.inc), and no result printed after a failure.
+expect_fail() {
+    expect "$@"
     shift 2
-    set +e
-    "$TENBIN" "$@" > out.txt 2> err.txt
-    got=$?
-    set -e
-    [ "$got" = "$status" ] || fail "tenbin $*: exit $got, want $status: $(cat err.txt)"
-    [ "$(grep -c -- "$pattern" err.txt)" = 1 ] ||
-        fail "tenbin $*: no single line '$pattern': $(cat err.txt)"
     grep -q predicted_makespan out.txt && fail "tenbin $*: printed a result after failing"
     return 0
 }
-expect 2 "^tenbin emu: 4 ranks do not fit the platform: it has 2 cores" \
+expect_fail 2 "^tenbin emu: 4 ranks do not fit the platform: it has 2 cores" \
     emu --platform hosts=2 -n 4 -- "$PAT" pingpong 1 1
-expect 2 "^tenbin emu: --platform: spec: unknown key 'bogus'" \
+expect_fail 2 "^tenbin emu: --platform: spec: unknown key 'bogus'" \
     emu --platform hosts=2,bogus=1 -n 2 -- "$PAT" pingpong 1 1
-expect 2 "^tenbin emu: ./nonexistent: no such program" emu --platform hosts=2 -n 2 -- ./nonexistent
-expect 2 "^tenbin emu: no program given" emu --platform hosts=2 -n 2
-expect 2 "^tenbin emu: -n P is required" emu --platform hosts=2 -- "$PAT"
-expect 2 "^tenbin emu: --platform is required" emu -n 2 -- "$PAT"
-expect 1 "^tenbin emu: MPI_Comm_spawn is not emulated" emu --platform hosts=2 -n 2 -- "$PAT" spawn
-expect 1 "^tenbin emu: rank 1 called MPI_Abort with code 3" \
+expect_fail 2 "^tenbin emu: ./nonexistent: no such program" emu --platform hosts=2 -n 2 -- ./nonexistent
+expect_fail 2 "^tenbin emu: no program given" emu --platform hosts=2 -n 2
+expect_fail 2 "^tenbin emu: -n P is required" emu --platform hosts=2 -- "$PAT"
+expect_fail 2 "^tenbin emu: --platform is required" emu -n 2 -- "$PAT"
+expect_fail 1 "^tenbin emu: MPI_Comm_spawn is not emulated" emu --platform hosts=2 -n 2 -- "$PAT" spawn
+expect_fail 1 "^tenbin emu: rank 1 called MPI_Abort with code 3" \
     emu --platform hosts=2 -n 2 -- "$PAT" abort
-expect 1 "^tenbin emu: .*rank 1 ended before MPI_Finalize" \
+expect_fail 1 "^tenbin emu: .*rank 1 ended before MPI_Finalize" \
     emu --platform hosts=2 -n 2 -- "$PAT" crash
-expect 1 "^tenbin emu: .*deadlock: every rank waits for a message no rank will send (rank 0: from 1, tag 9, rank 1: from 0, tag 9)" \
+expect_fail 1 "^tenbin emu: .*deadlock: every rank waits for a message no rank will send (rank 0: from 1, tag 9, rank 1: from 0, tag 9)" \
     emu --platform hosts=2 -n 2 -- "$PAT" deadlock
-expect 1 "^tenbin emu: .*deadlock: .*rank 0: its send to 1 to be received" \
+expect_fail 1 "^tenbin emu: .*deadlock: .*rank 0: its send to 1 to be received" \
     emu --platform hosts=2 -n 2 -- "$PAT" ssend-deadlock
-expect 1 "^tenbin emu: .*ranks called MPI_Init through the emulator" \
+expect_fail 1 "^tenbin emu: .*ranks called MPI_Init through the emulator" \
     emu --platform hosts=2 -n 2 -- /bin/true
 # A rank that does not load the library (its LD_PRELOAD removed here) is
 # noticed instead of waited for.
@@ -197,7 +190,7 @@ if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 1 ]; then unset LD_PRELOAD; fi
 exec "$@"
 SH
 chmod +x nopreload.sh
-expect 1 "^tenbin emu: .*only 1 of 2 ranks started under the emulator" \
+expect_fail 1 "^tenbin emu: .*only 1 of 2 ranks started under the emulator" \
     emu --platform hosts=2 -n 2 -- ./nopreload.sh "$PAT" pingpong 10 10
 # Nothing left running (zombies waiting for their reaper are not running).
 sleep 0.5

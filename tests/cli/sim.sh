@@ -4,7 +4,7 @@
 set -eu
 cd "$TB_TEST_TMP"
 NP=${MPIEXEC_NUMPROC_FLAG:--n}
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$TB_SOURCE_DIR/tests/cli/expect.inc"
 LOGP=hosts=64,speed=1,L=50us,os=10us,or=10us,g=0,G=0,S=65536
 
 # Closed form at P = 2: a zero-work task costs C = 2(o_s + L + o_r) = 140 us,
@@ -36,17 +36,6 @@ sim=$("$TENBIN" mandel $ARGS --sim hosts=16,L=50us,o=12us --policy multi:2 --out
 [ -n "$real" ] && [ "$real" = "$sim" ] || fail "checksum: real $real, simulated $sim"
 cmp -s real.pgm sim.pgm || fail "simulated image differs from the real one"
 
-# expect STATUS PATTERN ARGS...
-expect() {
-    status=$1 pattern=$2
-    shift 2
-    set +e
-    "$TENBIN" "$@" > out.txt 2> err.txt
-    got=$?
-    set -e
-    [ "$got" = "$status" ] || fail "tenbin $*: exit $got, want $status: $(cat err.txt)"
-    [ "$(grep -c -- "$pattern" err.txt)" = 1 ] || fail "tenbin $*: no single line '$pattern': $(cat err.txt)"
-}
 expect 2 "^tenbin sim mw: --platform: spec: unknown key 'bogus'" sim mw --platform hosts=4,bogus=1
 expect 2 "^tenbin sim mw: --platform: " sim mw --platform hosts=4,L=-5us
 expect 2 "^tenbin sim mw: --platform: " sim mw --platform hosts=x

@@ -1909,11 +1909,22 @@ static uint32_t agree_ctx(ecomm *parent)
     return m;
 }
 
+/* Every communicator constructor: agree on the new one's context over the
+ * parent (an emulated allreduce), let MPI make it, register it. */
+#define COMM_MAKE(name, comm, out, ...)                                                        \
+    do {                                                                                       \
+        BEGIN(#name);                                                                          \
+        uint32_t ctx_ = agree_ctx(comm_get(comm, #name));                                      \
+        P##name(comm, __VA_ARGS__, out);                                                       \
+        if (*(out) != MPI_COMM_NULL)                                                           \
+            comm_add(*(out), ctx_, 1);                                                         \
+        END();                                                                                 \
+    } while (0)
+
 EMU_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
 {
     BEGIN("MPI_Comm_dup");
-    ecomm *p = comm_get(comm, "MPI_Comm_dup");
-    uint32_t ctx = agree_ctx(p);
+    uint32_t ctx = agree_ctx(comm_get(comm, "MPI_Comm_dup"));
     PMPI_Comm_dup(comm, out);
     comm_add(*out, ctx, 1);
     END();
@@ -1921,45 +1932,22 @@ EMU_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
 
 EMU_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *out)
 {
-    BEGIN("MPI_Comm_dup_with_info");
-    ecomm *p = comm_get(comm, "MPI_Comm_dup_with_info");
-    uint32_t ctx = agree_ctx(p);
-    PMPI_Comm_dup_with_info(comm, info, out);
-    comm_add(*out, ctx, 1);
-    END();
+    COMM_MAKE(MPI_Comm_dup_with_info, comm, out, info);
 }
 
 EMU_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
 {
-    BEGIN("MPI_Comm_split");
-    ecomm *p = comm_get(comm, "MPI_Comm_split");
-    uint32_t ctx = agree_ctx(p);
-    PMPI_Comm_split(comm, color, key, out);
-    if (*out != MPI_COMM_NULL)
-        comm_add(*out, ctx, 1);
-    END();
+    COMM_MAKE(MPI_Comm_split, comm, out, color, key);
 }
 
 EMU_API int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out)
 {
-    BEGIN("MPI_Comm_split_type");
-    ecomm *p = comm_get(comm, "MPI_Comm_split_type");
-    uint32_t ctx = agree_ctx(p);
-    PMPI_Comm_split_type(comm, type, key, info, out);
-    if (*out != MPI_COMM_NULL)
-        comm_add(*out, ctx, 1);
-    END();
+    COMM_MAKE(MPI_Comm_split_type, comm, out, type, key, info);
 }
 
 EMU_API int MPI_Comm_create(MPI_Comm comm, MPI_Group g, MPI_Comm *out)
 {
-    BEGIN("MPI_Comm_create");
-    ecomm *p = comm_get(comm, "MPI_Comm_create");
-    uint32_t ctx = agree_ctx(p);
-    PMPI_Comm_create(comm, g, out);
-    if (*out != MPI_COMM_NULL)
-        comm_add(*out, ctx, 1);
-    END();
+    COMM_MAKE(MPI_Comm_create, comm, out, g);
 }
 
 EMU_API int MPI_Comm_free(MPI_Comm *comm)
