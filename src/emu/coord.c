@@ -74,6 +74,7 @@ typedef struct crank {
     double ask_clock; /* its clock when last asked */
     double ask_next;  /* real time before which it is not asked again */
     double ask_wait;  /* how long that is: doubles while its clock stands still */
+    double heard;     /* real time of its last report */
     cmsg *in; /* known messages to it, not consumed */
     size_t nin, capin;
     early *early; /* consumed before their send was reported */
@@ -90,7 +91,17 @@ typedef struct coord {
     uint64_t decisions;
     tb_buf in, out;
     double *ev;
+    double ask_due; /* real time of the next question held back (INFINITY: none) */
 } coord;
+
+/*
+ * A running rank reports by itself at its next call that waits, which in
+ * most programs comes soon: a question in the meantime costs it and the
+ * coordinator a frame and a wake-up each, for nothing.  So a rank is asked
+ * only once it has been silent this long (real seconds).  Questions serve
+ * ranks that run long without waiting (compute, or sends and tests only).
+ */
+#define ASK_AFTER 200e-6
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -183,8 +194,12 @@ static int send_ask(coord *c, int rank)
 {
     crank *o = &c->r[rank];
     double now = now_s();
-    if (now < o->ask_next)
+    double due = o->heard + ASK_AFTER > o->ask_next ? o->heard + ASK_AFTER : o->ask_next;
+    if (now < due) {
+        if (due < c->ask_due)
+            c->ask_due = due;
         return TB_OK;
+    }
     if (o->clock == o->ask_clock)
         o->ask_wait = o->ask_wait > 0 ? (o->ask_wait < 0.01 ? 2 * o->ask_wait : 0.01) : 1e-4;
     else
@@ -304,6 +319,7 @@ static int decide_pass(coord *c, int *progress)
 static int decide_all(coord *c)
 {
     int progress;
+    c->ask_due = INFINITY;
     do {
         progress = 0;
         TB_CHECK(decide_pass(c, &progress));
@@ -407,6 +423,18 @@ static void dump_state(coord *c, const char *why)
 
 /* ---- frames ---------------------------------------------------------------- */
 
+/* Tell a blocked rank that a message its receive matches was sent (it
+ * sleeps until then, docs/emulator.md). */
+static void wake(const crank *r)
+{
+    if (r->fd < 0)
+        return;
+    static const unsigned char w = TB_EMU_WAKE;
+    tb_buf b;
+    tb_buf_view(&b, &w, 1);
+    (void)tb_emu_frame_write(r->fd, &b); /* a broken connection shows when read */
+}
+
 static int consume(coord *c, int dst, uint32_t src, uint64_t seq)
 {
     crank *r = &c->r[dst];
@@ -439,17 +467,13 @@ static int add_msg(coord *c, int src, const cmsg *m0, uint32_t dst)
         }
     TB_CHECK(tb_grow(&r->in, &r->capin, r->nin + 1, sizeof *r->in, 8));
     r->in[r->nin++] = *m0;
-    /* A blocked receiver sleeps long: tell it its message is on its way. */
-    if (r->state == TB_EMU_BLOCKED && r->fd >= 0) {
+    /* A blocked receiver sleeps until told: its message is on its way. */
+    if (r->state == TB_EMU_BLOCKED) {
         size_t k = 0;
         while (k < r->npat && !matches(m0, &r->pat[k]))
             k++;
-        if (k < r->npat) {
-            static const unsigned char wake = TB_EMU_WAKE;
-            tb_buf b;
-            tb_buf_view(&b, &wake, 1);
-            (void)tb_emu_frame_write(r->fd, &b); /* a broken connection shows when read */
-        }
+        if (k < r->npat)
+            wake(r);
     }
     return TB_OK;
 }
@@ -504,7 +528,13 @@ static int read_report(coord *c, int rank, tb_buf *b)
         return rc == TB_ERR_NOMEM ? rc : TB_ERR_PROTOCOL;
     r->state = state;
     r->asked = 0;
+    r->heard = now_s();
     r->pending = state == TB_EMU_WAITING;
+    /* Blocked on a message that was sent before it said so: the receive
+     * looked before the message was there, and no later send will wake it. */
+    size_t pi;
+    if (state == TB_EMU_BLOCKED && first_match(r, &pi))
+        wake(r);
     (void)kind;
     return TB_OK;
 }
@@ -566,6 +596,7 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
         *rank = (int)rk;
         c->r[rk].fd = fd;
         c->r[rk].hello = 1;
+        c->r[rk].heard = now_s();
         c->r[rk].pid = (pid_t)pid;
         c->r[rk].state = TB_EMU_RUNNING;
         c->r[rk].deadline = INFINITY;
@@ -752,6 +783,7 @@ static double now_s(void)
 typedef struct conn {
     int fd;
     int rank;
+    tb_emu_reader rd;
 } conn;
 
 /* Accept every connection waiting on the (non-blocking) listening socket. */
@@ -763,7 +795,7 @@ static void accept_all(int lfd, conn *conns, size_t *n, size_t max)
             return;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        conns[(*n)++] = (conn){fd, -1};
+        conns[(*n)++] = (conn){fd, -1, {TB_BUF_INIT}};
     }
 }
 
@@ -867,7 +899,14 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         pfd[n++] = (struct pollfd){lfd, POLLIN, 0};
         for (size_t i = 0; i < nconns; i++)
             pfd[n++] = (struct pollfd){conns[i].fd, POLLIN, 0};
-        int pr = poll(pfd, n, 10);
+        /* Up to 10 ms, or until the next question held back is due. */
+        double wait = 0.01;
+        if (c.ask_due < INFINITY) {
+            double d = c.ask_due - now_s();
+            wait = d < 0 ? 0 : d < wait ? d : wait;
+        }
+        struct timespec wts = {0, (long)(wait * 1e9)};
+        int pr = ppoll(pfd, n, &wts, NULL);
         if (pr < 0 && errno != EINTR) {
             snprintf(why, sizeof why, "poll: %s", strerror(errno));
             failed = 1;
@@ -881,11 +920,35 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                     cn = &conns[k];
             if (!cn)
                 continue;
+            /* Every frame the connection has: one read, then the frames. */
             int closed = 0;
-            int frc = tb_emu_frame_read(cn->fd, &c.in, TB_EMU_FRAME_MAX, &closed);
-            if (frc != TB_OK) {
+            long got = tb_emu_reader_fill(cn->fd, &cn->rd, &closed);
+            int frc = TB_OK;
+            while (!failed) {
+                frc = tb_emu_reader_next(&cn->rd, &c.in, TB_EMU_FRAME_MAX);
+                if (frc <= 0)
+                    break;
+                int was_done = cn->rank >= 0 && c.r[cn->rank].done;
+                frc = on_frame(&c, cn->fd, &cn->rank, &c.in);
+                if (frc == TB_ERR_ABORTED) {
+                    failed = 1;
+                } else if (frc != TB_OK) {
+                    snprintf(why, sizeof why, "rank %d: %s in its message to the coordinator",
+                             cn->rank, tb_strerror(frc));
+                    failed = 1;
+                } else if (!was_done && cn->rank >= 0 && c.r[cn->rank].done) {
+                    finals++;
+                }
+            }
+            if (frc < 0 && !failed) {
+                snprintf(why, sizeof why, "rank %d: %s in its message to the coordinator",
+                         cn->rank, tb_strerror(frc));
+                failed = 1;
+            }
+            if (got < 0 && !failed) {
                 int rk = cn->rank;
                 close(cn->fd);
+                tb_emu_reader_free(&cn->rd);
                 *cn = conns[--nconns];
                 if (rk >= 0 && !c.r[rk].done && !c.fail[0]) {
                     snprintf(why, sizeof why, "rank %d ended before MPI_Finalize", rk);
@@ -894,17 +957,6 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 if (rk >= 0)
                     c.r[rk].fd = -1;
                 break; /* the pollfd indices moved */
-            }
-            int was_done = cn->rank >= 0 && c.r[cn->rank].done;
-            frc = on_frame(&c, cn->fd, &cn->rank, &c.in);
-            if (frc == TB_ERR_ABORTED) {
-                failed = 1;
-            } else if (frc != TB_OK) {
-                snprintf(why, sizeof why, "rank %d: %s in its message to the coordinator",
-                         cn->rank, tb_strerror(frc));
-                failed = 1;
-            } else if (!was_done && cn->rank >= 0 && c.r[cn->rank].done) {
-                finals++;
             }
             if (cn->rank >= 0 && nhello < c.P) {
                 int k = 0;
@@ -970,13 +1022,14 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     if (!failed)
         accept_all(lfd, conns, &nconns, (size_t)c.P);
     for (size_t i = 0; i < nconns && !failed; i++) {
-        struct pollfd p1 = {conns[i].fd, POLLIN, 0};
-        while (poll(&p1, 1, 0) > 0 && (p1.revents & POLLIN)) {
-            int closed;
-            if (tb_emu_frame_read(conns[i].fd, &c.in, TB_EMU_FRAME_MAX, &closed) != TB_OK)
+        for (;;) {
+            int frc = tb_emu_reader_next(&conns[i].rd, &c.in, TB_EMU_FRAME_MAX);
+            if (frc == 0 && tb_emu_reader_fill(conns[i].fd, &conns[i].rd, NULL) > 0)
+                continue;
+            if (frc <= 0)
                 break;
             int was_done = conns[i].rank >= 0 && c.r[conns[i].rank].done;
-            int frc = on_frame(&c, conns[i].fd, &conns[i].rank, &c.in);
+            frc = on_frame(&c, conns[i].fd, &conns[i].rank, &c.in);
             if (frc != TB_OK) {
                 failed = 1;
                 break;
@@ -985,8 +1038,10 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 finals++;
         }
     }
-    for (size_t i = 0; i < nconns; i++)
+    for (size_t i = 0; i < nconns; i++) {
         close(conns[i].fd);
+        tb_emu_reader_free(&conns[i].rd);
+    }
     close(lfd);
     c.res->wall_s = now_s() - t0;
     c.res->decisions = c.decisions;

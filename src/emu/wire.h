@@ -1,7 +1,7 @@
 /*
  * wire.h - framed messages over a stream socket, for the emulator's ranks and
  * its coordinator (internal).  A frame is a u32 length, little endian, then
- * that many bytes.  Both calls retry on EINTR and on short reads and writes.
+ * that many bytes.  Writing retries on EINTR and short writes; reading is buffered (below).
  */
 #ifndef TB_EMU_WIRE_H
 #define TB_EMU_WIRE_H
@@ -12,9 +12,25 @@
 
 /* Write b->data[0..len) as one frame.  TB_ERR_IO on failure. */
 int tb_emu_frame_write(int fd, const tb_buf *b);
-/* Read one frame into b (cleared first; b->pos reset to 0).  TB_ERR_IO on
- * a failure or a closed connection (*closed set to 1 when it closed cleanly
- * before a frame began), TB_ERR_RANGE for a frame over max bytes. */
-int tb_emu_frame_read(int fd, tb_buf *b, size_t max, int *closed);
+/*
+ * Buffered frame reading: one system call takes every byte the socket has,
+ * and the frames in them are handed out one by one (a rank that sent three
+ * frames costs its reader one read, not six).
+ */
+typedef struct tb_emu_reader {
+    tb_buf raw; /* bytes read; raw.pos: start of the first frame not handed out */
+} tb_emu_reader;
+
+/* Read what fd has now, without waiting.  Returns the bytes read (0: none
+ * there), or -1 on an error or a closed connection (*closed set to 1 then if
+ * it closed cleanly). */
+long tb_emu_reader_fill(int fd, tb_emu_reader *r, int *closed);
+/* The next whole frame, as a view into r (valid until the next fill) in
+ * *frame: 1 if there is one, 0 if not (yet), TB_ERR_RANGE for a frame over
+ * max bytes. */
+int tb_emu_reader_next(tb_emu_reader *r, tb_buf *frame, size_t max);
+/* Bytes read but not handed out as frames (a frame cut short by a close). */
+static inline size_t tb_emu_reader_pending(const tb_emu_reader *r) { return r->raw.len - r->raw.pos; }
+void tb_emu_reader_free(tb_emu_reader *r);
 
 #endif

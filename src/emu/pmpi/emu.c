@@ -100,7 +100,8 @@ static struct emu {
     int *cluster;      /* of each world rank */
     tb_speed_cursor speed;
     double lookahead;
-    long sleep_max_ns; /* longest sleep of a real wait */
+    long sleep_max_ns;  /* longest sleep of a real wait */
+    long sleep_long_ns; /* a wait the coordinator ends (it wakes us) */
     double clock, cpu_exit, last_start;
     double compute, send, recv, idle;
     uint64_t msgs_sent, bytes_sent, msgs_recv;
@@ -124,7 +125,8 @@ static struct emu {
     size_t nhz, caphz;
     mprobed *mp;
     size_t nmp, capmp;
-    tb_buf out, in;
+    tb_buf out, in;    /* in: a view of the frame being read, in rd */
+    tb_emu_reader rd; /* what the coordinator sent */
     tb_trace *trace;   /* this rank's events in virtual time, or NULL */
     int owe_report;    /* asked while blocked: answer when running again */
     double clock_cost; /* CPU time one read of the thread's CPU clock takes */
@@ -248,13 +250,31 @@ static void report(int state, const pattern *pat, int npat)
     send_frame();
 }
 
-static void read_frame(void)
+/* The next frame from the coordinator into E.in: 1 if there is one, 0 if
+ * none came within ns nanoseconds (0: do not wait). */
+static int coord_next(long ns)
 {
-    int closed;
-    if (tb_emu_frame_read(E.fd, &E.in, TB_EMU_FRAME_MAX, &closed) != TB_OK) {
-        /* The coordinator stopped the run (another rank failed). */
-        _exit(1);
+    for (;;) {
+        int r = tb_emu_reader_next(&E.rd, &E.in, TB_EMU_FRAME_MAX);
+        if (r > 0)
+            return 1;
+        if (r < 0)
+            die("rank %d: malformed message from the coordinator", E.wrank);
+        struct pollfd pf = {E.fd, POLLIN, 0};
+        struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+        if (ppoll(&pf, 1, &ts, NULL) <= 0)
+            return 0;
+        int closed;
+        if (tb_emu_reader_fill(E.fd, &E.rd, &closed) < 0)
+            _exit(1); /* the coordinator stopped the run (another rank failed) */
     }
+}
+
+static int frame_type(void)
+{
+    uint8_t type = 0;
+    (void)tb_buf_unpack_u8(&E.in, &type);
+    return type;
 }
 
 /* An ASK waiting on the connection: answer it.  Called at every MPI call. */
@@ -264,17 +284,8 @@ static void poll_coord(void)
         E.owe_report = 0;
         report(TB_EMU_RUNNING, NULL, 0);
     }
-    for (;;) {
-        unsigned char c;
-        ssize_t r = recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (r <= 0) {
-            if (r == 0)
-                _exit(1); /* coordinator gone */
-            return;
-        }
-        read_frame();
-        uint8_t type = 0;
-        (void)tb_buf_unpack_u8(&E.in, &type);
+    while (coord_next(0)) {
+        int type = frame_type();
         if (type == TB_EMU_WAKE)
             continue;
         if (type != TB_EMU_ASK)
@@ -288,21 +299,10 @@ static void poll_coord(void)
  * are blocked).  Returns 1 if woken. */
 static int sleep_on_coord(long ns)
 {
-    struct pollfd pf = {E.fd, POLLIN, 0};
-    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-    if (ppoll(&pf, 1, &ts, NULL) <= 0)
-        return 0;
     int woken = 0;
-    for (;;) {
-        unsigned char c;
-        ssize_t r = recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (r == 0)
-            _exit(1); /* coordinator gone */
-        if (r < 0)
-            return woken;
-        read_frame();
-        uint8_t type = 0;
-        (void)tb_buf_unpack_u8(&E.in, &type);
+    while (coord_next(ns)) {
+        ns = 0; /* and whatever else came with it */
+        int type = frame_type();
         if (type == TB_EMU_WAKE)
             woken = 1;
         else if (type == TB_EMU_ASK)
@@ -310,6 +310,7 @@ static int sleep_on_coord(long ns)
         else
             die("rank %d: unexpected message %d from the coordinator", E.wrank, type);
     }
+    return woken;
 }
 
 typedef struct decision {
@@ -331,21 +332,22 @@ static decision decide(const pattern *pat, int npat, double deadline)
 {
     pack_report(TB_EMU_REPORT, TB_EMU_WAITING, TB_EMU_PEEK, deadline, pat, npat);
     send_frame();
-    long ns = 2000;
+    /* Keep MPI moving meanwhile if this rank has requests of its own: a large
+     * message it sent may need its help to leave, and posted receives may owe
+     * an ack.  Without any, there is nothing to move: sleep until the answer
+     * (a rank that wakes every few microseconds on a crowded machine takes
+     * the core from the ranks everyone waits for). */
+    long ns = E.nreqs > 0 ? 2000 : E.sleep_long_ns;
     for (;;) {
-        /* Keep MPI moving meanwhile: a large message this rank sent may need
-         * this rank's help to leave, and posted receives may owe an ack. */
-        struct pollfd pf = {E.fd, POLLIN, 0};
-        struct timespec ts = {0, ns};
-        if (ppoll(&pf, 1, &ts, NULL) <= 0) {
+        if (!coord_next(ns)) {
             progress();
             if (ns < E.sleep_max_ns)
                 ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
+            if (E.nreqs == 0)
+                ns = E.sleep_long_ns;
             continue;
         }
-        read_frame();
-        uint8_t type = 0;
-        (void)tb_buf_unpack_u8(&E.in, &type);
+        int type = frame_type();
         if (type == TB_EMU_ASK || type == TB_EMU_WAKE)
             continue; /* it knows we wait */
         if (type != TB_EMU_DECIDE)
@@ -536,19 +538,34 @@ static void horizons_clear(void) { E.nhz = 0; }
  * `answer`, the coordinator's questions are answered meanwhile (the rank has
  * not reported that it is blocked).
  */
-enum { WAIT_ANSWER, WAIT_QUIET, WAIT_BLOCKED };
+enum { WAIT_ANSWER, WAIT_QUIET, WAIT_BLOCKED, WAIT_ASLEEP };
 
 static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int how)
 {
     long ns = 2000;
-    for (;;) {
+    for (int first = 1;; first = 0) {
         int flag = 0;
         PMPI_Testall(n, r, &flag, st);
         if (flag)
             return;
-        if (how == WAIT_ANSWER)
+        if (how == WAIT_ANSWER) {
+            /* Our own message that has not left yet (too large to go at
+             * once) may need its receiver's help, and a blocked receiver
+             * sleeps until the coordinator says its message was sent. */
+            if (first && E.nsends > 0)
+                report(TB_EMU_RUNNING, NULL, 0);
             poll_coord();
+        }
         early_acks();
+        if (how == WAIT_ASLEEP) {
+            /* A blocked receive and no request of our own that MPI may need
+             * us to move: nothing to do until the message is sent, and the
+             * coordinator says when (TB_EMU_WAKE).  The long timeout is a
+             * safety net only. */
+            if (sleep_on_coord(E.sleep_long_ns))
+                how = WAIT_BLOCKED; /* it was sent: now look often */
+            continue;
+        }
         if (how == WAIT_BLOCKED) {
             /* The coordinator wakes us when the message is sent; until
              * then sleep long (a rank that polls often on a machine with
@@ -845,7 +862,7 @@ static void recv_known(ecomm *c, int coll, void *buf, int count, MPI_Datatype t,
             pattern p = {ctx_of(c, coll), c->world[src], tag == MPI_ANY_TAG ? -1 : tag};
             report(TB_EMU_BLOCKED, &p, 1);
         }
-        sleep_wait(2, r, ss, decided ? WAIT_QUIET : WAIT_BLOCKED);
+        sleep_wait(2, r, ss, decided ? WAIT_QUIET : E.nreqs == 0 ? WAIT_ASLEEP : WAIT_BLOCKED);
     }
     s = ss[1];
     recv_done(c, coll, src, &h, &s, 0, 0);
@@ -1028,7 +1045,8 @@ static void req_finish(ereq *q, MPI_Request *handle, MPI_Status *st, const decis
                 pattern p = pattern_of(q->c, q->coll, q->peer, q->tag);
                 report(TB_EMU_BLOCKED, &p, 1);
             }
-            sleep_wait(2, r, ss, d ? WAIT_QUIET : WAIT_BLOCKED);
+            /* q itself is the one request of this rank's list here */
+            sleep_wait(2, r, ss, d ? WAIT_QUIET : E.nreqs == 1 ? WAIT_ASLEEP : WAIT_BLOCKED);
         }
         int seen = q->acked_out;
         if (!seen) {
@@ -1291,6 +1309,7 @@ static void emu_start(void)
     if (tb_env_double("TENBIN_EMU_SLEEP_MAX", &smax) != TB_OK || !(smax >= 2e-6 && smax <= 0.5))
         die("TENBIN_EMU_SLEEP_MAX: expected seconds from 2e-6 to 0.5");
     E.sleep_max_ns = (long)(smax * 1e9);
+    E.sleep_long_ns = 250 * E.sleep_max_ns;
     /* Sleeps of a few microseconds, not the default 50 us of slack. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     E.last_start = -INFINITY;
