@@ -38,6 +38,8 @@ static void emu_usage(FILE *out)
             "  --json                 the summary as one JSON object on the last line\n"
             "  --timeout SECONDS      stop a run that takes longer in real time (default none)\n"
             "  --mpiexec PATH         launcher (default %s)\n"
+            "  --listen ADDR          address of this machine that the ranks report to\n"
+            "                         (default 127.0.0.1; across nodes, one they all reach)\n"
             "  -h, --help             this text\n\n"
             "Exit status: 0 predicted, 1 the program or the emulation failed, 2 bad usage.\n"
             "docs/emulator.md says what is modelled and how.\n",
@@ -123,9 +125,10 @@ int tb_cmd_emu(int argc, char **argv)
         {"master", required_argument, NULL, 'm'},   {"seed", required_argument, NULL, 's'},
         {"trace", required_argument, NULL, 't'},    {"json", no_argument, NULL, 'j'},
         {"timeout", required_argument, NULL, 'T'},  {"mpiexec", required_argument, NULL, 'x'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"listen", required_argument, NULL, 'L'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char *platform = NULL, *trace = NULL, *mpiexec = NULL;
+    const char *platform = NULL, *trace = NULL, *mpiexec = NULL, *listen = NULL;
     long ranks = 0, master = 0, seed = 1;
     double timeout = 0;
     int json = 0, c;
@@ -141,6 +144,7 @@ int tb_cmd_emu(int argc, char **argv)
         case 't': trace = optarg; break;
         case 'j': json = 1; break;
         case 'x': mpiexec = optarg; break;
+        case 'L': listen = optarg; break;
         case 'T':
             if (tb_parse_double(optarg, &timeout) != TB_OK || !(timeout > 0)) {
                 tb_cli_error(cmd, "--timeout: expected seconds > 0, got '%s'", optarg);
@@ -186,6 +190,7 @@ int tb_cmd_emu(int argc, char **argv)
     o.openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
     o.trace = trace != NULL;
     o.timeout = timeout;
+    o.listen = listen;
     tb_emu_result *r = NULL;
     char err[1024];
     int rc = tb_emu_run(&o, argv + optind, &r, err, sizeof err);

@@ -40,6 +40,9 @@ typedef struct tb_emu_opts {
     int trace;              /* collect each rank's events (tb_emu_result.trace) */
     double timeout;         /* seconds of real time before the run is stopped
                                as hung; <= 0: none */
+    const char *listen;     /* address of this machine the coordinator listens
+                               on, which every rank's node must reach (name or
+                               IPv4/IPv6 literal); NULL: 127.0.0.1, one node */
 } tb_emu_opts;
 
 typedef struct tb_emu_rank {

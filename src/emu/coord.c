@@ -25,7 +25,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
@@ -613,21 +615,44 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
 
 /* ---- launching ------------------------------------------------------------ */
 
-static int listen_loopback(int *port)
+/* Listen on `addr` (a name or a literal), on a port the kernel picks; `to`
+ * gets what the ranks connect to, "HOST:PORT" ("[HOST]:PORT" for IPv6).
+ * Returns the socket, or -1 with errno set (EADDRNOTAVAIL for a name that
+ * does not resolve). */
+static int listen_on(const char *addr, char *to, size_t n)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1024) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        close(fd);
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    if (getaddrinfo(addr, "0", &hints, &res) != 0) {
+        errno = EADDRNOTAVAIL;
         return -1;
     }
-    *port = ntohs(a.sin_port);
+    int fd = -1, e = EADDRNOTAVAIL;
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        char host[NI_MAXHOST], port[NI_MAXSERV];
+        if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 1024) != 0 ||
+            getsockname(fd, (struct sockaddr *)&ss, &len) != 0 ||
+            getnameinfo((struct sockaddr *)&ss, len, host, sizeof host, port, sizeof port,
+                        NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+            e = errno;
+            close(fd);
+            fd = -1;
+            continue;
+        }
+        snprintf(to, n, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        errno = e;
     return fd;
 }
 
@@ -658,13 +683,13 @@ static int runnable(const char *prog)
     return 0;
 }
 
-static pid_t launch(const tb_emu_opts *o, char *const argv[], int port, const char *platform,
-                    int *exec_errno)
+static pid_t launch(const tb_emu_opts *o, char *const argv[], const char *coord_at,
+                    const char *platform, int *exec_errno)
 {
     *exec_errno = 0;
-    char np[32], coord_env[64], seed[32];
+    char np[32], coord_env[128 + NI_MAXHOST], seed[32];
     snprintf(np, sizeof np, "%d", o->ranks);
-    snprintf(coord_env, sizeof coord_env, "TENBIN_EMU_COORD=127.0.0.1:%d", port);
+    snprintf(coord_env, sizeof coord_env, "TENBIN_EMU_COORD=%s", coord_at);
     snprintf(seed, sizeof seed, "TENBIN_EMU_SEED=%llu", (unsigned long long)o->seed);
     size_t plen = strlen(platform) + 32, llen = strlen(o->library) + 32;
     char *plat_env = malloc(plen), *pre_env = malloc(llen);
@@ -873,16 +898,21 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         s->host = (int)tb_platform_host_of(plat, i);
         snprintf(s->host_name, sizeof s->host_name, "%s", plat->hosts[s->host].name);
     }
-    int port = 0;
-    int lfd = listen_loopback(&port);
+    const char *laddr = o->size >= offsetof(tb_emu_opts, listen) + sizeof o->listen &&
+                                o->listen && *o->listen
+                            ? o->listen
+                            : "127.0.0.1";
+    char coord_at[NI_MAXHOST + 16];
+    int lfd = listen_on(laddr, coord_at, sizeof coord_at);
     if (lfd < 0) {
         rc = TB_ERR_IO;
-        set_err(err, errlen, "cannot listen on the loopback interface: %s", strerror(errno));
+        set_err(err, errlen, "cannot listen on %s: %s", laddr,
+                errno == EADDRNOTAVAIL ? "no such address on this machine" : strerror(errno));
         goto done_early;
     }
     double t0 = now_s();
     int exec_errno = 0;
-    pid_t child = launch(o, argv, port, platform, &exec_errno);
+    pid_t child = launch(o, argv, coord_at, platform, &exec_errno);
     if (child < 0) {
         close(lfd);
         rc = TB_ERR_IO;
@@ -1066,6 +1096,12 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             snprintf(st_s, sizeof st_s, "exited with status %d", WEXITSTATUS(status));
         if (why[0])
             set_err(err, errlen, "%s: %s (the launcher %s)", argv[0], why, st_s);
+        else if (hellos == 0)
+            set_err(err, errlen,
+                    "%s: the run failed before any rank reached the coordinator at %s (the "
+                    "launcher %s; ranks on other nodes need --listen with an address of this "
+                    "machine they reach)",
+                    argv[0], coord_at, st_s);
         else
             set_err(err, errlen, "%s: the run failed (the launcher %s)", argv[0], st_s);
     } else if (failed) {

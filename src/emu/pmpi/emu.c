@@ -381,6 +381,10 @@ static int connect_coord(const char *addr)
         return -1;
     memcpy(host, addr, (size_t)(colon - addr));
     host[colon - addr] = 0;
+    if (host[0] == '[' && colon > addr + 1 && colon[-1] == ']') { /* [IPv6]:port */
+        memmove(host, host + 1, (size_t)(colon - addr) - 2);
+        host[colon - addr - 2] = 0;
+    }
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
