@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -240,6 +241,15 @@ static int may_send(const crank *r, int k)
     return 0;
 }
 
+/* Does one of r's patterns take any source? */
+static int any_source(const crank *r)
+{
+    for (size_t i = 0; i < r->npat; i++)
+        if (r->pat[i].src < 0)
+            return 1;
+    return 0;
+}
+
 /* Least such bound over the ranks that could send j a message its patterns
  * match, but j and s (s = -1: none); *who gets the rank that has it. */
 static double bound_to(const coord *c, int j, int s, int *who)
@@ -271,9 +281,24 @@ static int decide_pass(coord *c, int *progress)
         any |= c->r[i].pending;
     if (!any)
         return TB_OK;
-    for (int i = 0; i < P; i++)
-        c->ev[i] = event_time(&c->r[i]);
+    /* The three least event times: the least over the ranks but j and s is
+     * among them, and no bound to j from those ranks is below it plus the
+     * lookahead, so a candidate before that is safe without looking at the
+     * P bounds one by one (with hundreds of waiting ranks, that scan per
+     * waiting rank per frame was the coordinator's whole time). */
+    int lo[3] = {-1, -1, -1};
+    for (int i = 0; i < P; i++) {
+        double e = c->ev[i] = event_time(&c->r[i]);
+        for (int a = 0; a < 3; a++)
+            if (lo[a] < 0 || e < c->ev[lo[a]]) {
+                for (int b = 2; b > a; b--)
+                    lo[b] = lo[b - 1];
+                lo[a] = i;
+                break;
+            }
+    }
     double la = c->lookahead;
+    int asked_any = 0; /* the question for "any source, no message yet" was put */
     for (int j = 0; j < P; j++) {
         crank *r = &c->r[j];
         if (!r->pending)
@@ -282,9 +307,16 @@ static int decide_pass(coord *c, int *progress)
         const cmsg *cand = first_match(r, &pi);
         double x = cand ? cand->arrival : INFINITY;
         int who;
+        double floor = INFINITY;
+        for (int a = 0; a < 3; a++)
+            if (lo[a] >= 0 && lo[a] != j && (!cand || lo[a] != (int)cand->src)) {
+                floor = c->ev[lo[a]] + c->lookahead;
+                break;
+            }
         /* The candidate's own sender cannot send anything to j that arrives
          * before it: the pair keeps its order. */
-        if (cand && x <= r->deadline && before(x, bound_to(c, j, (int)cand->src, &who), la)) {
+        if (cand && x <= r->deadline &&
+            (before(x, floor, la) || before(x, bound_to(c, j, (int)cand->src, &who), la))) {
             cmsg copy = *cand;
             r->pending = 0;
             r->asked = 0; /* it ignored questions while waiting */
@@ -295,8 +327,9 @@ static int decide_pass(coord *c, int *progress)
             *progress = 1;
             continue;
         }
-        double h = bound_to(c, j, -1, &who);
-        if (r->deadline < INFINITY && x > r->deadline && before(r->deadline, h, la)) {
+        double h;
+        if (r->deadline < INFINITY && x > r->deadline &&
+            before(r->deadline, h = bound_to(c, j, -1, &who), la)) {
             r->pending = 0;
             r->asked = 0;
             r->state = TB_EMU_RUNNING;
@@ -304,8 +337,15 @@ static int decide_pass(coord *c, int *progress)
             *progress = 1;
             continue;
         }
-        /* Held back: ask the ranks whose bound keeps it unsafe. */
+        /* Held back: ask the ranks whose bound keeps it unsafe.  With any
+         * source and nothing to wait for, those are all the ranks that run:
+         * the same for every such waiting rank, asked once a pass. */
         double need = x < r->deadline ? x : r->deadline;
+        if (need == INFINITY && any_source(r)) {
+            if (asked_any)
+                continue;
+            asked_any = 1;
+        }
         for (int k = 0; k < P; k++) {
             crank *o = &c->r[k];
             if (k == j || o->asked || o->done || !o->hello || !may_send(r, k))
@@ -811,8 +851,9 @@ typedef struct conn {
     tb_emu_reader rd;
 } conn;
 
-/* Accept every connection waiting on the (non-blocking) listening socket. */
-static void accept_all(int lfd, conn *conns, size_t *n, size_t max)
+/* Accept every connection waiting on the (non-blocking) listening socket
+ * and watch it (epoll data: its index in conns, which never moves). */
+static void accept_all(int lfd, int ep, conn *conns, size_t *n, size_t max)
 {
     while (*n < max) {
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -820,6 +861,11 @@ static void accept_all(int lfd, conn *conns, size_t *n, size_t max)
             return;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = *n};
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            close(fd);
+            continue;
+        }
         conns[(*n)++] = (conn){fd, -1, {TB_BUF_INIT}};
     }
 }
@@ -879,8 +925,12 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     c.r = calloc((size_t)c.P, sizeof *c.r);
     c.ev = calloc((size_t)c.P, sizeof *c.ev);
     c.res = calloc(1, sizeof *c.res);
-    conn *conns = calloc((size_t)c.P + 1, sizeof *conns);
-    struct pollfd *pfd = calloc((size_t)c.P + 2, sizeof *pfd);
+    /* Slots for every rank's connection and as many strays (a closed one is
+     * not reused). */
+    size_t maxconns = 2 * (size_t)c.P + 8;
+    conn *conns = calloc(maxconns, sizeof *conns);
+    enum { NEV = 64 };
+    struct epoll_event *pfd = calloc(NEV, sizeof *pfd);
     if (c.res) {
         c.res->ranks = c.P;
         c.res->rank = calloc((size_t)c.P, sizeof *c.res->rank);
@@ -910,11 +960,23 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 errno == EADDRNOTAVAIL ? "no such address on this machine" : strerror(errno));
         goto done_early;
     }
+    /* epoll: a wake-up costs what is ready, not a look at all P sockets. */
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event lev = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
+    if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &lev) != 0) {
+        rc = TB_ERR_IO;
+        set_err(err, errlen, "epoll: %s", strerror(errno));
+        if (ep >= 0)
+            close(ep);
+        close(lfd);
+        goto done_early;
+    }
     double t0 = now_s();
     int exec_errno = 0;
     pid_t child = launch(o, argv, coord_at, platform, &exec_errno);
     if (child < 0) {
         close(lfd);
+        close(ep);
         rc = TB_ERR_IO;
         set_err(err, errlen, "cannot run %s: %s", o->mpiexec ? o->mpiexec : TENBIN_MPIEXEC,
                 strerror(exec_errno ? exec_errno : errno));
@@ -925,30 +987,30 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     double quiet_since = now_s(), first_hello = 0;
     char why[600] = "";
     while (!exited) {
-        size_t n = 0;
-        pfd[n++] = (struct pollfd){lfd, POLLIN, 0};
-        for (size_t i = 0; i < nconns; i++)
-            pfd[n++] = (struct pollfd){conns[i].fd, POLLIN, 0};
-        /* Up to 10 ms, or until the next question held back is due. */
+        /* Up to 10 ms, or until the next question held back is due (ppoll
+         * on the epoll descriptor: a timeout finer than a millisecond). */
         double wait = 0.01;
         if (c.ask_due < INFINITY) {
             double d = c.ask_due - now_s();
             wait = d < 0 ? 0 : d < wait ? d : wait;
         }
         struct timespec wts = {0, (long)(wait * 1e9)};
-        int pr = ppoll(pfd, n, &wts, NULL);
+        struct pollfd epf = {ep, POLLIN, 0};
+        int pr = ppoll(&epf, 1, &wts, NULL);
+        if (pr > 0)
+            pr = epoll_wait(ep, pfd, NEV, 0);
         if (pr < 0 && errno != EINTR) {
             snprintf(why, sizeof why, "poll: %s", strerror(errno));
             failed = 1;
         }
-        for (size_t i = 1; pr > 0 && i < n && !failed; i++) {
-            if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        int new_conn = 0;
+        for (int i = 0; i < pr && !failed; i++) {
+            if (pfd[i].data.u64 == UINT64_MAX) {
+                new_conn = 1;
                 continue;
-            conn *cn = NULL;
-            for (size_t k = 0; k < nconns; k++)
-                if (conns[k].fd == pfd[i].fd)
-                    cn = &conns[k];
-            if (!cn)
+            }
+            conn *cn = &conns[pfd[i].data.u64];
+            if (cn->fd < 0)
                 continue;
             /* Every frame the connection has: one read, then the frames. */
             int closed = 0;
@@ -977,16 +1039,16 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             }
             if (got < 0 && !failed) {
                 int rk = cn->rank;
-                close(cn->fd);
+                close(cn->fd); /* which takes it out of the epoll set */
+                cn->fd = -1;
                 tb_emu_reader_free(&cn->rd);
-                *cn = conns[--nconns];
                 if (rk >= 0 && !c.r[rk].done && !c.fail[0]) {
                     snprintf(why, sizeof why, "rank %d ended before MPI_Finalize", rk);
                     failed = 1;
                 }
                 if (rk >= 0)
                     c.r[rk].fd = -1;
-                break; /* the pollfd indices moved */
+                continue;
             }
             if (cn->rank >= 0 && nhello < c.P) {
                 int k = 0;
@@ -997,8 +1059,8 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 nhello = k;
             }
         }
-        if (pr > 0 && (pfd[0].revents & POLLIN) && !failed)
-            accept_all(lfd, conns, &nconns, (size_t)c.P);
+        if (new_conn && !failed)
+            accept_all(lfd, ep, conns, &nconns, maxconns);
         if (!failed && decide_all(&c) != TB_OK) {
             /* A rank's connection broke while being answered: it ended. */
             snprintf(why, sizeof why, "lost a rank's connection");
@@ -1050,9 +1112,9 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     /* Frames still buffered after the launcher ended (FINALs, a FAIL), also
      * from ranks whose connection was still waiting to be accepted. */
     if (!failed)
-        accept_all(lfd, conns, &nconns, (size_t)c.P);
+        accept_all(lfd, ep, conns, &nconns, maxconns);
     for (size_t i = 0; i < nconns && !failed; i++) {
-        for (;;) {
+        for (; conns[i].fd >= 0;) {
             int frc = tb_emu_reader_next(&conns[i].rd, &c.in, TB_EMU_FRAME_MAX);
             if (frc == 0 && tb_emu_reader_fill(conns[i].fd, &conns[i].rd, NULL) > 0)
                 continue;
@@ -1069,9 +1131,11 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         }
     }
     for (size_t i = 0; i < nconns; i++) {
-        close(conns[i].fd);
+        if (conns[i].fd >= 0)
+            close(conns[i].fd);
         tb_emu_reader_free(&conns[i].rd);
     }
+    close(ep);
     close(lfd);
     c.res->wall_s = now_s() - t0;
     c.res->decisions = c.decisions;
