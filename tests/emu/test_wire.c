@@ -1,0 +1,171 @@
+/*
+ * test_wire.c - the emulator's frames (src/emu/wire.c) over a socket pair:
+ * several frames taken by one read, a frame cut across reads, a frame larger
+ * than one read, a frame over the limit, a close at a frame boundary and in
+ * the middle of one.  Known answers: every frame comes out whole, in order,
+ * with its bytes.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "emu/wire.h"
+#include "tb_test.h"
+
+static int sp[2];
+
+static void pair_open(void) { socketpair(AF_UNIX, SOCK_STREAM, 0, sp); }
+static void pair_close(void)
+{
+    close(sp[0]);
+    close(sp[1]);
+}
+
+/* Write a frame of n bytes, byte i = (seed + i) mod 251. */
+static int put(size_t n, unsigned seed)
+{
+    tb_buf b = TB_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t v = (uint8_t)((seed + i) % 251);
+        if (tb_buf_pack_u8(&b, v) != TB_OK)
+            return TB_ERR_NOMEM;
+    }
+    int rc = tb_emu_frame_write(sp[0], &b);
+    tb_buf_free(&b);
+    return rc;
+}
+
+static int is_frame(const tb_buf *f, size_t n, unsigned seed)
+{
+    if (f->len != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (f->data[i] != (uint8_t)((seed + i) % 251))
+            return 0;
+    return 1;
+}
+
+static void test_several_in_one_read(void)
+{
+    pair_open();
+    tb_emu_reader rd = {TB_BUF_INIT};
+    tb_buf f;
+    TB_ASSERT_EQ_INT(tb_emu_reader_fill(sp[1], &rd, NULL), 0); /* nothing yet */
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), 0);
+    TB_ASSERT_EQ_INT(put(1, 1), TB_OK);
+    TB_ASSERT_EQ_INT(put(0, 0), TB_OK);
+    TB_ASSERT_EQ_INT(put(300, 7), TB_OK);
+    TB_ASSERT(tb_emu_reader_fill(sp[1], &rd, NULL) == 4 + 1 + 4 + 4 + 300);
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), 1);
+    TB_ASSERT(is_frame(&f, 1, 1));
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), 1);
+    TB_ASSERT(is_frame(&f, 0, 0));
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), 1);
+    TB_ASSERT(is_frame(&f, 300, 7));
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), 0);
+    TB_ASSERT(tb_emu_reader_pending(&rd) == 0);
+    tb_emu_reader_free(&rd);
+    pair_close();
+}
+
+static void test_cut_across_reads(void)
+{
+    pair_open();
+    tb_emu_reader rd = {TB_BUF_INIT};
+    tb_buf f;
+    /* A frame of 10 bytes written in three pieces: 2 bytes of its length,
+     * the rest of the length and 3 bytes, the last 7. */
+    unsigned char all[14] = {10, 0, 0, 0};
+    for (int i = 0; i < 10; i++)
+        all[4 + i] = (unsigned char)((5 + i) % 251);
+    size_t cuts[] = {0, 2, 7, 14};
+    for (int k = 0; k < 3; k++) {
+        TB_ASSERT(write(sp[0], all + cuts[k], cuts[k + 1] - cuts[k]) ==
+                  (ssize_t)(cuts[k + 1] - cuts[k]));
+        TB_ASSERT(tb_emu_reader_fill(sp[1], &rd, NULL) == (long)(cuts[k + 1] - cuts[k]));
+        TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), k == 2);
+    }
+    TB_ASSERT(is_frame(&f, 10, 5));
+    tb_emu_reader_free(&rd);
+    pair_close();
+}
+
+static void test_larger_than_a_read(void)
+{
+    pair_open();
+    int sz = 1 << 20;
+    setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+    setsockopt(sp[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    tb_emu_reader rd = {TB_BUF_INIT};
+    tb_buf f;
+    size_t n = 150000; /* more than the 64 KiB a fill reserves */
+    TB_ASSERT_EQ_INT(put(n, 3), TB_OK);
+    TB_ASSERT_EQ_INT(put(5, 9), TB_OK);
+    int got = 0, fills = 0;
+    while (got < 2 && fills < 100) {
+        long r = tb_emu_reader_fill(sp[1], &rd, NULL);
+        TB_ASSERT(r >= 0);
+        fills++;
+        while (tb_emu_reader_next(&rd, &f, 1 << 20) == 1) {
+            TB_ASSERT(got == 0 ? is_frame(&f, n, 3) : is_frame(&f, 5, 9));
+            got++;
+        }
+    }
+    TB_ASSERT_EQ_INT(got, 2);
+    TB_ASSERT(fills > 1);
+    tb_emu_reader_free(&rd);
+    pair_close();
+}
+
+static void test_over_the_limit(void)
+{
+    pair_open();
+    tb_emu_reader rd = {TB_BUF_INIT};
+    tb_buf f;
+    TB_ASSERT_EQ_INT(put(100, 0), TB_OK);
+    TB_ASSERT(tb_emu_reader_fill(sp[1], &rd, NULL) > 0);
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 99), TB_ERR_RANGE);
+    tb_emu_reader_free(&rd);
+    pair_close();
+}
+
+static void test_close(void)
+{
+    /* At a frame boundary: the frame, then a clean close. */
+    pair_open();
+    tb_emu_reader rd = {TB_BUF_INIT};
+    tb_buf f;
+    int closed = -1;
+    TB_ASSERT_EQ_INT(put(4, 2), TB_OK);
+    close(sp[0]);
+    TB_ASSERT(tb_emu_reader_fill(sp[1], &rd, &closed) == 8);
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), 1);
+    TB_ASSERT(is_frame(&f, 4, 2));
+    TB_ASSERT(tb_emu_reader_fill(sp[1], &rd, &closed) == -1);
+    TB_ASSERT_EQ_INT(closed, 1);
+    close(sp[1]);
+    tb_emu_reader_free(&rd);
+    /* In the middle of one: an error, not a clean close. */
+    pair_open();
+    unsigned char half[6] = {10, 0, 0, 0, 1, 2};
+    TB_ASSERT(write(sp[0], half, sizeof half) == (ssize_t)sizeof half);
+    close(sp[0]);
+    TB_ASSERT(tb_emu_reader_fill(sp[1], &rd, &closed) == 6);
+    TB_ASSERT_EQ_INT(tb_emu_reader_next(&rd, &f, 1 << 20), 0);
+    TB_ASSERT(tb_emu_reader_fill(sp[1], &rd, &closed) == -1);
+    TB_ASSERT_EQ_INT(closed, 0);
+    TB_ASSERT(tb_emu_reader_pending(&rd) == 6);
+    close(sp[1]);
+    tb_emu_reader_free(&rd);
+}
+
+static const tb_test tests[] = {
+    {"several_in_one_read", test_several_in_one_read},
+    {"cut_across_reads", test_cut_across_reads},
+    {"larger_than_a_read", test_larger_than_a_read},
+    {"over_the_limit", test_over_the_limit},
+    {"close", test_close},
+    {NULL, NULL},
+};
+TB_TEST_MAIN(tests)
