@@ -98,8 +98,10 @@ static int print_json(const tb_emu_result *r, const char *platform, int master)
     int rc = tb_buf_printf(&b, "{\"predicted_makespan_s\":%.17g,\"wall_s\":%.6f,\"platform\":",
                            r->makespan_s, r->wall_s);
     rc |= tb_buf_json_string(&b, platform);
-    rc |= tb_buf_printf(&b, ",\"decisions\":%" PRIu64 ",\"master\":%d,\"ranks\":[", r->decisions,
-                        master);
+    rc |= tb_buf_printf(&b,
+                        ",\"decisions\":%" PRIu64 ",\"unchecked_decisions\":%" PRIu64
+                        ",\"master\":%d,\"ranks\":[",
+                        r->decisions, r->unchecked, master);
     for (int i = 0; i < r->ranks && rc == TB_OK; i++) {
         const tb_emu_rank *k = &r->rank[i];
         rc |= tb_buf_printf(&b, "%s{\"rank\":%d,\"host\":", i ? "," : "", k->rank);
@@ -213,6 +215,13 @@ int tb_cmd_emu(int argc, char **argv)
         rc = print_json(r, platform, (int)master);
     else
         print_text(r, platform, (int)master);
+    /* Not silent: a prediction some choices of which could not be checked. */
+    if (r->unchecked > 0)
+        fprintf(stderr,
+                "tenbin emu: warning: %" PRIu64 " wildcard receive(s) were decided while the sender "
+                "was held in a real send to the receiver, so a message it would have relayed "
+                "through a third rank could not be ruled out (docs/emulator.md, Limits)\n",
+                r->unchecked);
     tb_emu_result_free(&r);
     return rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;
 }

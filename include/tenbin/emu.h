@@ -64,6 +64,11 @@ typedef struct tb_emu_result {
     uint64_t decisions;     /* questions the coordinator answered */
     tb_emu_rank *rank;      /* [ranks] */
     tb_buf *trace;          /* [ranks] serialized events (tb_trace_write_pieces) */
+    uint64_t unchecked;     /* wildcard decisions made while the candidate's
+                               sender was held in a real send, so that a message
+                               it would relay through a third rank could not be
+                               ruled out (docs/emulator.md); 0: every decision
+                               is exact */
 } tb_emu_result;
 
 /*

@@ -92,6 +92,7 @@ typedef struct coord {
     tb_emu_result *res;
     char fail[512];
     uint64_t decisions;
+    uint64_t unchecked; /* decisions made without the relay check (TB_EMU_SENDING) */
     tb_buf in, out;
     double *ev;
     double ask_due; /* real time of the next question held back (INFINITY: none) */
@@ -150,6 +151,7 @@ static double event_time(const crank *r)
 {
     switch (r->state) {
     case TB_EMU_RUNNING:
+    case TB_EMU_SENDING:
         return r->clock;
     case TB_EMU_BLOCKED:
         if (r->npat == 1 && r->pat[0].ctx == TB_EMU_ACK_CTX)
@@ -313,9 +315,25 @@ static int decide_pass(coord *c, int *progress)
                 floor = c->ev[lo[a]] + c->lookahead;
                 break;
             }
-        /* The candidate's own sender cannot send anything to j that arrives
-         * before it: the pair keeps its order. */
-        if (cand && x <= r->deadline &&
+        /* The candidate's own sender s cannot send anything to j that
+         * arrives before it: the pair keeps its order.  But s can still send
+         * to a third rank that relays to j, which arrives no earlier than
+         * two lookaheads after s acts (a large message, or one over a slow
+         * link, can arrive later than that). */
+        double via_s = INFINITY;
+        if (cand && P > 2 && (any_source(r) || r->npat > 1)) {
+            via_s = c->ev[cand->src] + 2 * c->lookahead;
+            /* s held in the real MPI by a message its receiver has not
+             * taken cannot act until someone decides without knowing
+             * what it does next: decide, and say so in the result. */
+            const crank *o = &c->r[cand->src];
+            if (o->state == TB_EMU_SENDING && o->deadline == (double)j && !before(x, via_s, la) &&
+                x <= r->deadline) {
+                via_s = INFINITY;
+                c->unchecked++;
+            }
+        }
+        if (cand && x <= r->deadline && before(x, via_s, la) &&
             (before(x, floor, la) || before(x, bound_to(c, j, (int)cand->src, &who), la))) {
             cmsg copy = *cand;
             r->pending = 0;
@@ -350,8 +368,12 @@ static int decide_pass(coord *c, int *progress)
             crank *o = &c->r[k];
             if (k == j || o->asked || o->done || !o->hello || !may_send(r, k))
                 continue;
-            if ((o->state == TB_EMU_RUNNING || o->state == TB_EMU_BLOCKED) &&
-                !before(need, bound_from(c, j, k), la))
+            double b = bound_from(c, j, k);
+            if (cand && k == (int)cand->src && via_s < b)
+                b = via_s; /* it holds j back through a relay */
+            if ((o->state == TB_EMU_RUNNING || o->state == TB_EMU_SENDING ||
+                 o->state == TB_EMU_BLOCKED) &&
+                !before(need, b, la))
                 TB_CHECK(send_ask(c, k));
         }
     }
@@ -394,7 +416,7 @@ static int deadlocked(const coord *c, char *why, size_t n)
             return 0;
         if (r->state == TB_EMU_DONE)
             continue;
-        if (r->state == TB_EMU_RUNNING)
+        if (r->state == TB_EMU_RUNNING || r->state == TB_EMU_SENDING)
             return 0;
         if (r->state == TB_EMU_WAITING && r->deadline < INFINITY)
             return 0;
@@ -447,10 +469,10 @@ static void dump_state(coord *c, const char *why)
     TB_LOG_DEBUG("emu coordinator: %s", why);
     for (int i = 0; i < c->P; i++) {
         const crank *r = &c->r[i];
-        static const char *const names[] = {"running", "blocked", "waiting", "done"};
+        static const char *const names[] = {"running", "blocked", "waiting", "done", "sending"};
         TB_LOG_DEBUG("  rank %d: %s clock %.9g event %.9g deadline %.9g pending %d asked %d "
                      "known messages to it %zu patterns %zu%s",
-                     i, r->state >= 0 && r->state <= 3 ? names[r->state] : "?", r->clock,
+                     i, r->state >= 0 && r->state <= 4 ? names[r->state] : "?", r->clock,
                      event_time(r), r->deadline, r->pending, r->asked, r->nin, r->npat,
                      r->npat ? "" : "");
         for (size_t k = 0; k < r->npat && k < 4; k++)
@@ -1139,6 +1161,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     close(lfd);
     c.res->wall_s = now_s() - t0;
     c.res->decisions = c.decisions;
+    c.res->unchecked = c.unchecked;
     int hellos = 0;
     for (int i = 0; i < c.P; i++)
         hellos += c.r[i].hello;

@@ -45,6 +45,9 @@ enum {
     TB_EMU_BLOCKED,     /* in a receive matching the patterns; no answer wanted */
     TB_EMU_WAITING,     /* wants a DECIDE for the patterns (kind, deadline) */
     TB_EMU_DONE,        /* finalised */
+    TB_EMU_SENDING,     /* running, but held in the real MPI until a message
+                           it sent to the rank in `deadline` leaves (its
+                           receiver must post first) */
 };
 
 /* What a WAITING rank wants decided. */

@@ -29,6 +29,27 @@ close "$(num predicted_makespan_s pp16.json)" "$(num predicted_makespan_s pp2.js
     "16 ranks time-sliced vs 2 ranks"
 grep -q '"ranks":\[{"rank":0,"host":"h0","compute_s":' pp16.json || fail "json ranks: $(cat pp16.json)"
 
+# A relay: rank 1 sends 1 MB to 0 (10 ms on the wire), then 1 byte to 2,
+# which passes it on to 0.  The relayed byte arrives first in virtual time,
+# though rank 1's big message is known to the coordinator first: a wildcard
+# decision must wait until rank 1 can no longer start such a relay.  The big
+# MPI_Send goes from a copy, so rank 1 runs on (the real MPI would hold it
+# until rank 0 posts); makespan = the big message's os + L + (k-1)G + or.
+emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 > chain.out 2> chain.err
+grep -qx 'chain order: 2 1' chain.out || fail "relay order: $(cat chain.out)"
+tail -n 1 chain.out > chain.json
+close "$(num predicted_makespan_s chain.json)" \
+    "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 999999 * 10e-9 + 10e-6 }')" "relay"
+[ "$(num unchecked_decisions chain.json)" = 0 ] || fail "relay: unchecked decisions: $(cat chain.json)"
+# The same with MPI_Isend + MPI_Wait: rank 1 is held in the real MPI until
+# rank 0 receives, so the decision cannot be checked: it is made (no hang)
+# and the run says so, on stderr and in the JSON.
+emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 isend > chaini.out 2> chaini.err
+[ "$(grep -c 'warning: .* decided while the sender was held in a real send' chaini.err)" = 1 ] ||
+    fail "relay with MPI_Isend: no warning: $(cat chaini.err)"
+tail -n 1 chaini.out > chaini.json
+[ "$(num unchecked_decisions chaini.json)" -ge 1 ] || fail "relay with MPI_Isend: $(cat chaini.json)"
+
 # Fan-in with MPI_ANY_SOURCE: rank r sends (6-r)*100 bytes after sleeping
 # 0.05 r s of real time, so the real order is 1..5 and the virtual one 5..1.
 emu --platform $P1 -n 6 --json -- "$PAT" fanin 100 > fanin.out

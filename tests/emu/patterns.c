@@ -31,6 +31,11 @@
  *                                  MPI_Waitany; a message on MPI_COMM_SELF beside
  *                                  a collective; a large MPI_Isend whose sender
  *                                  then waits in a wildcard receive
+ *   patterns chain BYTES [isend]   3 ranks: 1 sends BYTES to 0, then 1 byte to 2,
+ *                                  which passes 1 byte on to 0; 0 takes both with
+ *                                  MPI_ANY_SOURCE and prints the order (with a
+ *                                  large BYTES the relayed byte arrives first;
+ *                                  isend: the large one by MPI_Isend + MPI_Wait)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
@@ -394,6 +399,34 @@ static int waitany(int bytes)
     return 0;
 }
 
+static int chain(int bytes, int isend)
+{
+    char *buf = calloc((size_t)bytes + 1, 1);
+    if (rank == 0) {
+        printf("chain order:");
+        for (int i = 0; i < 2; i++) {
+            MPI_Status st;
+            MPI_Recv(buf, bytes + 1, MPI_BYTE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &st);
+            printf(" %d", st.MPI_SOURCE);
+        }
+        printf("\n");
+    } else if (rank == 1) {
+        if (isend) {
+            MPI_Request r;
+            MPI_Isend(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Send(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+        }
+        MPI_Send(buf, 1, MPI_BYTE, 2, 7, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        MPI_Recv(buf, 1, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, 1, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+    }
+    free(buf);
+    return 0;
+}
+
 static int wtime(void)
 {
     double t0 = MPI_Wtime();
@@ -434,6 +467,8 @@ int main(int argc, char **argv)
         rc = p2p();
     else if (!strcmp(mode, "waitany") && argc == 3)
         rc = waitany(atoi(argv[2]));
+    else if (!strcmp(mode, "chain") && (argc == 3 || argc == 4) && size == 3)
+        rc = chain(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "isend"));
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
     else if (!strcmp(mode, "abort")) {

@@ -102,6 +102,8 @@ static struct emu {
     double lookahead;
     long sleep_max_ns;  /* longest sleep of a real wait */
     long sleep_long_ns; /* a wait the coordinator ends (it wakes us) */
+    int sending_to;     /* world rank a real send holds us for, or -1 */
+    int said_sending;   /* the last report said so */
     double clock, cpu_exit, last_start;
     double compute, send, recv, idle;
     uint64_t msgs_sent, bytes_sent, msgs_recv;
@@ -246,7 +248,13 @@ static void pack_report(int type, int state, int kind, double deadline, const pa
 
 static void report(int state, const pattern *pat, int npat)
 {
-    pack_report(TB_EMU_REPORT, state, TB_EMU_PEEK, INFINITY, pat, npat);
+    /* Running, but held in a real send: the coordinator must know (its
+     * destination travels as the deadline). */
+    E.said_sending = state == TB_EMU_RUNNING && E.sending_to >= 0;
+    if (E.said_sending)
+        pack_report(TB_EMU_REPORT, TB_EMU_SENDING, TB_EMU_PEEK, E.sending_to, pat, npat);
+    else
+        pack_report(TB_EMU_REPORT, state, TB_EMU_PEEK, INFINITY, pat, npat);
     send_frame();
 }
 
@@ -556,7 +564,7 @@ static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int how)
             /* Our own message that has not left yet (too large to go at
              * once) may need its receiver's help, and a blocked receiver
              * sleeps until the coordinator says its message was sent. */
-            if (first && E.nsends > 0)
+            if (first && (E.nsends > 0 || E.sending_to >= 0))
                 report(TB_EMU_RUNNING, NULL, 0);
             poll_coord();
         }
@@ -793,8 +801,12 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq, double arriv
 
 static void send_finish(ereq *q)
 {
+    E.sending_to = q->dst_world;
     real_wait(&q->hreal, MPI_STATUS_IGNORE);
     real_wait(&q->real, MPI_STATUS_IGNORE);
+    E.sending_to = -1;
+    if (E.said_sending)
+        report(TB_EMU_RUNNING, NULL, 0); /* not held any more */
     if (q->need_ack && !q->acked) {
         double taken = wait_ack(q->dst_world, q->c, q->h.seq, q->h.arrival);
         q->acked = 1;
@@ -1314,6 +1326,7 @@ static void emu_start(void)
         die("TENBIN_EMU_SLEEP_MAX: expected seconds from 2e-6 to 0.5");
     E.sleep_max_ns = (long)(smax * 1e9);
     E.sleep_long_ns = 250 * E.sleep_max_ns;
+    E.sending_to = -1;
     /* Sleeps of a few microseconds, not the default 50 us of slack. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     E.last_start = -INFINITY;
@@ -1446,11 +1459,44 @@ EMU_API double MPI_Wtick(void) { return E.on ? 1e-9 : PMPI_Wtick(); }
         return MPI_SUCCESS;                                                                    \
     } while (0)
 
+/* Would the model send k bytes to dst (comm rank) as a rendezvous? */
+static int model_rendezvous(const ecomm *c, int dst, size_t k)
+{
+    int w = c->world[dst];
+    tb_netmsg nm;
+    tb_net_send(E.plat, E.P, E.cluster[E.wrank], E.cluster[w], w == E.wrank, k, E.clock,
+                E.last_start, &nm);
+    return nm.rendezvous;
+}
+
+/* A standard send the model finishes without its receiver, but larger than
+ * a real MPI may send without one (eager limits start at a few KiB): it goes
+ * from a copy, detached like MPI_Bsend, so the sender runs on as the model
+ * says instead of waiting in the real MPI for a receive that the receiver may
+ * post only after the sender has acted (docs/emulator.md). */
+#define COPY_SEND_MIN 1024
+
 static int send_blocking(const void *buf, int count, MPI_Datatype t, int dst, int tag,
                          MPI_Comm comm, int mode, const char *name)
 {
     BEGIN(name);
-    do_send(comm_get(comm, name), 0, buf, count, t, dst, tag, mode);
+    ecomm *c = comm_get(comm, name);
+    size_t k = dst == MPI_PROC_NULL ? 0 : type_bytes(count, t);
+    if (mode == MODE_STD && k > COPY_SEND_MIN && !model_rendezvous(c, dst, k)) {
+        ereq *q = req_new();
+        int psize = 0;
+        PMPI_Pack_size(count, t, comm, &psize);
+        void *copy = malloc((size_t)psize + 1);
+        if (!copy)
+            oom();
+        int pos = 0;
+        PMPI_Pack(buf, count, t, copy, psize, &pos, comm);
+        send_start_k(q, c, 0, copy, pos, MPI_PACKED, dst, tag, MODE_STD, k);
+        q->buf = copy; /* freed when the real send is done (reap_detached) */
+        q->handle = MPI_REQUEST_NULL;
+        END();
+    }
+    do_send(c, 0, buf, count, t, dst, tag, mode);
     END();
 }
 
