@@ -1459,6 +1459,25 @@ EMU_API double MPI_Wtick(void) { return E.on ? 1e-9 : PMPI_Wtick(); }
         return MPI_SUCCESS;                                                                    \
     } while (0)
 
+/* Send from a packed copy of buf (the program may reuse buf at once), as a
+ * request nobody waits for: reap_detached frees it once the real send is
+ * done. */
+static void send_detached(ecomm *c, MPI_Comm comm, const void *buf, int count, MPI_Datatype t,
+                          int dst, int tag, int mode)
+{
+    ereq *q = req_new();
+    int psize = 0;
+    PMPI_Pack_size(count, t, comm, &psize);
+    void *copy = malloc((size_t)psize + 1);
+    if (!copy)
+        oom();
+    int pos = 0;
+    PMPI_Pack(buf, count, t, copy, psize, &pos, comm);
+    send_start_k(q, c, 0, copy, pos, MPI_PACKED, dst, tag, mode, type_bytes(count, t));
+    q->buf = copy;
+    q->handle = MPI_REQUEST_NULL;
+}
+
 /* Would the model send k bytes to dst (comm rank) as a rendezvous? */
 static int model_rendezvous(const ecomm *c, int dst, size_t k)
 {
@@ -1483,17 +1502,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype t, int dst, in
     ecomm *c = comm_get(comm, name);
     size_t k = dst == MPI_PROC_NULL ? 0 : type_bytes(count, t);
     if (mode == MODE_STD && k > COPY_SEND_MIN && !model_rendezvous(c, dst, k)) {
-        ereq *q = req_new();
-        int psize = 0;
-        PMPI_Pack_size(count, t, comm, &psize);
-        void *copy = malloc((size_t)psize + 1);
-        if (!copy)
-            oom();
-        int pos = 0;
-        PMPI_Pack(buf, count, t, copy, psize, &pos, comm);
-        send_start_k(q, c, 0, copy, pos, MPI_PACKED, dst, tag, MODE_STD, k);
-        q->buf = copy; /* freed when the real send is done (reap_detached) */
-        q->handle = MPI_REQUEST_NULL;
+        send_detached(c, comm, buf, count, t, dst, tag, MODE_STD);
         END();
     }
     do_send(c, 0, buf, count, t, dst, tag, mode);
@@ -1517,22 +1526,8 @@ EMU_API int MPI_Rsend(const void *buf, int count, MPI_Datatype t, int dst, int t
 EMU_API int MPI_Bsend(const void *buf, int count, MPI_Datatype t, int dst, int tag, MPI_Comm comm)
 {
     BEGIN("MPI_Bsend");
-    if (dst != MPI_PROC_NULL) {
-        ereq *q = req_new();
-        ecomm *c = comm_get(comm, "MPI_Bsend");
-        /* The data must be copied: the program may reuse buf at once. */
-        int psize = 0;
-        PMPI_Pack_size(count, t, comm, &psize);
-        void *copy = malloc((size_t)psize + 1);
-        if (!copy)
-            oom();
-        int pos = 0;
-        PMPI_Pack(buf, count, t, copy, psize, &pos, comm);
-        send_start_k(q, c, 0, copy, pos, MPI_PACKED, dst, tag, MODE_BUFFERED,
-                     type_bytes(count, t));
-        q->buf = copy; /* freed when the real send is done (reap_detached) */
-        q->handle = MPI_REQUEST_NULL;
-    }
+    if (dst != MPI_PROC_NULL)
+        send_detached(comm_get(comm, "MPI_Bsend"), comm, buf, count, t, dst, tag, MODE_BUFFERED);
     END();
 }
 
