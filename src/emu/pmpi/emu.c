@@ -572,9 +572,10 @@ static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int how)
         if (how == WAIT_ASLEEP) {
             /* A blocked receive and no request of our own that MPI may need
              * us to move: nothing to do until the message is sent, and the
-             * coordinator says when (TB_EMU_WAKE).  The long timeout is a
-             * safety net only. */
-            if (sleep_on_coord(E.sleep_long_ns))
+             * coordinator says when (TB_EMU_WAKE) once the sender reports
+             * it.  A sender that computes after its send reports only at
+             * its next wait, so look now and then all the same. */
+            if (sleep_on_coord(20 * E.sleep_max_ns))
                 how = WAIT_BLOCKED; /* it was sent: now look often */
             continue;
         }
