@@ -41,14 +41,20 @@ tail -n 1 chain.out > chain.json
 close "$(num predicted_makespan_s chain.json)" \
     "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 999999 * 10e-9 + 10e-6 }')" "relay"
 [ "$(num unchecked_decisions chain.json)" = 0 ] || fail "relay: unchecked decisions: $(cat chain.json)"
-# The same with MPI_Isend + MPI_Wait: rank 1 is held in the real MPI until
-# rank 0 receives, so the decision cannot be checked: it is made (no hang)
-# and the run says so, on stderr and in the JSON.
-emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 isend > chaini.out 2> chaini.err
-[ "$(grep -c 'warning: .* decided while the sender was held in a real send' chaini.err)" = 1 ] ||
-    fail "relay with MPI_Isend: no warning: $(cat chaini.err)"
+# The same with MPI_Isend + MPI_Wait (also from a copy): exact too.
+emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 isend > chaini.out
+grep -qx 'chain order: 2 1' chaini.out || fail "relay with MPI_Isend: $(cat chaini.out)"
 tail -n 1 chaini.out > chaini.json
-[ "$(num unchecked_decisions chaini.json)" -ge 1 ] || fail "relay with MPI_Isend: $(cat chaini.json)"
+close "$(num predicted_makespan_s chaini.json)" "$(num predicted_makespan_s chain.json)" "relay, Isend"
+[ "$(num unchecked_decisions chaini.json)" = 0 ] || fail "relay, Isend: $(cat chaini.json)"
+# With MPI_Rsend (not copied) rank 1 is held in the real MPI until rank 0
+# receives, so the decision cannot be checked: it is made (no hang) and the
+# run says so, on stderr and in the JSON.
+emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 rsend > chainr.out 2> chainr.err
+[ "$(grep -c 'warning: .* decided while the sender was held in a real send' chainr.err)" = 1 ] ||
+    fail "relay with MPI_Rsend: no warning: $(cat chainr.err)"
+tail -n 1 chainr.out > chainr.json
+[ "$(num unchecked_decisions chainr.json)" -ge 1 ] || fail "relay with MPI_Rsend: $(cat chainr.json)"
 
 # Fan-in with MPI_ANY_SOURCE: rank r sends (6-r)*100 bytes after sleeping
 # 0.05 r s of real time, so the real order is 1..5 and the virtual one 5..1.
@@ -108,6 +114,12 @@ close "$(num predicted_makespan_s rdv.json)" \
 emu --platform $P1,S=65536 -n 4 --json -- "$PAT" halo 100000 > halo.json
 close "$(num predicted_makespan_s halo.json)" \
     "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 10e-6 + 2 * 50e-6 + 99999 * 10e-9 }')" "halo"
+
+# The same below S: each MPI_Isend goes from a copy (the model sends it
+# without its receiver); the data is checked by the program.
+emu --platform $P1,S=1e9 -n 4 --json -- "$PAT" halo 100000 > halo2.json
+close "$(num predicted_makespan_s halo2.json)" \
+    "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 99999 * 10e-9 + 10e-6 }')" "halo, eager"
 
 # Situations that once stalled or fooled the emulator print what a real run
 # prints.

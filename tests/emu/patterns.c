@@ -31,11 +31,12 @@
  *                                  MPI_Waitany; a message on MPI_COMM_SELF beside
  *                                  a collective; a large MPI_Isend whose sender
  *                                  then waits in a wildcard receive
- *   patterns chain BYTES [isend]   3 ranks: 1 sends BYTES to 0, then 1 byte to 2,
+ *   patterns chain BYTES [HOW]     3 ranks: 1 sends BYTES to 0, then 1 byte to 2,
  *                                  which passes 1 byte on to 0; 0 takes both with
  *                                  MPI_ANY_SOURCE and prints the order (with a
  *                                  large BYTES the relayed byte arrives first;
- *                                  isend: the large one by MPI_Isend + MPI_Wait)
+ *                                  HOW: isend (MPI_Isend + MPI_Wait) or rsend
+ *                                  (MPI_Rsend) for the large one, else MPI_Send)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
@@ -294,16 +295,22 @@ static int p2p(void)
 static int halo(int bytes)
 {
     char *a = calloc((size_t)bytes + 1, 1), *b = calloc((size_t)bytes + 1, 1);
-    int peer = rank ^ 1;
+    int peer = rank ^ 1, bad = 0;
+    for (int i = 0; i < bytes; i++)
+        a[i] = (char)(rank * 31 + i);
     if (peer < size) {
         MPI_Request r[2];
         MPI_Isend(a, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r[0]);
         MPI_Irecv(b, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r[1]);
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < bytes; i++)
+            bad |= b[i] != (char)(peer * 31 + i);
+        if (bad)
+            fprintf(stderr, "halo: rank %d got wrong data from %d\n", rank, peer);
     }
     free(a);
     free(b);
-    return 0;
+    return bad;
 }
 
 static int tricky(void)
@@ -399,7 +406,7 @@ static int waitany(int bytes)
     return 0;
 }
 
-static int chain(int bytes, int isend)
+static int chain(int bytes, const char *how)
 {
     char *buf = calloc((size_t)bytes + 1, 1);
     if (rank == 0) {
@@ -411,10 +418,12 @@ static int chain(int bytes, int isend)
         }
         printf("\n");
     } else if (rank == 1) {
-        if (isend) {
+        if (!strcmp(how, "isend")) {
             MPI_Request r;
             MPI_Isend(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &r);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else if (!strcmp(how, "rsend")) {
+            MPI_Rsend(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
         } else {
             MPI_Send(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
         }
@@ -468,7 +477,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "waitany") && argc == 3)
         rc = waitany(atoi(argv[2]));
     else if (!strcmp(mode, "chain") && (argc == 3 || argc == 4) && size == 3)
-        rc = chain(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "isend"));
+        rc = chain(atoi(argv[2]), argc == 4 ? argv[3] : "send");
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
     else if (!strcmp(mode, "abort")) {

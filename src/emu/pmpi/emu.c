@@ -72,6 +72,8 @@ typedef struct ereq {
     double done_at;    /* SEND: virtual completion once known */
     double posted;     /* RECV: clock when posted */
     int acked_out;     /* RECV: its header was seen (and acknowledged if asked) */
+    int copied;        /* SEND: real parts go from the copy in buf; the handle
+                          is a generalized request the model completes */
 } ereq;
 
 typedef struct ack {
@@ -1044,7 +1046,20 @@ static void req_finish(ereq *q, MPI_Request *handle, MPI_Status *st, const decis
 {
     MPI_Status s;
     if (q->kind == REQ_SEND) {
-        send_finish(q);
+        if (q->copied) {
+            /* Done when the model says; the real parts go on, detached. */
+            ereq *dq = req_new();
+            *dq = *q;
+            dq->handle = MPI_REQUEST_NULL;
+            dq->copied = 0;
+            q->buf = NULL;
+            advance(q->done_at, &E.send, "send");
+            PMPI_Grequest_complete(q->handle);
+            MPI_Request h = q->handle;
+            PMPI_Wait(&h, MPI_STATUS_IGNORE);
+        } else {
+            send_finish(q);
+        }
         if (st != MPI_STATUS_IGNORE) {
             memset(&s, 0, sizeof s);
             s.MPI_SOURCE = MPI_ANY_SOURCE;
@@ -1404,7 +1419,9 @@ EMU_API int MPI_Finalize(void)
         if (E.reqs[i]->kind == REQ_SEND) {
             PMPI_Wait(&E.reqs[i]->hreal, MPI_STATUS_IGNORE);
             PMPI_Wait(&E.reqs[i]->real, MPI_STATUS_IGNORE);
-            if (E.reqs[i]->handle == MPI_REQUEST_NULL)
+            if (E.reqs[i]->copied)
+                PMPI_Grequest_complete(E.reqs[i]->handle); /* never waited for */
+            if (E.reqs[i]->handle == MPI_REQUEST_NULL || E.reqs[i]->copied)
                 free(E.reqs[i]->buf);
         }
         free(E.reqs[i]);
@@ -1539,6 +1556,18 @@ static int isend_common(const void *buf, int count, MPI_Datatype t, int dst, int
     ecomm *c = comm_get(comm, name);
     if (dst == MPI_PROC_NULL) {
         PMPI_Isend(buf, count, t, dst, tag, comm, req);
+        END();
+    }
+    size_t k = type_bytes(count, t);
+    if (mode == MODE_STD && k > COPY_SEND_MIN && !model_rendezvous(c, dst, k)) {
+        /* As a large blocking send (send_blocking): from a copy, so that
+         * the program's wait ends when the model says, not when the real
+         * MPI's receiver has posted. */
+        send_detached(c, comm, buf, count, t, dst, tag, MODE_STD);
+        ereq *q = E.reqs[E.nreqs - 1];
+        q->copied = 1;
+        PMPI_Grequest_start(grq_query, grq_free, grq_cancel, NULL, &q->handle);
+        *req = q->handle;
         END();
     }
     ereq *q = req_new();
@@ -1944,6 +1973,11 @@ EMU_API int MPI_Request_free(MPI_Request *req)
         die("MPI_Request_free of a receive request is not emulated");
     if (q) {
         /* Its data still goes; the library completes it at MPI_Finalize. */
+        if (q->copied) {
+            PMPI_Grequest_complete(q->handle);
+            PMPI_Request_free(&q->handle);
+            q->copied = 0;
+        }
         q->handle = MPI_REQUEST_NULL;
         *req = MPI_REQUEST_NULL;
     } else {
