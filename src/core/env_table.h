@@ -21,5 +21,7 @@
       "tenbin emu: path of libtenbin-emu.so (default: beside the tenbin executable)")         \
     X("TENBIN_EMU_SLEEP_MAX", DOUBLE, "200e-6",                                               \
       "tenbin emu: longest sleep (s) of an emulated rank waiting for a real message")          \
+    X("TENBIN_EMU_COPY_MIN", INT, "1024",                                                     \
+      "tenbin emu: sends the model makes eagerly go from a copy above this many bytes")       \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \
       "how a rank waits for messages: spin, yield, sleep, or auto (yield when ranks outnumber cores)")

@@ -772,8 +772,18 @@ static pid_t launch(const tb_emu_opts *o, char *const argv[], const char *coord_
     av[k++] = (char *)mpiexec;
     av[k++] = "-n";
     av[k++] = np;
+    /* The emulation library's knobs, for ranks on other nodes too. */
+    char knob[2][96];
+    const char *knobs[2] = {"TENBIN_EMU_SLEEP_MAX", "TENBIN_EMU_COPY_MIN"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(knobs[i]);
+        knob[i][0] = 0;
+        if (v && *v && strlen(v) < 64)
+            snprintf(knob[i], sizeof knob[i], "%s=%s", knobs[i], v);
+    }
     const char *envs[] = {coord_env, plat_env, seed, pre_env,
-                          o->trace ? "TENBIN_EMU_TRACE=1" : NULL};
+                          o->trace ? "TENBIN_EMU_TRACE=1" : NULL,
+                          knob[0][0] ? knob[0] : NULL, knob[1][0] ? knob[1] : NULL};
     for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         if (!envs[i])
             continue;

@@ -105,6 +105,7 @@ static struct emu {
     long sleep_max_ns;  /* longest sleep of a real wait */
     long sleep_long_ns; /* a wait the coordinator ends (it wakes us) */
     int sending_to;     /* world rank a real send holds us for, or -1 */
+    size_t copy_min;    /* eager sends above this go from a copy */
     int said_sending;   /* the last report said so */
     double clock, cpu_exit, last_start;
     double compute, send, recv, idle;
@@ -1343,6 +1344,10 @@ static void emu_start(void)
     E.sleep_max_ns = (long)(smax * 1e9);
     E.sleep_long_ns = 250 * E.sleep_max_ns;
     E.sending_to = -1;
+    long cmin = 1024;
+    if (tb_env_int("TENBIN_EMU_COPY_MIN", &cmin) != TB_OK || cmin < 0)
+        die("TENBIN_EMU_COPY_MIN: expected a number of bytes >= 0");
+    E.copy_min = (size_t)cmin;
     /* Sleeps of a few microseconds, not the default 50 us of slack. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     E.last_start = -INFINITY;
@@ -1506,12 +1511,12 @@ static int model_rendezvous(const ecomm *c, int dst, size_t k)
     return nm.rendezvous;
 }
 
-/* A standard send the model finishes without its receiver, but larger than
- * a real MPI may send without one (eager limits start at a few KiB): it goes
+/* A standard or ready send the model finishes without its receiver, but
+ * larger than a real MPI may send without one (eager limits start at a few
+ * KiB; TENBIN_EMU_COPY_MIN, default 1024 bytes): it goes
  * from a copy, detached like MPI_Bsend, so the sender runs on as the model
  * says instead of waiting in the real MPI for a receive that the receiver may
  * post only after the sender has acted (docs/emulator.md). */
-#define COPY_SEND_MIN 1024
 
 static int send_blocking(const void *buf, int count, MPI_Datatype t, int dst, int tag,
                          MPI_Comm comm, int mode, const char *name)
@@ -1519,8 +1524,9 @@ static int send_blocking(const void *buf, int count, MPI_Datatype t, int dst, in
     BEGIN(name);
     ecomm *c = comm_get(comm, name);
     size_t k = dst == MPI_PROC_NULL ? 0 : type_bytes(count, t);
-    if (mode == MODE_STD && k > COPY_SEND_MIN && !model_rendezvous(c, dst, k)) {
-        send_detached(c, comm, buf, count, t, dst, tag, MODE_STD);
+    if ((mode == MODE_STD || mode == MODE_READY) && k > E.copy_min &&
+        !model_rendezvous(c, dst, k)) {
+        send_detached(c, comm, buf, count, t, dst, tag, mode);
         END();
     }
     do_send(c, 0, buf, count, t, dst, tag, mode);
@@ -1559,11 +1565,12 @@ static int isend_common(const void *buf, int count, MPI_Datatype t, int dst, int
         END();
     }
     size_t k = type_bytes(count, t);
-    if (mode == MODE_STD && k > COPY_SEND_MIN && !model_rendezvous(c, dst, k)) {
+    if ((mode == MODE_STD || mode == MODE_READY) && k > E.copy_min &&
+        !model_rendezvous(c, dst, k)) {
         /* As a large blocking send (send_blocking): from a copy, so that
          * the program's wait ends when the model says, not when the real
          * MPI's receiver has posted. */
-        send_detached(c, comm, buf, count, t, dst, tag, MODE_STD);
+        send_detached(c, comm, buf, count, t, dst, tag, mode);
         ereq *q = E.reqs[E.nreqs - 1];
         q->copied = 1;
         PMPI_Grequest_start(grq_query, grq_free, grq_cancel, NULL, &q->handle);
