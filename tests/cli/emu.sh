@@ -134,6 +134,9 @@ cmp -s tricky.real tricky.emu || fail "tricky: real $(cat tricky.real), emulated
 # Every emulated collective gives the right data.
 emu --platform $P1 -n 5 -- "$PAT" collectives > coll.out
 grep -qx 'collectives ok' coll.out || fail "collectives: $(cat coll.out)"
+# With their 800 kB messages below S: sent from copies (the data is checked).
+emu --platform $P1,S=1e9 -n 5 -- "$PAT" collectives > coll2.out
+grep -qx 'collectives ok' coll2.out || fail "collectives, eager: $(cat coll2.out)"
 
 # Point-to-point odds and ends: derived datatypes, Sendrecv, Bsend, Issend
 # with a Test loop, Mprobe/Mrecv, Waitsome.

@@ -178,6 +178,20 @@ static int collectives(void)
     double d = rank, mx = -1;
     MPI_Allreduce(&d, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     bad |= check(mx == size - 1, "allreduce");
+    /* Large enough to go from a copy (TENBIN_EMU_COPY_MIN) and above a real
+     * eager limit. */
+    enum { BIG = 100000 };
+    double *big = malloc(sizeof(double) * BIG), *bigsum = malloc(sizeof(double) * BIG);
+    for (int i = 0; i < BIG; i++)
+        big[i] = rank == 1 % size ? i : -1;
+    MPI_Bcast(big, BIG, MPI_DOUBLE, 1 % size, MPI_COMM_WORLD);
+    for (int i = 0; i < BIG; i++)
+        bad |= check(big[i] == i, "large bcast");
+    MPI_Allreduce(big, bigsum, BIG, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < BIG; i++)
+        bad |= check(bigsum[i] == (double)i * size, "large allreduce");
+    free(big);
+    free(bigsum);
     int *all = malloc(sizeof(int) * (size_t)size * 2), *cnt = malloc(sizeof(int) * (size_t)size),
         *dsp = malloc(sizeof(int) * (size_t)size);
     MPI_Gather(&rank, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -1485,9 +1485,10 @@ EMU_API double MPI_Wtick(void) { return E.on ? 1e-9 : PMPI_Wtick(); }
 /* Send from a packed copy of buf (the program may reuse buf at once), as a
  * request nobody waits for: reap_detached frees it once the real send is
  * done. */
-static void send_detached(ecomm *c, MPI_Comm comm, const void *buf, int count, MPI_Datatype t,
+static void send_detached(ecomm *c, int coll, const void *buf, int count, MPI_Datatype t,
                           int dst, int tag, int mode)
 {
+    MPI_Comm comm = coll ? c->coll : c->user;
     ereq *q = req_new();
     int psize = 0;
     PMPI_Pack_size(count, t, comm, &psize);
@@ -1496,7 +1497,7 @@ static void send_detached(ecomm *c, MPI_Comm comm, const void *buf, int count, M
         oom();
     int pos = 0;
     PMPI_Pack(buf, count, t, copy, psize, &pos, comm);
-    send_start_k(q, c, 0, copy, pos, MPI_PACKED, dst, tag, mode, type_bytes(count, t));
+    send_start_k(q, c, coll, copy, pos, MPI_PACKED, dst, tag, mode, type_bytes(count, t));
     q->buf = copy;
     q->handle = MPI_REQUEST_NULL;
 }
@@ -1526,7 +1527,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype t, int dst, in
     size_t k = dst == MPI_PROC_NULL ? 0 : type_bytes(count, t);
     if ((mode == MODE_STD || mode == MODE_READY) && k > E.copy_min &&
         !model_rendezvous(c, dst, k)) {
-        send_detached(c, comm, buf, count, t, dst, tag, mode);
+        send_detached(c, 0, buf, count, t, dst, tag, mode);
         END();
     }
     do_send(c, 0, buf, count, t, dst, tag, mode);
@@ -1551,7 +1552,7 @@ EMU_API int MPI_Bsend(const void *buf, int count, MPI_Datatype t, int dst, int t
 {
     BEGIN("MPI_Bsend");
     if (dst != MPI_PROC_NULL)
-        send_detached(comm_get(comm, "MPI_Bsend"), comm, buf, count, t, dst, tag, MODE_BUFFERED);
+        send_detached(comm_get(comm, "MPI_Bsend"), 0, buf, count, t, dst, tag, MODE_BUFFERED);
     END();
 }
 
@@ -1570,7 +1571,7 @@ static int isend_common(const void *buf, int count, MPI_Datatype t, int dst, int
         /* As a large blocking send (send_blocking): from a copy, so that
          * the program's wait ends when the model says, not when the real
          * MPI's receiver has posted. */
-        send_detached(c, comm, buf, count, t, dst, tag, mode);
+        send_detached(c, 0, buf, count, t, dst, tag, mode);
         ereq *q = E.reqs[E.nreqs - 1];
         q->copied = 1;
         PMPI_Grequest_start(grq_query, grq_free, grq_cancel, NULL, &q->handle);
@@ -2073,7 +2074,11 @@ EMU_API int MPI_Comm_free(MPI_Comm *comm)
 
 static void csend(ecomm *c, const void *b, int n, MPI_Datatype t, int dst, int tag)
 {
-    do_send(c, 1, b, n, t, dst, tag, MODE_STD);
+    size_t k = dst == MPI_PROC_NULL ? 0 : type_bytes(n, t);
+    if (k > E.copy_min && !model_rendezvous(c, dst, k))
+        send_detached(c, 1, b, n, t, dst, tag, MODE_STD); /* as send_blocking */
+    else
+        do_send(c, 1, b, n, t, dst, tag, MODE_STD);
 }
 static void crecv(ecomm *c, void *b, int n, MPI_Datatype t, int src, int tag)
 {
