@@ -321,6 +321,7 @@ static int decide_pass(coord *c, int *progress)
          * two lookaheads after s acts (a large message, or one over a slow
          * link, can arrive later than that). */
         double via_s = INFINITY;
+        int unchecked = 0;
         if (cand && P > 2 && (any_source(r) || r->npat > 1)) {
             via_s = c->ev[cand->src] + 2 * c->lookahead;
             /* s held in the real MPI by a message its receiver has not
@@ -330,7 +331,7 @@ static int decide_pass(coord *c, int *progress)
             if (o->state == TB_EMU_SENDING && o->deadline == (double)j && !before(x, via_s, la) &&
                 x <= r->deadline) {
                 via_s = INFINITY;
-                c->unchecked++;
+                unchecked = 1; /* counted if the decision is made */
             }
         }
         if (cand && x <= r->deadline && before(x, via_s, la) &&
@@ -341,6 +342,7 @@ static int decide_pass(coord *c, int *progress)
             r->state = TB_EMU_RUNNING;
             if (copy.arrival > r->clock)
                 r->clock = copy.arrival;
+            c->unchecked += (uint64_t)unchecked;
             TB_CHECK(send_decide(c, j, 1, pi, &copy, 0.0));
             *progress = 1;
             continue;

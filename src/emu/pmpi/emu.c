@@ -261,6 +261,17 @@ static void report(int state, const pattern *pat, int npat)
     send_frame();
 }
 
+/* The next sleep of a doubling backoff, at most cap. */
+static long doubled(long ns, long cap) { return 2 * ns < cap ? 2 * ns : cap; }
+
+/* Sleep ns of real time; the next sleep (doubling to TENBIN_EMU_SLEEP_MAX). */
+static long backoff(long ns)
+{
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    return doubled(ns, E.sleep_max_ns);
+}
+
 /* The next frame from the coordinator into E.in: 1 if there is one, 0 if
  * none came within ns nanoseconds (0: do not wait). */
 static int coord_next(long ns)
@@ -352,10 +363,7 @@ static decision decide(const pattern *pat, int npat, double deadline)
     for (;;) {
         if (!coord_next(ns)) {
             progress();
-            if (ns < E.sleep_max_ns)
-                ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
-            if (E.nreqs == 0)
-                ns = E.sleep_long_ns;
+            ns = E.nreqs == 0 ? E.sleep_long_ns : doubled(ns, E.sleep_max_ns);
             continue;
         }
         int type = frame_type();
@@ -590,14 +598,10 @@ static void sleep_wait(int n, MPI_Request *r, MPI_Status *st, int how)
                 ns = 2000;
                 continue;
             }
-            if (ns < 20 * E.sleep_max_ns)
-                ns = 2 * ns < 20 * E.sleep_max_ns ? 2 * ns : 20 * E.sleep_max_ns;
+            ns = doubled(ns, 20 * E.sleep_max_ns);
             continue;
         }
-        struct timespec ts = {0, ns};
-        nanosleep(&ts, NULL);
-        if (ns < E.sleep_max_ns)
-            ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
+        ns = backoff(ns);
     }
 }
 
@@ -677,10 +681,7 @@ static void probe_wait(int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_St
         if (flag)
             return;
         early_acks();
-        struct timespec ts = {0, ns};
-        nanosleep(&ts, NULL);
-        if (ns < E.sleep_max_ns)
-            ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
+        ns = backoff(ns);
     }
 }
 
@@ -738,6 +739,17 @@ static void send_start(ereq *q, ecomm *c, int coll, const void *buf, int count, 
 }
 
 /* The acknowledgement of (dst, seq): from the stash, or wait for it. */
+/* An acknowledgement (sequence bits, time taken) from comm rank src of c. */
+static void stash_ack(const ecomm *c, const double m[2], int src)
+{
+    ack a;
+    memcpy(&a.seq, &m[0], sizeof a.seq);
+    a.taken = m[1];
+    a.src_world = c->world[src];
+    GROW(E.acks, E.nacks, E.capacks);
+    E.acks[E.nacks++] = a;
+}
+
 /* Move every acknowledgement that has come on c into the stash. */
 static void collect_acks(const ecomm *c)
 {
@@ -749,19 +761,13 @@ static void collect_acks(const ecomm *c)
             return;
         double m[2];
         PMPI_Recv(m, 2, MPI_DOUBLE, st.MPI_SOURCE, ACK_TAG, c->chdr, MPI_STATUS_IGNORE);
-        ack a;
-        memcpy(&a.seq, &m[0], sizeof a.seq);
-        a.taken = m[1];
-        a.src_world = c->world[st.MPI_SOURCE];
-        GROW(E.acks, E.nacks, E.capacks);
-        E.acks[E.nacks++] = a;
+        stash_ack(c, m, st.MPI_SOURCE);
     }
 }
 
-/* The acknowledgement of (dst, seq) if it has come: 1 and *taken. */
-static int ack_ready(int dst_world, const ecomm *c, uint64_t seq, double *taken)
+/* Take the acknowledgement of (dst, seq) from the stash: 1 and *taken. */
+static int take_ack(int dst_world, uint64_t seq, double *taken)
 {
-    collect_acks(c);
     for (size_t i = 0; i < E.nacks; i++)
         if (E.acks[i].src_world == dst_world && E.acks[i].seq == seq) {
             *taken = E.acks[i].taken;
@@ -771,15 +777,19 @@ static int ack_ready(int dst_world, const ecomm *c, uint64_t seq, double *taken)
     return 0;
 }
 
+/* The acknowledgement of (dst, seq) if it has come: 1 and *taken. */
+static int ack_ready(int dst_world, const ecomm *c, uint64_t seq, double *taken)
+{
+    collect_acks(c);
+    return take_ack(dst_world, seq, taken);
+}
+
 static double wait_ack(int dst_world, const ecomm *c, uint64_t seq, double arrival)
 {
     for (;;) {
-        for (size_t i = 0; i < E.nacks; i++)
-            if (E.acks[i].src_world == dst_world && E.acks[i].seq == seq) {
-                double t = E.acks[i].taken;
-                E.acks[i] = E.acks[--E.nacks];
-                return t;
-            }
+        double t;
+        if (take_ack(dst_world, seq, &t))
+            return t;
         /* Blocked until the receiver takes it: nothing to send before.  The
          * pattern names the message (it matches no real message), so the
          * coordinator can tell a run that waits for an acknowledgement on
@@ -794,12 +804,7 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq, double arriv
         MPI_Request ar;
         PMPI_Irecv(m, 2, MPI_DOUBLE, MPI_ANY_SOURCE, ACK_TAG, c->chdr, &ar);
         sleep_wait(1, &ar, &st, WAIT_QUIET);
-        ack a;
-        memcpy(&a.seq, &m[0], sizeof a.seq);
-        a.taken = m[1];
-        a.src_world = c->world[st.MPI_SOURCE];
-        GROW(E.acks, E.nacks, E.capacks);
-        E.acks[E.nacks++] = a;
+        stash_ack(c, m, st.MPI_SOURCE);
     }
 }
 
@@ -1276,10 +1281,7 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
             break;
         }
         progress();
-        struct timespec ts = {0, ns};
-        nanosleep(&ts, NULL);
-        if (ns < E.sleep_max_ns)
-            ns = 2 * ns < E.sleep_max_ns ? 2 * ns : E.sleep_max_ns;
+        ns = backoff(ns);
     }
     free(pat);
     free(map);
@@ -1502,31 +1504,32 @@ static void send_detached(ecomm *c, int coll, const void *buf, int count, MPI_Da
     q->handle = MPI_REQUEST_NULL;
 }
 
-/* Would the model send k bytes to dst (comm rank) as a rendezvous? */
-static int model_rendezvous(const ecomm *c, int dst, size_t k)
+/* Should this send go from a copy (send_detached)?  A standard or ready send
+ * the model finishes without its receiver, but larger than a real MPI may
+ * send without one (eager limits start at a few KiB; TENBIN_EMU_COPY_MIN,
+ * default 1024 bytes), does: the sender runs on as the model says instead of
+ * waiting in the real MPI for a receive that the receiver may post only after
+ * the sender has acted (docs/emulator.md). */
+static int send_copied(const ecomm *c, int dst, int count, MPI_Datatype t, int mode)
 {
+    if (dst == MPI_PROC_NULL || (mode != MODE_STD && mode != MODE_READY))
+        return 0;
+    size_t k = type_bytes(count, t);
+    if (k <= E.copy_min)
+        return 0;
     int w = c->world[dst];
     tb_netmsg nm;
     tb_net_send(E.plat, E.P, E.cluster[E.wrank], E.cluster[w], w == E.wrank, k, E.clock,
                 E.last_start, &nm);
-    return nm.rendezvous;
+    return !nm.rendezvous; /* the model sends it without its receiver */
 }
-
-/* A standard or ready send the model finishes without its receiver, but
- * larger than a real MPI may send without one (eager limits start at a few
- * KiB; TENBIN_EMU_COPY_MIN, default 1024 bytes): it goes
- * from a copy, detached like MPI_Bsend, so the sender runs on as the model
- * says instead of waiting in the real MPI for a receive that the receiver may
- * post only after the sender has acted (docs/emulator.md). */
 
 static int send_blocking(const void *buf, int count, MPI_Datatype t, int dst, int tag,
                          MPI_Comm comm, int mode, const char *name)
 {
     BEGIN(name);
     ecomm *c = comm_get(comm, name);
-    size_t k = dst == MPI_PROC_NULL ? 0 : type_bytes(count, t);
-    if ((mode == MODE_STD || mode == MODE_READY) && k > E.copy_min &&
-        !model_rendezvous(c, dst, k)) {
+    if (send_copied(c, dst, count, t, mode)) {
         send_detached(c, 0, buf, count, t, dst, tag, mode);
         END();
     }
@@ -1565,9 +1568,7 @@ static int isend_common(const void *buf, int count, MPI_Datatype t, int dst, int
         PMPI_Isend(buf, count, t, dst, tag, comm, req);
         END();
     }
-    size_t k = type_bytes(count, t);
-    if ((mode == MODE_STD || mode == MODE_READY) && k > E.copy_min &&
-        !model_rendezvous(c, dst, k)) {
+    if (send_copied(c, dst, count, t, mode)) {
         /* As a large blocking send (send_blocking): from a copy, so that
          * the program's wait ends when the model says, not when the real
          * MPI's receiver has posted. */
@@ -2074,8 +2075,7 @@ EMU_API int MPI_Comm_free(MPI_Comm *comm)
 
 static void csend(ecomm *c, const void *b, int n, MPI_Datatype t, int dst, int tag)
 {
-    size_t k = dst == MPI_PROC_NULL ? 0 : type_bytes(n, t);
-    if (k > E.copy_min && !model_rendezvous(c, dst, k))
+    if (send_copied(c, dst, n, t, MODE_STD))
         send_detached(c, 1, b, n, t, dst, tag, MODE_STD); /* as send_blocking */
     else
         do_send(c, 1, b, n, t, dst, tag, MODE_STD);
