@@ -23,5 +23,9 @@
       "tenbin emu: longest sleep (s) of an emulated rank waiting for a real message")          \
     X("TENBIN_EMU_COPY_MIN", INT, "1024",                                                     \
       "tenbin emu: sends the model makes eagerly go from a copy above this many bytes")       \
+    X("TENBIN_EMU_SHM", INT, "1",                                                             \
+      "tenbin emu: ranks on the coordinator's node talk to it through shared memory (0: TCP)") \
+    X("TENBIN_EMU_SPIN", DOUBLE, "50e-6",                                                     \
+      "tenbin emu: real seconds the coordinator keeps watching after a frame before it sleeps") \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \
       "how a rank waits for messages: spin, yield, sleep, or auto (yield when ranks outnumber cores)")

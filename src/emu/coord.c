@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "emu/proto.h"
+#include "emu/ring.h"
 #include "emu/wire.h"
 #include "tenbin/config.h"
 #include "tenbin/model.h"
@@ -83,6 +84,9 @@ typedef struct crank {
     early *early; /* consumed before their send was reported */
     size_t nearly, capearly;
     double *lastfrom; /* [P]: latest known arrival from each rank (NULL: none yet) */
+    tb_emu_ring *up, *down; /* through shared memory (ring.h), or NULL: TCP */
+    tb_emu_reader urd;      /* what came up */
+    tb_buf backlog;         /* frames down its ring had no room for yet */
 } crank;
 
 typedef struct coord {
@@ -94,6 +98,8 @@ typedef struct coord {
     uint64_t decisions;
     uint64_t unchecked; /* decisions made without the relay check (TB_EMU_SENDING) */
     tb_buf in, out;
+    tb_emu_shm *shm;    /* the ranks on this node, or NULL */
+    size_t nbacklog;    /* ranks with frames in their backlog */
     double *ev;
     double ask_due; /* real time of the next question held back (INFINITY: none) */
 } coord;
@@ -172,6 +178,34 @@ static double event_time(const crank *r)
     }
 }
 
+/* Move what rank k's backlog holds into its ring, as far as there is room. */
+static void flush_down(coord *c, int k)
+{
+    crank *r = &c->r[k];
+    tb_buf *q = &r->backlog;
+    size_t n = tb_emu_ring_put(r->down, q->data + q->pos, q->len - q->pos);
+    q->pos += n;
+    if (q->pos == q->len) {
+        tb_buf_clear(q);
+        c->nbacklog--;
+    }
+    if (n > 0)
+        tb_emu_ring_ring(r->down);
+}
+
+/* The frame b to rank k: down its ring, or on its connection. */
+static int to_rank(coord *c, int k, const tb_buf *b)
+{
+    crank *r = &c->r[k];
+    if (!r->down)
+        return tb_emu_frame_write(r->fd, b);
+    if (r->backlog.len == 0)
+        c->nbacklog++;
+    TB_CHECK(tb_emu_frame_append(&r->backlog, b));
+    flush_down(c, k);
+    return TB_OK;
+}
+
 static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, double horizon)
 {
     tb_buf *b = &c->out;
@@ -187,7 +221,7 @@ static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, 
     if (rc != TB_OK)
         return TB_ERR_NOMEM;
     c->decisions++;
-    return tb_emu_frame_write(c->r[rank].fd, b);
+    return to_rank(c, rank, b);
 }
 
 static double now_s(void);
@@ -215,7 +249,7 @@ static int send_ask(coord *c, int rank)
     tb_buf_clear(b);
     TB_CHECK(tb_buf_pack_u8(b, TB_EMU_ASK));
     o->asked = 1;
-    return tb_emu_frame_write(o->fd, b);
+    return to_rank(c, rank, b);
 }
 
 /* One pass over the waiting ranks; *progress set if one was answered. */
@@ -340,6 +374,7 @@ static int decide_pass(coord *c, int *progress)
             r->pending = 0;
             r->asked = 0; /* it ignored questions while waiting */
             r->state = TB_EMU_RUNNING;
+            r->heard = now_s(); /* it reports again at its next wait: no question before */
             if (copy.arrival > r->clock)
                 r->clock = copy.arrival;
             c->unchecked += (uint64_t)unchecked;
@@ -353,6 +388,7 @@ static int decide_pass(coord *c, int *progress)
             r->pending = 0;
             r->asked = 0;
             r->state = TB_EMU_RUNNING;
+            r->heard = now_s();
             TB_CHECK(send_decide(c, j, 0, 0, NULL, h < x ? h : x));
             *progress = 1;
             continue;
@@ -491,14 +527,14 @@ static void dump_state(coord *c, const char *why)
 
 /* Tell a blocked rank that a message its receive matches was sent (it
  * sleeps until then, docs/emulator.md). */
-static void wake(const crank *r)
+static void wake(coord *c, int k)
 {
-    if (r->fd < 0)
+    if (c->r[k].fd < 0 && !c->r[k].down)
         return;
     static const unsigned char w = TB_EMU_WAKE;
     tb_buf b;
     tb_buf_view(&b, &w, 1);
-    (void)tb_emu_frame_write(r->fd, &b); /* a broken connection shows when read */
+    (void)to_rank(c, k, &b); /* a broken connection shows when read */
 }
 
 static int consume(coord *c, int dst, uint32_t src, uint64_t seq)
@@ -539,7 +575,7 @@ static int add_msg(coord *c, int src, const cmsg *m0, uint32_t dst)
         while (k < r->npat && !matches(m0, &r->pat[k]))
             k++;
         if (k < r->npat)
-            wake(r);
+            wake(c, (int)dst);
     }
     return TB_OK;
 }
@@ -600,7 +636,7 @@ static int read_report(coord *c, int rank, tb_buf *b)
      * looked before the message was there, and no later send will wake it. */
     size_t pi;
     if (state == TB_EMU_BLOCKED && first_match(r, &pi))
-        wake(r);
+        wake(c, rank);
     (void)kind;
     return TB_OK;
 }
@@ -659,6 +695,19 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
                      rk, size, c->P);
             return TB_ERR_ABORTED;
         }
+        const void *host;
+        uint32_t hn;
+        uint8_t attached = 0;
+        if (tb_buf_unpack_bytes(b, &host, &hn) == TB_OK)
+            (void)tb_buf_unpack_u8(b, &attached);
+        if (attached && !c->shm)
+            return TB_ERR_PROTOCOL;
+        if (attached) {
+            c->r[rk].up = tb_emu_shm_up(c->shm, (int)rk);
+            c->r[rk].down = tb_emu_shm_down(c->shm, (int)rk);
+        }
+        TB_LOG_DEBUG("emu coordinator: rank %u said hello; its frames go %s", rk,
+                     attached ? "through shared memory" : "on TCP");
         *rank = (int)rk;
         c->r[rk].fd = fd;
         c->r[rk].hello = 1;
@@ -670,11 +719,64 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
     }
     if (*rank < 0)
         return TB_ERR_PROTOCOL;
+    if (type == TB_EMU_BELL)
+        return TB_OK; /* it woke the poll: the ring is read after it */
     if (type == TB_EMU_REPORT)
         return read_report(c, *rank, b);
     if (type == TB_EMU_FINAL)
         return read_final(c, *rank, b);
     return TB_ERR_PROTOCOL;
+}
+
+/* Hand every whole frame rd holds to on_frame.  Returns 0, or non-zero with
+ * `why` set (or c->fail, for a FAIL) if the run cannot go on. */
+static int take_frames(coord *c, tb_emu_reader *rd, int fd, int *rank, int *finals, char *why,
+                       size_t whylen)
+{
+    for (;;) {
+        int frc = tb_emu_reader_next(rd, &c->in, TB_EMU_FRAME_MAX);
+        if (frc == 0)
+            return 0;
+        int was_done = *rank >= 0 && c->r[*rank].done;
+        if (frc > 0)
+            frc = on_frame(c, fd, rank, &c->in);
+        if (frc == TB_ERR_ABORTED)
+            return 1;
+        if (frc != TB_OK) {
+            snprintf(why, whylen, "rank %d: %s in its message to the coordinator", *rank,
+                     tb_strerror(frc));
+            return 1;
+        }
+        if (!was_done && *rank >= 0 && c->r[*rank].done)
+            (*finals)++;
+    }
+}
+
+/* The frames rank k put in its ring. */
+static int drain_one(coord *c, int k, int *finals, char *why, size_t whylen)
+{
+    crank *r = &c->r[k];
+    if (tb_emu_ring_fill(r->up, &r->urd) < 0) {
+        snprintf(why, whylen, "out of memory");
+        return 1;
+    }
+    int rank = k;
+    return take_frames(c, &r->urd, r->fd, &rank, finals, why, whylen);
+}
+
+/* The frames of the ranks whose dirty bit is set (all: every ring). */
+static int drain_rings(coord *c, int all, int *finals, char *why, size_t whylen)
+{
+    _Atomic uint64_t *dirty = tb_emu_shm_dirty(c->shm);
+    for (int w = 0; w < (c->P + 63) / 64; w++) {
+        uint64_t bits = atomic_exchange(&dirty[w], 0);
+        for (int k = 64 * w; k < c->P && k < 64 * (w + 1); k++)
+            if (c->r[k].up && (all || (bits >> (k - 64 * w) & 1)) &&
+                drain_one(c, k, finals, why, whylen))
+                return 1;
+        /* (A rank whose HELLO is not read yet is drained when it is.) */
+    }
+    return 0;
 }
 
 /* ---- launching ------------------------------------------------------------ */
@@ -748,7 +850,7 @@ static int runnable(const char *prog)
 }
 
 static pid_t launch(const tb_emu_opts *o, char *const argv[], const char *coord_at,
-                    const char *platform, int *exec_errno)
+                    const char *platform, const char *shm_env, int *exec_errno)
 {
     *exec_errno = 0;
     char np[32], coord_env[128 + NI_MAXHOST], seed[32];
@@ -785,7 +887,8 @@ static pid_t launch(const tb_emu_opts *o, char *const argv[], const char *coord_
     }
     const char *envs[] = {coord_env, plat_env, seed, pre_env,
                           o->trace ? "TENBIN_EMU_TRACE=1" : NULL,
-                          knob[0][0] ? knob[0] : NULL, knob[1][0] ? knob[1] : NULL};
+                          knob[0][0] ? knob[0] : NULL, knob[1][0] ? knob[1] : NULL,
+                          shm_env};
     for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         if (!envs[i])
             continue;
@@ -954,6 +1057,8 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     }
 
     coord c = {0};
+    char shm_name[128] = "";
+    size_t shm_bytes = 0;
     c.P = o->ranks;
     c.lookahead = la;
     c.r = calloc((size_t)c.P, sizeof *c.r);
@@ -1005,9 +1110,27 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         close(lfd);
         goto done_early;
     }
+    /* Shared memory for the ranks on this node (TENBIN_EMU_SHM=0: TCP for all). */
+    long use_shm = 1;
+    double spin = 50e-6;
+    if (tb_env_int("TENBIN_EMU_SHM", &use_shm) != TB_OK || (use_shm != 0 && use_shm != 1) ||
+        tb_env_double("TENBIN_EMU_SPIN", &spin) != TB_OK || !(spin >= 0 && spin <= 1)) {
+        rc = TB_ERR_INVALID;
+        set_err(err, errlen, "TENBIN_EMU_SHM (0 or 1) or TENBIN_EMU_SPIN (0 to 1 s) is malformed");
+        close(ep);
+        close(lfd);
+        goto done_early;
+    }
+    char shm_env[256] = "";
+    if (use_shm &&
+        tb_emu_shm_create(c.P, &c.shm, &shm_bytes, shm_name, sizeof shm_name, shm_env + 15,
+                          sizeof shm_env - 15) == TB_OK)
+        memcpy(shm_env, "TENBIN_EMU_SHM=", 15);
+    else
+        shm_env[0] = 0;
     double t0 = now_s();
     int exec_errno = 0;
-    pid_t child = launch(o, argv, coord_at, platform, &exec_errno);
+    pid_t child = launch(o, argv, coord_at, platform, shm_env[0] ? shm_env : NULL, &exec_errno);
     if (child < 0) {
         close(lfd);
         close(ep);
@@ -1017,8 +1140,9 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         goto done_early;
     }
     size_t nconns = 0;
-    int status = 0, exited = 0, failed = 0, finals = 0, nhello = 0;
-    double quiet_since = now_s(), first_hello = 0;
+    int status = 0, exited = 0, failed = 0, finals = 0, nhello = 0, nattached = 0;
+    double quiet_since = now_s(), first_hello = 0, busy_at = 0, socks_at = 0;
+    uint32_t seen = 0; /* the shared bell when the rings were last read */
     char why[600] = "";
     while (!exited) {
         /* Up to 10 ms, or until the next question held back is due (ppoll
@@ -1028,15 +1152,55 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             double d = c.ask_due - now_s();
             wait = d < 0 ? 0 : d < wait ? d : wait;
         }
-        struct timespec wts = {0, (long)(wait * 1e9)};
-        struct pollfd epf = {ep, POLLIN, 0};
-        int pr = ppoll(&epf, 1, &wts, NULL);
-        if (pr > 0)
-            pr = epoll_wait(ep, pfd, NEV, 0);
+        int pr = 0, rung = 0;
+        if (c.shm) {
+            /* All ranks on the rings: sleep on the bell, and look at the
+             * sockets (a rank that ended, a FAIL) every millisecond.  While
+             * frames come often, watch the bell a while before sleeping: a
+             * wake-up costs more than the gap between frames. */
+            int on_bell = nattached == c.P;
+            if (on_bell && atomic_load(&c.shm->bell) == seen && wait > 0) {
+                double until = busy_at + spin, t = now_s();
+                if (until - t > wait)
+                    until = t + wait;
+                while (atomic_load_explicit(&c.shm->bell, memory_order_acquire) == seen &&
+                       t < until) {
+                    tb_emu_cpu_relax();
+                    t = now_s();
+                }
+            }
+            atomic_store(&c.shm->coord_sleeping, on_bell ? TB_EMU_ON_BELL : TB_EMU_ON_POLL);
+            if (atomic_load(&c.shm->bell) != seen || wait == 0) {
+                /* frames came: no sleep */
+            } else if (on_bell) {
+                tb_emu_futex_wait(&c.shm->bell, seen, (long)(wait * 1e9));
+            } else {
+                struct timespec wts = {0, (long)(wait * 1e9)};
+                struct pollfd epf = {ep, POLLIN, 0};
+                pr = ppoll(&epf, 1, &wts, NULL);
+            }
+            atomic_store(&c.shm->coord_sleeping, TB_EMU_AWAKE);
+            uint32_t b = atomic_load(&c.shm->bell);
+            rung = b != seen;
+            seen = b;
+            double t = now_s();
+            if (!on_bell || !rung || t - socks_at > 1e-3) {
+                socks_at = t;
+                pr = epoll_wait(ep, pfd, NEV, 0);
+            }
+        } else {
+            struct timespec wts = {0, (long)(wait * 1e9)};
+            struct pollfd epf = {ep, POLLIN, 0};
+            pr = ppoll(&epf, 1, &wts, NULL);
+            if (pr > 0)
+                pr = epoll_wait(ep, pfd, NEV, 0);
+        }
         if (pr < 0 && errno != EINTR) {
             snprintf(why, sizeof why, "poll: %s", strerror(errno));
             failed = 1;
         }
+        if (pr < 0)
+            pr = 0;
         int new_conn = 0;
         for (int i = 0; i < pr && !failed; i++) {
             if (pfd[i].data.u64 == UINT64_MAX) {
@@ -1049,28 +1213,18 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             /* Every frame the connection has: one read, then the frames. */
             int closed = 0;
             long got = tb_emu_reader_fill(cn->fd, &cn->rd, &closed);
-            int frc = TB_OK;
-            while (!failed) {
-                frc = tb_emu_reader_next(&cn->rd, &c.in, TB_EMU_FRAME_MAX);
-                if (frc <= 0)
-                    break;
-                int was_done = cn->rank >= 0 && c.r[cn->rank].done;
-                frc = on_frame(&c, cn->fd, &cn->rank, &c.in);
-                if (frc == TB_ERR_ABORTED) {
-                    failed = 1;
-                } else if (frc != TB_OK) {
-                    snprintf(why, sizeof why, "rank %d: %s in its message to the coordinator",
-                             cn->rank, tb_strerror(frc));
-                    failed = 1;
-                } else if (!was_done && cn->rank >= 0 && c.r[cn->rank].done) {
-                    finals++;
-                }
+            int was_attached = cn->rank >= 0 && c.r[cn->rank].up;
+            failed = take_frames(&c, &cn->rd, cn->fd, &cn->rank, &finals, why, sizeof why);
+            if (!failed && !was_attached && cn->rank >= 0 && c.r[cn->rank].up) {
+                /* Frames it put in the ring before its HELLO was read
+                 * (their dirty bit may have been taken already). */
+                nattached++;
+                failed = drain_one(&c, cn->rank, &finals, why, sizeof why);
             }
-            if (frc < 0 && !failed) {
-                snprintf(why, sizeof why, "rank %d: %s in its message to the coordinator",
-                         cn->rank, tb_strerror(frc));
-                failed = 1;
-            }
+            /* A rank on a ring that ended: what it put there before (its
+             * FINAL) comes first. */
+            if (got < 0 && !failed && cn->rank >= 0 && c.r[cn->rank].up)
+                failed = drain_one(&c, cn->rank, &finals, why, sizeof why);
             if (got < 0 && !failed) {
                 int rk = cn->rank;
                 close(cn->fd); /* which takes it out of the epoll set */
@@ -1091,19 +1245,32 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 if (k > nhello && nhello == 0)
                     first_hello = now_s();
                 nhello = k;
+                /* Every rank that can has mapped the segment: no name left
+                 * behind if this process is killed. */
+                if (nhello == c.P) {
+                    tb_emu_shm_unlink(shm_name);
+                    shm_name[0] = 0;
+                }
             }
         }
         if (new_conn && !failed)
             accept_all(lfd, ep, conns, &nconns, maxconns);
+        if (c.shm && !failed && (rung || pr > 0))
+            failed = drain_rings(&c, 0, &finals, why, sizeof why);
+        if (rung || pr > 0)
+            busy_at = now_s();
         if (!failed && decide_all(&c) != TB_OK) {
             /* A rank's connection broke while being answered: it ended. */
             snprintf(why, sizeof why, "lost a rank's connection");
             failed = 1;
         }
+        for (int k = 0; c.nbacklog > 0 && k < c.P; k++)
+            if (c.r[k].backlog.len > 0)
+                flush_down(&c, k);
         /* A deadlock must hold for a while with nothing said: an
          * acknowledgement a rank sent from a posted receive travels outside
          * what the coordinator sees, and wakes its sender a moment later. */
-        if (pr > 0)
+        if (pr > 0 || rung)
             quiet_since = now_s();
         if (!failed && deadlocked(&c, why, sizeof why)) {
             if (now_s() - quiet_since > 0.5)
@@ -1164,6 +1331,8 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 finals++;
         }
     }
+    if (c.shm && !failed && drain_rings(&c, 1, &finals, why, sizeof why))
+        failed = 1;
     for (size_t i = 0; i < nconns; i++) {
         if (conns[i].fd >= 0)
             close(conns[i].fd);
@@ -1228,7 +1397,11 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         c.res = NULL;
     }
 done_early:
+    tb_emu_shm_unlink(shm_name);
+    tb_emu_shm_unmap(c.shm, shm_bytes);
     for (int i = 0; c.r && i < c.P; i++) {
+        tb_emu_reader_free(&c.r[i].urd);
+        tb_buf_free(&c.r[i].backlog);
         free(c.r[i].pat);
         free(c.r[i].in);
         free(c.r[i].early);

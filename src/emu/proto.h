@@ -3,19 +3,23 @@
  * other (internal; see docs/emulator.md).
  *
  * Each rank holds one TCP connection to the coordinator (the `tenbin emu`
- * process, address in TENBIN_EMU_COORD).  Frames are a u32 length (of what
+ * process, address in TENBIN_EMU_COORD); a rank on the coordinator's node
+ * sends and gets its frames after HELLO through shared memory instead
+ * (ring.h), the same bytes.  Frames are a u32 length (of what
  * follows) then a u8 type and the fields, packed with tb_buf_pack_* (little
  * endian, doubles as their bits).
  *
  * rank -> coordinator
- *   HELLO   u32 rank, u32 size, u32 pid, bytes host name
+ *   HELLO   u32 rank, u32 size, u32 pid, bytes host name, u8 attached (1:
+ *           its frames from now on go through shared memory, ring.h)
  *   REPORT  f64 clock, u8 state, u8 kind, f64 deadline, u32 npat, npat x
  *           (u32 ctx, i32 src, i32 tag), u32 nsend, nsend x (u32 dst, u32 ctx,
  *           i32 tag, u64 seq, f64 arrival), u32 nrecv, nrecv x (u32 src, u64 seq)
  *   FINAL   the REPORT fields, then f64 compute, send, recv, idle, u64
  *           messages sent, bytes sent, messages received, then bytes trace
  *           (Chrome trace events of this rank, may be empty)
- *   FAIL    bytes message (one line: the run cannot go on)
+ *   FAIL    bytes message (one line: the run cannot go on); always on TCP
+ *   BELL    (nothing, on TCP): look at my ring (ring.h, TB_EMU_ON_POLL)
  * coordinator -> rank
  *   ASK     (nothing): send a REPORT with state RUNNING when you can
  *   WAKE    (nothing): a message your blocked receive matches was sent
@@ -37,6 +41,7 @@ enum {
     TB_EMU_ASK,
     TB_EMU_DECIDE,
     TB_EMU_WAKE, /* a message a blocked rank waits for was sent: look now */
+    TB_EMU_BELL, /* a rank put frames in its ring while the coordinator polled */
 };
 
 /* A rank's state as the coordinator sees it. */

@@ -68,6 +68,36 @@ tail -n 1 fanin.out > fanin.json
 # All five arrive before rank 0 is done with the first: first arrival + 5 or.
 close "$(num predicted_makespan_s fanin.json)" \
     "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 99 * 10e-9 + 5 * 10e-6 }')" "fan-in"
+# Ranks on the coordinator's node talk to it through shared memory; ranks on
+# other nodes through TCP.  The same fan-in with every rank on TCP, and with
+# the odd ranks on TCP (a mixed run, as with ranks on two nodes), gives the
+# same order and makespan.
+cat > half-tcp.sh << 'END'
+#!/bin/sh
+[ $((${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} % 2)) = 1 ] && unset TENBIN_EMU_SHM
+exec "$@"
+END
+chmod +x half-tcp.sh
+for how in tcp mixed; do
+    if [ $how = tcp ]; then
+        env TENBIN_EMU_SHM=0 "$TENBIN" emu --timeout 120 --platform $P1 -n 6 --json -- \
+            "$PAT" fanin 100 > fanin-$how.out
+    else
+        TENBIN_LOG=debug "$TENBIN" emu --timeout 120 --platform $P1 -n 6 --json -- \
+            ./half-tcp.sh "$PAT" fanin 100 > fanin-$how.out 2> fanin-$how.err
+        [ "$(grep -c 'frames go on TCP' fanin-$how.err)" = 3 ] &&
+            [ "$(grep -c 'frames go through shared memory' fanin-$how.err)" = 3 ] ||
+            fail "mixed run: $(grep 'said hello' fanin-$how.err)"
+    fi
+    grep -qx 'order: 5 4 3 2 1' fanin-$how.out || fail "ANY_SOURCE order ($how): $(cat fanin-$how.out)"
+    tail -n 1 fanin-$how.out > fanin-$how.json
+    close "$(num predicted_makespan_s fanin-$how.json)" "$(num predicted_makespan_s fanin.json)" \
+        "fan-in over $how"
+done
+(export TENBIN_EMU_SHM=2; expect 1 'TENBIN_EMU_SHM' emu --platform $P1 -n 2 -- "$PAT" fanin 10)
+(export TENBIN_EMU_SPIN=-1; expect 1 'TENBIN_EMU_SPIN' emu --platform $P1 -n 2 -- "$PAT" fanin 10)
+# Nothing left in shared memory.
+! ls /dev/shm 2>/dev/null | grep -q '^tenbin-emu-' || fail "left in /dev/shm: $(ls /dev/shm | grep tenbin-emu)"
 # The same with MPI_Irecv per source and MPI_Waitany.
 emu --platform $P1 -n 6 -- "$PAT" waitany 100 > waitany.out
 grep -qx 'order: 5 4 3 2 1' waitany.out || fail "Waitany order: $(cat waitany.out)"

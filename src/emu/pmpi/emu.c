@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "emu/proto.h"
+#include "emu/ring.h"
 #include "emu/wire.h"
 
 #define EMU_API __attribute__((visibility("default")))
@@ -97,6 +98,9 @@ typedef struct mprobed {
 static struct emu {
     int on;            /* initialised and emulating */
     int fd;            /* coordinator connection */
+    tb_emu_shm *shm;   /* on the coordinator's node: frames go through here */
+    size_t shm_bytes;
+    tb_emu_ring *up, *down;
     int wrank, P;
     tb_platform *plat;
     int *cluster;      /* of each world rank */
@@ -207,12 +211,75 @@ static void oom(void) { die("rank %d: out of memory", E.wrank); }
 
 /* ---- the coordinator connection -------------------------------------- */
 
+static long backoff(long ns);
+
+static void lost_coord(void)
+{
+    fprintf(stderr, "tenbin emu: rank %d: lost the coordinator\n", E.wrank);
+    _exit(1);
+}
+
+/* Is the coordinator still there?  (A rank on a ring never hears from it on
+ * TCP: the connection readable means closed.) */
+static void check_coord(void)
+{
+    struct pollfd p = {E.fd, POLLIN, 0};
+    char c;
+    if (poll(&p, 1, 0) > 0 && recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
+        _exit(1); /* the coordinator stopped the run (another rank failed) */
+}
+
+/* Tell the coordinator this rank put frames in its ring. */
+static void ring_coord(void)
+{
+    tb_emu_shm *s = E.shm;
+    atomic_fetch_or(&tb_emu_shm_dirty(s)[E.wrank / 64], (uint64_t)1 << (E.wrank % 64));
+    atomic_fetch_add(&s->bell, 1);
+    uint32_t how = atomic_load(&s->coord_sleeping);
+    if (how == TB_EMU_ON_BELL) {
+        tb_emu_futex_wake(&s->bell, 1);
+    } else if (how == TB_EMU_ON_POLL) {
+        static const unsigned char bell = TB_EMU_BELL;
+        tb_buf b;
+        tb_buf_view(&b, &bell, 1);
+        if (tb_emu_frame_write(E.fd, &b) != TB_OK)
+            lost_coord();
+    }
+}
+
+/* n bytes up the ring; when it is full, wait for the coordinator to take. */
+static void ring_write(const void *p, size_t n)
+{
+    long ns = 2000;
+    while (n > 0) {
+        size_t k = tb_emu_ring_put(E.up, p, n);
+        p = (const unsigned char *)p + k;
+        n -= k;
+        if (n == 0)
+            break;
+        ring_coord();
+        if (k == 0) {
+            check_coord();
+            ns = backoff(ns);
+        } else {
+            ns = 2000;
+        }
+    }
+}
+
 static void send_frame(void)
 {
-    if (tb_emu_frame_write(E.fd, &E.out) != TB_OK) {
-        fprintf(stderr, "tenbin emu: rank %d: lost the coordinator\n", E.wrank);
-        _exit(1);
+    if (E.up) {
+        uint32_t n = (uint32_t)E.out.len;
+        unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8),
+                              (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+        ring_write(h, 4);
+        ring_write(E.out.data, E.out.len);
+        ring_coord();
+        return;
     }
+    if (tb_emu_frame_write(E.fd, &E.out) != TB_OK)
+        lost_coord();
 }
 
 static void pack_report(int type, int state, int kind, double deadline, const pattern *pat,
@@ -282,6 +349,19 @@ static int coord_next(long ns)
             return 1;
         if (r < 0)
             die("rank %d: malformed message from the coordinator", E.wrank);
+        if (E.down) {
+            long got = tb_emu_ring_fill(E.down, &E.rd);
+            if (got < 0)
+                oom();
+            if (got > 0)
+                continue;
+            if (ns == 0)
+                return 0;
+            if (!tb_emu_ring_sleep(E.down, ns))
+                check_coord(); /* the time passed (or a stray wake-up) */
+            ns = 0; /* what is there now, and no more waiting */
+            continue;
+        }
         struct pollfd pf = {E.fd, POLLIN, 0};
         struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
         if (ppoll(&pf, 1, &ts, NULL) <= 0)
@@ -1311,15 +1391,24 @@ static void emu_start(void)
     }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
+    /* On the coordinator's node: its shared memory, opened before HELLO
+     * (which says so) so that the coordinator may unlink it once all said
+     * hello. */
+    E.shm = tb_emu_shm_open(getenv("TENBIN_EMU_SHM"), E.P, &E.shm_bytes);
     tb_buf_clear(&E.out);
     int rc = tb_buf_pack_u8(&E.out, TB_EMU_HELLO);
     rc |= tb_buf_pack_u32(&E.out, (uint32_t)E.wrank);
     rc |= tb_buf_pack_u32(&E.out, (uint32_t)E.P);
     rc |= tb_buf_pack_u32(&E.out, (uint32_t)getpid());
     rc |= tb_buf_pack_bytes(&E.out, host, (uint32_t)strlen(host));
+    rc |= tb_buf_pack_u8(&E.out, E.shm != NULL);
     if (rc != TB_OK)
         oom();
-    send_frame();
+    send_frame(); /* on TCP */
+    if (E.shm) {
+        E.up = tb_emu_shm_up(E.shm, E.wrank);
+        E.down = tb_emu_shm_down(E.shm, E.wrank);
+    }
     const char *seed_s = getenv("TENBIN_EMU_SEED");
     uint64_t seed = seed_s ? strtoull(seed_s, NULL, 10) : 1;
     char err[512];
@@ -1442,6 +1531,9 @@ EMU_API int MPI_Finalize(void)
     rc = PMPI_Finalize();
     close(E.fd);
     E.fd = -1;
+    E.up = E.down = NULL;
+    tb_emu_shm_unmap(E.shm, E.shm_bytes);
+    E.shm = NULL;
     return rc;
 }
 
