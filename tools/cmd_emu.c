@@ -74,8 +74,9 @@ static void print_text(const tb_emu_result *r, const char *platform, int master)
 {
     printf("\ntenbin emu: predicted makespan %.6f s for %d ranks on %s\n", r->makespan_s,
            r->ranks, platform);
-    printf("            (emulated in %.2f s of real time, %" PRIu64 " coordinator decisions)\n",
-           r->wall_s, r->decisions);
+    printf("            (emulated in %.2f s of real time: %.2f s to start the ranks, %.2f s from "
+           "then to the last MPI_Finalize; %" PRIu64 " coordinator decisions)\n",
+           r->wall_s, r->startup_s, r->run_s, r->decisions);
     printf("%5s  %-12s %12s %12s %12s %12s %10s %12s\n", "rank", "host", "compute_s", "send_s",
            "recv_s", "idle_s", "msgs_sent", "bytes_sent");
     for (int i = 0; i < r->ranks; i++) {
@@ -95,8 +96,10 @@ static void print_text(const tb_emu_result *r, const char *platform, int master)
 static int print_json(const tb_emu_result *r, const char *platform, int master)
 {
     tb_buf b = TB_BUF_INIT;
-    int rc = tb_buf_printf(&b, "{\"predicted_makespan_s\":%.17g,\"wall_s\":%.6f,\"platform\":",
-                           r->makespan_s, r->wall_s);
+    int rc = tb_buf_printf(&b,
+                           "{\"predicted_makespan_s\":%.17g,\"wall_s\":%.6f,\"startup_wall_s\":%.6f,"
+                           "\"run_wall_s\":%.6f,\"platform\":",
+                           r->makespan_s, r->wall_s, r->startup_s, r->run_s);
     rc |= tb_buf_json_string(&b, platform);
     rc |= tb_buf_printf(&b,
                         ",\"decisions\":%" PRIu64 ",\"unchecked_decisions\":%" PRIu64

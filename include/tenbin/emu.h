@@ -69,6 +69,10 @@ typedef struct tb_emu_result {
                                it would relay through a third rank could not be
                                ruled out (docs/emulator.md); 0: every decision
                                is exact */
+    double startup_s;       /* real seconds from the launch until every rank
+                               was out of MPI_Init (the launcher's start-up) */
+    double run_s;           /* real seconds from then until the last rank
+                               entered MPI_Finalize: the emulation proper */
 } tb_emu_result;
 
 /*

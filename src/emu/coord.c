@@ -1113,21 +1113,22 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     /* Shared memory for the ranks on this node (TENBIN_EMU_SHM=0: TCP for all). */
     long use_shm = 1;
     double spin = 50e-6;
-    if (tb_env_int("TENBIN_EMU_SHM", &use_shm) != TB_OK || (use_shm != 0 && use_shm != 1) ||
-        tb_env_double("TENBIN_EMU_SPIN", &spin) != TB_OK || !(spin >= 0 && spin <= 1)) {
+    const char *bad = NULL;
+    if (tb_env_int("TENBIN_EMU_SHM", &use_shm) != TB_OK || (use_shm != 0 && use_shm != 1))
+        bad = "TENBIN_EMU_SHM: expected 0 or 1";
+    else if (tb_env_double("TENBIN_EMU_SPIN", &spin) != TB_OK || !(spin >= 0 && spin <= 1))
+        bad = "TENBIN_EMU_SPIN: expected seconds from 0 to 1";
+    if (bad) {
         rc = TB_ERR_INVALID;
-        set_err(err, errlen, "TENBIN_EMU_SHM (0 or 1) or TENBIN_EMU_SPIN (0 to 1 s) is malformed");
+        set_err(err, errlen, "%s", bad);
         close(ep);
         close(lfd);
         goto done_early;
     }
-    char shm_env[256] = "";
-    if (use_shm &&
-        tb_emu_shm_create(c.P, &c.shm, &shm_bytes, shm_name, sizeof shm_name, shm_env + 15,
-                          sizeof shm_env - 15) == TB_OK)
-        memcpy(shm_env, "TENBIN_EMU_SHM=", 15);
-    else
-        shm_env[0] = 0;
+    char seg[200], shm_env[256] = "";
+    if (use_shm && tb_emu_shm_create(c.P, &c.shm, &shm_bytes, shm_name, sizeof shm_name, seg,
+                                     sizeof seg) == TB_OK)
+        snprintf(shm_env, sizeof shm_env, "TENBIN_EMU_SEGMENT=%s", seg);
     double t0 = now_s();
     int exec_errno = 0;
     pid_t child = launch(o, argv, coord_at, platform, shm_env[0] ? shm_env : NULL, &exec_errno);
@@ -1142,6 +1143,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     size_t nconns = 0;
     int status = 0, exited = 0, failed = 0, finals = 0, nhello = 0, nattached = 0;
     double quiet_since = now_s(), first_hello = 0, busy_at = 0, socks_at = 0;
+    double all_hello = 0, all_final = 0; /* real times */
     uint32_t seen = 0; /* the shared bell when the rings were last read */
     char why[600] = "";
     while (!exited) {
@@ -1248,6 +1250,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 /* Every rank that can has mapped the segment: no name left
                  * behind if this process is killed. */
                 if (nhello == c.P) {
+                    all_hello = now_s();
                     tb_emu_shm_unlink(shm_name);
                     shm_name[0] = 0;
                 }
@@ -1272,6 +1275,8 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
          * what the coordinator sees, and wakes its sender a moment later. */
         if (pr > 0 || rung)
             quiet_since = now_s();
+        if (finals == c.P && all_final == 0)
+            all_final = now_s();
         if (!failed && deadlocked(&c, why, sizeof why)) {
             if (now_s() - quiet_since > 0.5)
                 failed = 3;
@@ -1341,6 +1346,12 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     close(ep);
     close(lfd);
     c.res->wall_s = now_s() - t0;
+    if (all_final == 0)
+        all_final = now_s();
+    if (all_hello > 0) {
+        c.res->startup_s = all_hello - t0;
+        c.res->run_s = all_final - all_hello;
+    }
     c.res->decisions = c.decisions;
     c.res->unchecked = c.unchecked;
     int hellos = 0;

@@ -4,7 +4,7 @@
  * coordinator").
  *
  * The coordinator creates one segment (POSIX shared memory, its name and key
- * in TENBIN_EMU_SHM to the ranks) holding two byte rings per rank: `up`
+ * in TENBIN_EMU_SEGMENT to the ranks) holding two byte rings per rank: `up`
  * (rank -> coordinator) and `down` (coordinator -> rank), each with one
  * writer and one reader.  The bytes are the same frames as on the TCP
  * connection (wire.h), so a reader takes them with tb_emu_reader as well.  A
@@ -70,12 +70,12 @@ static inline _Atomic uint64_t *tb_emu_shm_dirty(tb_emu_shm *s)
 }
 
 /* Create the segment for `ranks` ranks (coordinator): its name (for
- * TENBIN_EMU_SHM, "NAME:KEY") in `env`.  The memory is allocated, not only
+ * TENBIN_EMU_SEGMENT, "NAME:KEY") in `env`.  The memory is allocated, not only
  * reserved (a /dev/shm too small for it fails here, not with SIGBUS later).
  * TB_ERR_IO if shared memory is not available: the ranks then use TCP. */
 int tb_emu_shm_create(int ranks, tb_emu_shm **out, size_t *bytes, char *name, size_t namelen,
                       char *env, size_t envlen);
-/* Open the segment TENBIN_EMU_SHM names and check it is the one meant for a
+/* Open the segment TENBIN_EMU_SEGMENT names and check it is the one meant for a
  * run of `ranks` ranks (a rank).  NULL if not here (another node). */
 tb_emu_shm *tb_emu_shm_open(const char *env, int ranks, size_t *bytes);
 void tb_emu_shm_unmap(tb_emu_shm *s, size_t bytes);

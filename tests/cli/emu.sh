@@ -28,6 +28,9 @@ emu --platform $P1 -n 16 --json -- "$PAT" pingpong 100 1000 > pp16.json
 close "$(num predicted_makespan_s pp16.json)" "$(num predicted_makespan_s pp2.json)" \
     "16 ranks time-sliced vs 2 ranks"
 grep -q '"ranks":\[{"rank":0,"host":"h0","compute_s":' pp16.json || fail "json ranks: $(cat pp16.json)"
+# The real time splits into the launcher's start-up and the run (no more than the whole).
+awk -v w="$(num wall_s pp16.json)" -v s="$(num startup_wall_s pp16.json)" -v r="$(num run_wall_s pp16.json)" \
+    'BEGIN { exit !(s > 0 && r > 0 && s + r <= w) }' || fail "start-up and run times: $(cat pp16.json)"
 
 # A relay: rank 1 sends 1 MB to 0 (10 ms on the wire), then 1 byte to 2,
 # which passes it on to 0.  The relayed byte arrives first in virtual time,
@@ -74,7 +77,7 @@ close "$(num predicted_makespan_s fanin.json)" \
 # same order and makespan.
 cat > half-tcp.sh << 'END'
 #!/bin/sh
-[ $((${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} % 2)) = 1 ] && unset TENBIN_EMU_SHM
+[ $((${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} % 2)) = 1 ] && unset TENBIN_EMU_SEGMENT
 exec "$@"
 END
 chmod +x half-tcp.sh

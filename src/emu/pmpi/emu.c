@@ -1394,7 +1394,7 @@ static void emu_start(void)
     /* On the coordinator's node: its shared memory, opened before HELLO
      * (which says so) so that the coordinator may unlink it once all said
      * hello. */
-    E.shm = tb_emu_shm_open(getenv("TENBIN_EMU_SHM"), E.P, &E.shm_bytes);
+    E.shm = tb_emu_shm_open(getenv("TENBIN_EMU_SEGMENT"), E.P, &E.shm_bytes);
     tb_buf_clear(&E.out);
     int rc = tb_buf_pack_u8(&E.out, TB_EMU_HELLO);
     rc |= tb_buf_pack_u32(&E.out, (uint32_t)E.wrank);
