@@ -100,7 +100,9 @@ typedef struct coord {
     tb_buf in, out;
     tb_emu_shm *shm;    /* the ranks on this node, or NULL */
     size_t nbacklog;    /* ranks with frames in their backlog */
-    double *ev;
+    double *ev;         /* [P] event times, valid where !stale */
+    unsigned char *stale; /* [P] 1: what ev and want say of the rank changed */
+    unsigned char *want;  /* [P] WANT_* */
     double ask_due; /* real time of the next question held back (INFINITY: none) */
 } coord;
 
@@ -112,6 +114,16 @@ typedef struct coord {
  * ranks that run long without waiting (compute, or sends and tests only).
  */
 #define ASK_AFTER 200e-6
+
+/* What a rank wants of decide_pass (cached with its event time). */
+enum {
+    WANT_NOTHING = 0, /* not waiting for a decision */
+    WANT_ANY,         /* any source, no matching message known, no deadline: only questions help */
+    WANT_DECISION,    /* anything else waiting */
+};
+
+/* Rank i's state, clock, patterns or known messages changed. */
+static inline void touch(coord *c, int i) { c->stale[i] = 1; }
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -313,8 +325,23 @@ static int before(double t, double h, double la) { return t < h || (la == 0 && t
 static int decide_pass(coord *c, int *progress)
 {
     int P = c->P, any = 0;
-    for (int i = 0; i < P; i++)
-        any |= c->r[i].pending;
+    /* Event times and wants change only with what a rank reports, what is
+     * sent to it, and its decisions (touch()): the others are kept, so a
+     * frame costs the coordinator a look at the ranks it changed, and the
+     * passes below run over compact arrays. */
+    for (int i = 0; i < P; i++) {
+        if (c->stale[i]) {
+            crank *r = &c->r[i];
+            size_t pi;
+            c->ev[i] = event_time(r);
+            c->want[i] = !r->pending ? WANT_NOTHING
+                         : r->deadline == INFINITY && any_source(r) && !first_match(r, &pi)
+                             ? WANT_ANY
+                             : WANT_DECISION;
+            c->stale[i] = 0;
+        }
+        any |= c->want[i];
+    }
     if (!any)
         return TB_OK;
     /* The three least event times: the least over the ranks but j and s is
@@ -324,7 +351,7 @@ static int decide_pass(coord *c, int *progress)
      * waiting rank per frame was the coordinator's whole time). */
     int lo[3] = {-1, -1, -1};
     for (int i = 0; i < P; i++) {
-        double e = c->ev[i] = event_time(&c->r[i]);
+        double e = c->ev[i];
         for (int a = 0; a < 3; a++)
             if (lo[a] < 0 || e < c->ev[lo[a]]) {
                 for (int b = 2; b > a; b--)
@@ -336,9 +363,9 @@ static int decide_pass(coord *c, int *progress)
     double la = c->lookahead;
     int asked_any = 0; /* the question for "any source, no message yet" was put */
     for (int j = 0; j < P; j++) {
-        crank *r = &c->r[j];
-        if (!r->pending)
+        if (c->want[j] == WANT_NOTHING || (c->want[j] == WANT_ANY && asked_any))
             continue;
+        crank *r = &c->r[j];
         size_t pi = 0;
         const cmsg *cand = first_match(r, &pi);
         double x = cand ? cand->arrival : INFINITY;
@@ -374,6 +401,7 @@ static int decide_pass(coord *c, int *progress)
             r->pending = 0;
             r->asked = 0; /* it ignored questions while waiting */
             r->state = TB_EMU_RUNNING;
+            touch(c, j);
             r->heard = now_s(); /* it reports again at its next wait: no question before */
             if (copy.arrival > r->clock)
                 r->clock = copy.arrival;
@@ -388,6 +416,7 @@ static int decide_pass(coord *c, int *progress)
             r->pending = 0;
             r->asked = 0;
             r->state = TB_EMU_RUNNING;
+            touch(c, j);
             r->heard = now_s();
             TB_CHECK(send_decide(c, j, 0, 0, NULL, h < x ? h : x));
             *progress = 1;
@@ -540,6 +569,7 @@ static void wake(coord *c, int k)
 static int consume(coord *c, int dst, uint32_t src, uint64_t seq)
 {
     crank *r = &c->r[dst];
+    touch(c, dst);
     for (size_t i = 0; i < r->nin; i++)
         if (r->in[i].src == src && r->in[i].seq == seq) {
             r->in[i] = r->in[--r->nin];
@@ -553,6 +583,7 @@ static int consume(coord *c, int dst, uint32_t src, uint64_t seq)
 static int add_msg(coord *c, int src, const cmsg *m0, uint32_t dst)
 {
     crank *r = &c->r[dst];
+    touch(c, (int)dst);
     if (!r->lastfrom) {
         r->lastfrom = malloc((size_t)c->P * sizeof *r->lastfrom);
         if (!r->lastfrom)
@@ -583,6 +614,7 @@ static int add_msg(coord *c, int src, const cmsg *m0, uint32_t dst)
 static int read_report(coord *c, int rank, tb_buf *b)
 {
     crank *r = &c->r[rank];
+    touch(c, rank);
     uint8_t state, kind;
     uint32_t n;
     int rc = tb_buf_unpack_f64(b, &r->clock);
@@ -711,6 +743,7 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
         *rank = (int)rk;
         c->r[rk].fd = fd;
         c->r[rk].hello = 1;
+        touch(c, (int)rk);
         c->r[rk].heard = now_s();
         c->r[rk].pid = (pid_t)pid;
         c->r[rk].state = TB_EMU_RUNNING;
@@ -1063,6 +1096,10 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     c.lookahead = la;
     c.r = calloc((size_t)c.P, sizeof *c.r);
     c.ev = calloc((size_t)c.P, sizeof *c.ev);
+    c.stale = malloc((size_t)c.P);
+    c.want = calloc((size_t)c.P, 1);
+    if (c.stale)
+        memset(c.stale, 1, (size_t)c.P);
     c.res = calloc(1, sizeof *c.res);
     /* Slots for every rank's connection and as many strays (a closed one is
      * not reused). */
@@ -1075,7 +1112,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         c.res->rank = calloc((size_t)c.P, sizeof *c.res->rank);
         c.res->trace = calloc((size_t)c.P, sizeof *c.res->trace);
     }
-    if (!c.r || !c.ev || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
+    if (!c.r || !c.ev || !c.stale || !c.want || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
         rc = TB_ERR_NOMEM;
         set_err(err, errlen, "out of memory");
         goto done_early;
@@ -1277,10 +1314,8 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             quiet_since = now_s();
         if (finals == c.P && all_final == 0)
             all_final = now_s();
-        if (!failed && deadlocked(&c, why, sizeof why)) {
-            if (now_s() - quiet_since > 0.5)
-                failed = 3;
-        }
+        if (!failed && now_s() - quiet_since > 0.5 && deadlocked(&c, why, sizeof why))
+            failed = 3;
         if (failed) {
             kill_all(&c, child, SIGTERM);
             status = reap(&c, child);
@@ -1420,6 +1455,8 @@ done_early:
     }
     free(c.r);
     free(c.ev);
+    free(c.stale);
+    free(c.want);
     free(conns);
     free(pfd);
     tb_buf_free(&c.in);
