@@ -103,6 +103,8 @@ typedef struct coord {
     double *ev;         /* [P] event times, valid where !stale */
     unsigned char *stale; /* [P] 1: what ev and want say of the rank changed */
     unsigned char *want;  /* [P] WANT_* */
+    unsigned char *askable; /* [P] 1: said hello, not done, not asked yet, and
+                               running, sending or blocked (a question to it may help) */
     double ask_due; /* real time of the next question held back (INFINITY: none) */
 } coord;
 
@@ -261,6 +263,7 @@ static int send_ask(coord *c, int rank)
     tb_buf_clear(b);
     TB_CHECK(tb_buf_pack_u8(b, TB_EMU_ASK));
     o->asked = 1;
+    c->askable[rank] = 0;
     return to_rank(c, rank, b);
 }
 
@@ -338,6 +341,9 @@ static int decide_pass(coord *c, int *progress)
                          : r->deadline == INFINITY && any_source(r) && !first_match(r, &pi)
                              ? WANT_ANY
                              : WANT_DECISION;
+            c->askable[i] = r->hello && !r->done && !r->asked &&
+                            (r->state == TB_EMU_RUNNING || r->state == TB_EMU_SENDING ||
+                             r->state == TB_EMU_BLOCKED);
             c->stale[i] = 0;
         }
         any |= c->want[i];
@@ -431,9 +437,14 @@ static int decide_pass(coord *c, int *progress)
                 continue;
             asked_any = 1;
         }
+        /* The ranks a question may help (few, of many). */
         for (int k = 0; k < P; k++) {
+            const unsigned char *next = memchr(c->askable + k, 1, (size_t)(P - k));
+            if (!next)
+                break;
+            k = (int)(next - c->askable);
             crank *o = &c->r[k];
-            if (k == j || o->asked || o->done || !o->hello || !may_send(r, k))
+            if (k == j || !may_send(r, k))
                 continue;
             double b = bound_from(c, j, k);
             if (cand && k == (int)cand->src && via_s < b)
@@ -1098,6 +1109,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     c.ev = calloc((size_t)c.P, sizeof *c.ev);
     c.stale = malloc((size_t)c.P);
     c.want = calloc((size_t)c.P, 1);
+    c.askable = calloc((size_t)c.P, 1);
     if (c.stale)
         memset(c.stale, 1, (size_t)c.P);
     c.res = calloc(1, sizeof *c.res);
@@ -1112,7 +1124,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         c.res->rank = calloc((size_t)c.P, sizeof *c.res->rank);
         c.res->trace = calloc((size_t)c.P, sizeof *c.res->trace);
     }
-    if (!c.r || !c.ev || !c.stale || !c.want || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
+    if (!c.r || !c.ev || !c.stale || !c.want || !c.askable || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
         rc = TB_ERR_NOMEM;
         set_err(err, errlen, "out of memory");
         goto done_early;
@@ -1457,6 +1469,7 @@ done_early:
     free(c.ev);
     free(c.stale);
     free(c.want);
+    free(c.askable);
     free(conns);
     free(pfd);
     tb_buf_free(&c.in);
