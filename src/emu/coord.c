@@ -105,6 +105,8 @@ typedef struct coord {
     unsigned char *want;  /* [P] WANT_* */
     unsigned char *askable; /* [P] 1: said hello, not done, not asked yet, and
                                running, sending or blocked (a question to it may help) */
+    double *tree;       /* min-tree of ev[k] + lookahead: [1] the root, leaves from tsize */
+    size_t tsize;       /* leaves: the least power of two >= P */
     double ask_due; /* real time of the next question held back (INFINITY: none) */
 } coord;
 
@@ -324,6 +326,46 @@ static double bound_to(const coord *c, int j, int s, int *who)
  * lookahead at all, a tie goes to what is known (docs/emulator.md). */
 static int before(double t, double h, double la) { return t < h || (la == 0 && t <= h); }
 
+/* Rank k's event time changed: its leaf, and the minima above it. */
+static void tree_set(coord *c, int k, double v)
+{
+    size_t i = c->tsize + (size_t)k;
+    c->tree[i] = v;
+    for (i >>= 1; i >= 1; i >>= 1) {
+        double a = c->tree[2 * i], b = c->tree[2 * i + 1], m = a < b ? a : b;
+        if (c->tree[i] == m)
+            break; /* and so for every minimum above */
+        c->tree[i] = m;
+    }
+}
+
+/* Is x before bound_from(j, k) for every rank k but j and s that could send
+ * j a matching message?  (That is, before bound_to(j, s).)  bound_from(j, k)
+ * >= ev[k] + lookahead, so only the ranks whose ev[k] + lookahead is not
+ * after x can say no: the tree finds them without looking at the others,
+ * and the first that says no ends the search. */
+static int safe_before(const coord *c, int j, int s, double x)
+{
+    const crank *r = &c->r[j];
+    double la = c->lookahead;
+    size_t stack[2 * 64], sp = 0;
+    stack[sp++] = 1;
+    while (sp > 0) {
+        size_t i = stack[--sp];
+        if (before(x, c->tree[i], la))
+            continue; /* every leaf below is after x */
+        if (i < c->tsize) {
+            stack[sp++] = 2 * i + 1;
+            stack[sp++] = 2 * i;
+            continue;
+        }
+        int k = (int)(i - c->tsize);
+        if (k != j && k != s && may_send(r, k) && !before(x, bound_from(c, j, k), la))
+            return 0;
+    }
+    return 1;
+}
+
 /* One pass over the waiting ranks; *progress set if one was answered. */
 static int decide_pass(coord *c, int *progress)
 {
@@ -337,6 +379,7 @@ static int decide_pass(coord *c, int *progress)
             crank *r = &c->r[i];
             size_t pi;
             c->ev[i] = event_time(r);
+            tree_set(c, i, c->ev[i] + c->lookahead);
             c->want[i] = !r->pending ? WANT_NOTHING
                          : r->deadline == INFINITY && any_source(r) && !first_match(r, &pi)
                              ? WANT_ANY
@@ -350,22 +393,6 @@ static int decide_pass(coord *c, int *progress)
     }
     if (!any)
         return TB_OK;
-    /* The three least event times: the least over the ranks but j and s is
-     * among them, and no bound to j from those ranks is below it plus the
-     * lookahead, so a candidate before that is safe without looking at the
-     * P bounds one by one (with hundreds of waiting ranks, that scan per
-     * waiting rank per frame was the coordinator's whole time). */
-    int lo[3] = {-1, -1, -1};
-    for (int i = 0; i < P; i++) {
-        double e = c->ev[i];
-        for (int a = 0; a < 3; a++)
-            if (lo[a] < 0 || e < c->ev[lo[a]]) {
-                for (int b = 2; b > a; b--)
-                    lo[b] = lo[b - 1];
-                lo[a] = i;
-                break;
-            }
-    }
     double la = c->lookahead;
     int asked_any = 0; /* the question for "any source, no message yet" was put */
     for (int j = 0; j < P; j++) {
@@ -376,12 +403,6 @@ static int decide_pass(coord *c, int *progress)
         const cmsg *cand = first_match(r, &pi);
         double x = cand ? cand->arrival : INFINITY;
         int who;
-        double floor = INFINITY;
-        for (int a = 0; a < 3; a++)
-            if (lo[a] >= 0 && lo[a] != j && (!cand || lo[a] != (int)cand->src)) {
-                floor = c->ev[lo[a]] + c->lookahead;
-                break;
-            }
         /* The candidate's own sender s cannot send anything to j that
          * arrives before it: the pair keeps its order.  But s can still send
          * to a third rank that relays to j, which arrives no earlier than
@@ -402,7 +423,7 @@ static int decide_pass(coord *c, int *progress)
             }
         }
         if (cand && x <= r->deadline && before(x, via_s, la) &&
-            (before(x, floor, la) || before(x, bound_to(c, j, (int)cand->src, &who), la))) {
+            safe_before(c, j, (int)cand->src, x)) {
             cmsg copy = *cand;
             r->pending = 0;
             r->asked = 0; /* it ignored questions while waiting */
@@ -1110,6 +1131,11 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     c.stale = malloc((size_t)c.P);
     c.want = calloc((size_t)c.P, 1);
     c.askable = calloc((size_t)c.P, 1);
+    for (c.tsize = 1; c.tsize < (size_t)c.P; c.tsize *= 2)
+        ;
+    c.tree = malloc(2 * c.tsize * sizeof *c.tree);
+    for (size_t i = 0; c.tree && i < 2 * c.tsize; i++)
+        c.tree[i] = INFINITY;
     if (c.stale)
         memset(c.stale, 1, (size_t)c.P);
     c.res = calloc(1, sizeof *c.res);
@@ -1124,7 +1150,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         c.res->rank = calloc((size_t)c.P, sizeof *c.res->rank);
         c.res->trace = calloc((size_t)c.P, sizeof *c.res->trace);
     }
-    if (!c.r || !c.ev || !c.stale || !c.want || !c.askable || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
+    if (!c.r || !c.ev || !c.stale || !c.want || !c.askable || !c.tree || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
         rc = TB_ERR_NOMEM;
         set_err(err, errlen, "out of memory");
         goto done_early;
@@ -1470,6 +1496,7 @@ done_early:
     free(c.stale);
     free(c.want);
     free(c.askable);
+    free(c.tree);
     free(conns);
     free(pfd);
     tb_buf_free(&c.in);
