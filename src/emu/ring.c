@@ -122,9 +122,8 @@ int tb_emu_frame_append(tb_buf *out, const tb_buf *b)
 {
     if (b->len > UINT32_MAX)
         return TB_ERR_RANGE;
-    uint32_t n = (uint32_t)b->len;
-    unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
-                          (unsigned char)(n >> 24)};
+    unsigned char h[4];
+    tb_emu_frame_header(b->len, h);
     TB_CHECK(tb_buf_reserve(out, 4 + b->len));
     memcpy(out->data + out->len, h, 4);
     if (b->len)

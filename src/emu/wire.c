@@ -39,9 +39,8 @@ int tb_emu_frame_write(int fd, const tb_buf *b)
 {
     if (b->len > UINT32_MAX)
         return TB_ERR_RANGE;
-    uint32_t n = (uint32_t)b->len;
-    unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
-                          (unsigned char)(n >> 24)};
+    unsigned char h[4];
+    tb_emu_frame_header(b->len, h);
     /* Header and body in one segment: two writes would be two wake-ups of
      * the reader on a crowded machine. */
     struct iovec iov[2] = {{h, 4}, {b->data, b->len}};

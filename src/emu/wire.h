@@ -10,6 +10,15 @@
 
 #include "tenbin/core.h"
 
+/* A frame's length header: n, u32 little endian. */
+static inline void tb_emu_frame_header(size_t n, unsigned char h[4])
+{
+    h[0] = (unsigned char)n;
+    h[1] = (unsigned char)(n >> 8);
+    h[2] = (unsigned char)(n >> 16);
+    h[3] = (unsigned char)(n >> 24);
+}
+
 /* Write b->data[0..len) as one frame.  TB_ERR_IO on failure. */
 int tb_emu_frame_write(int fd, const tb_buf *b);
 /*

@@ -2,14 +2,18 @@
  * test_wire.c - the emulator's frames (src/emu/wire.c) over a socket pair:
  * several frames taken by one read, a frame cut across reads, a frame larger
  * than one read, a frame over the limit, a close at a frame boundary and in
- * the middle of one.  Known answers: every frame comes out whole, in order,
- * with its bytes.
+ * the middle of one.  And through the shared-memory rings (src/emu/ring.c):
+ * frames across the ring's end, a frame larger than the ring, a full ring, a
+ * segment opened with the wrong key or rank count, the name gone after
+ * unlink.  Known answers: every frame comes out whole, in order, with its
+ * bytes.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "emu/ring.h"
 #include "emu/wire.h"
 #include "tb_test.h"
 
@@ -160,12 +164,89 @@ static void test_close(void)
     tb_emu_reader_free(&rd);
 }
 
+/* A frame of n bytes, byte i = (seed + i) mod 251, appended to q framed. */
+static int framed(tb_buf *q, size_t n, unsigned seed)
+{
+    tb_buf b = TB_BUF_INIT;
+    int rc = TB_OK;
+    for (size_t i = 0; i < n && rc == TB_OK; i++)
+        rc = tb_buf_pack_u8(&b, (uint8_t)((seed + i) % 251));
+    if (rc == TB_OK)
+        rc = tb_emu_frame_append(q, &b);
+    tb_buf_free(&b);
+    return rc;
+}
+
+static void test_ring_frames(void)
+{
+    tb_emu_shm *s = NULL;
+    size_t bytes = 0;
+    char name[128], env[200];
+    if (tb_emu_shm_create(3, &s, &bytes, name, sizeof name, env, sizeof env) != TB_OK) {
+        printf("skip ring_frames: no POSIX shared memory here\n");
+        return;
+    }
+    /* The rank's side maps the same segment; a wrong key or size is refused. */
+    size_t b2 = 0;
+    tb_emu_shm *r = tb_emu_shm_open(env, 3, &b2);
+    TB_ASSERT(r != NULL && b2 == bytes);
+    TB_ASSERT(tb_emu_shm_open(env, 4, &b2) == NULL);
+    char bad[200];
+    snprintf(bad, sizeof bad, "%s:%016x", name, 12345u);
+    TB_ASSERT(tb_emu_shm_open(bad, 3, &b2) == NULL);
+    TB_ASSERT(tb_emu_shm_open("no-colon", 3, &b2) == NULL);
+    TB_ASSERT(tb_emu_shm_open(NULL, 3, &b2) == NULL);
+
+    /* Rank 2 writes through its mapping, the coordinator reads through its
+     * own: 40 frames of growing sizes go round the 16 KiB ring many times,
+     * one of them larger than the ring, pushed in pieces as room appears. */
+    tb_emu_ring *w = tb_emu_shm_up(r, 2), *rd_ring = tb_emu_shm_up(s, 2);
+    tb_buf q = TB_BUF_INIT;
+    for (unsigned k = 0; k < 40; k++)
+        TB_ASSERT_EQ_INT(framed(&q, k == 20 ? 3 * TB_EMU_RING_BYTES : 97 * k, k), TB_OK);
+    tb_emu_reader rd = {TB_BUF_INIT};
+    tb_buf f;
+    size_t sent = 0;
+    unsigned got = 0;
+    int rounds = 0;
+    while (got < 40 && rounds < 100000) {
+        sent += tb_emu_ring_put(w, q.data + sent, q.len - sent);
+        TB_ASSERT(tb_emu_ring_used(rd_ring) <= TB_EMU_RING_BYTES);
+        TB_ASSERT(tb_emu_ring_fill(rd_ring, &rd) >= 0);
+        while (tb_emu_reader_next(&rd, &f, 1 << 20) == 1) {
+            TB_ASSERT(is_frame(&f, got == 20 ? 3 * TB_EMU_RING_BYTES : 97 * got, got));
+            got++;
+        }
+        rounds++;
+    }
+    TB_ASSERT_EQ_INT(got, 40);
+    TB_ASSERT(sent == q.len);
+    TB_ASSERT(tb_emu_ring_used(rd_ring) == 0);
+    /* A full ring takes nothing more until it is read. */
+    tb_emu_ring *d = tb_emu_shm_down(s, 0);
+    unsigned char big[TB_EMU_RING_BYTES + 10] = {0};
+    TB_ASSERT(tb_emu_ring_put(d, big, sizeof big) == TB_EMU_RING_BYTES);
+    TB_ASSERT(tb_emu_ring_put(d, big, 1) == 0);
+    /* Rings of other ranks are untouched. */
+    TB_ASSERT(tb_emu_ring_used(tb_emu_shm_up(s, 0)) == 0);
+    TB_ASSERT(tb_emu_ring_used(tb_emu_shm_down(s, 2)) == 0);
+    /* A sleeper with bytes waiting does not sleep. */
+    TB_ASSERT_EQ_INT(tb_emu_ring_sleep(d, 1000000000L), 1);
+    tb_emu_reader_free(&rd);
+    tb_buf_free(&q);
+    tb_emu_shm_unmap(r, b2);
+    tb_emu_shm_unlink(name);
+    TB_ASSERT(tb_emu_shm_open(env, 3, &b2) == NULL); /* the name is gone */
+    tb_emu_shm_unmap(s, bytes);
+}
+
 static const tb_test tests[] = {
     {"several_in_one_read", test_several_in_one_read},
     {"cut_across_reads", test_cut_across_reads},
     {"larger_than_a_read", test_larger_than_a_read},
     {"over_the_limit", test_over_the_limit},
     {"close", test_close},
+    {"ring_frames", test_ring_frames},
     {NULL, NULL},
 };
 TB_TEST_MAIN(tests)

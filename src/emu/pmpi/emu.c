@@ -270,9 +270,8 @@ static void ring_write(const void *p, size_t n)
 static void send_frame(void)
 {
     if (E.up) {
-        uint32_t n = (uint32_t)E.out.len;
-        unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8),
-                              (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+        unsigned char h[4];
+        tb_emu_frame_header(E.out.len, h);
         ring_write(h, 4);
         ring_write(E.out.data, E.out.len);
         ring_coord();
