@@ -265,6 +265,25 @@ SH
 chmod +x nopreload.sh
 expect_fail 1 "^tenbin emu: .*only 1 of 2 ranks started under the emulator" \
     emu --platform hosts=2 -n 2 -- ./nopreload.sh "$PAT" pingpong 10 10
+# The coordinator killed outright (no chance to stop anyone): the ranks see
+# it gone (on their ring, at their next look at the connection) and end, and
+# the launcher with them.
+"$TENBIN" emu --platform $P1 -n 4 -- "$PAT" pingpong 100000000 100 > /dev/null 2>&1 &
+coord=$!
+i=0
+until [ "$(ps -eo args= | grep -c "^$PAT pingpong 100000000")" = 4 ] || [ $i -ge 200 ]; do
+    sleep 0.1; i=$((i + 1))
+done
+[ $i -lt 200 ] || fail "the 4 ranks to be left alone never started"
+sleep 0.5
+kill -9 $coord
+wait $coord 2> /dev/null || true
+i=0
+while ps -eo stat=,args= | awk -v pat="$PAT pingpong 100000000" '$1 !~ /^Z/ && index($0, pat) && !/awk/' | grep -q .; do
+    [ $i -ge 300 ] && fail "ranks still running 30 s after the coordinator was killed"
+    sleep 0.1; i=$((i + 1))
+done
+ls /dev/shm 2>/dev/null | grep -q '^tenbin-emu-' && fail "left in /dev/shm after the coordinator was killed"
 # Nothing left running (zombies waiting for their reaper are not running).
 sleep 0.5
 left=$(ps -eo stat=,args= | awk -v pat="$PAT" '$1 !~ /^Z/ && index($0, pat) && !/awk/')
