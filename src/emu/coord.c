@@ -1229,48 +1229,42 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             double d = c.ask_due - now_s();
             wait = d < 0 ? 0 : d < wait ? d : wait;
         }
-        int pr = 0, rung = 0;
-        if (c.shm) {
-            /* All ranks on the rings: sleep on the bell, and look at the
-             * sockets (a rank that ended, a FAIL) every millisecond.  While
-             * frames come often, watch the bell a while before sleeping: a
-             * wake-up costs more than the gap between frames. */
-            int on_bell = nattached == c.P;
-            if (on_bell && atomic_load(&c.shm->bell) == seen && wait > 0) {
-                double until = busy_at + spin, t = now_s();
-                if (until - t > wait)
-                    until = t + wait;
-                while (atomic_load_explicit(&c.shm->bell, memory_order_acquire) == seen &&
-                       t < until) {
-                    tb_emu_cpu_relax();
-                    t = now_s();
-                }
+        /* All ranks on the rings: sleep on the bell, and look at the sockets
+         * (a rank that ended, a FAIL) every millisecond.  While frames come
+         * often, watch the bell a while before sleeping: a wake-up costs
+         * more than the gap between frames.  Otherwise sleep in poll on the
+         * sockets (ranks on a ring then send a BELL there). */
+        int pr = 0, rung = 0, on_bell = c.shm && nattached == c.P;
+        if (on_bell && atomic_load(&c.shm->bell) == seen && wait > 0) {
+            double until = busy_at + spin, t = now_s();
+            if (until - t > wait)
+                until = t + wait;
+            while (atomic_load_explicit(&c.shm->bell, memory_order_acquire) == seen && t < until) {
+                tb_emu_cpu_relax();
+                t = now_s();
             }
+        }
+        if (c.shm)
             atomic_store(&c.shm->coord_sleeping, on_bell ? TB_EMU_ON_BELL : TB_EMU_ON_POLL);
-            if (atomic_load(&c.shm->bell) != seen || wait == 0) {
-                /* frames came: no sleep */
-            } else if (on_bell) {
-                tb_emu_futex_wait(&c.shm->bell, seen, (long)(wait * 1e9));
-            } else {
-                struct timespec wts = {0, (long)(wait * 1e9)};
-                struct pollfd epf = {ep, POLLIN, 0};
-                pr = ppoll(&epf, 1, &wts, NULL);
-            }
+        if ((c.shm && atomic_load(&c.shm->bell) != seen) || wait == 0) {
+            /* frames came: no sleep */
+        } else if (on_bell) {
+            tb_emu_futex_wait(&c.shm->bell, seen, (long)(wait * 1e9));
+        } else {
+            struct timespec wts = {0, (long)(wait * 1e9)};
+            struct pollfd epf = {ep, POLLIN, 0};
+            (void)ppoll(&epf, 1, &wts, NULL);
+        }
+        if (c.shm) {
             atomic_store(&c.shm->coord_sleeping, TB_EMU_AWAKE);
             uint32_t b = atomic_load(&c.shm->bell);
             rung = b != seen;
             seen = b;
-            double t = now_s();
-            if (!on_bell || !rung || t - socks_at > 1e-3) {
-                socks_at = t;
-                pr = epoll_wait(ep, pfd, NEV, 0);
-            }
-        } else {
-            struct timespec wts = {0, (long)(wait * 1e9)};
-            struct pollfd epf = {ep, POLLIN, 0};
-            pr = ppoll(&epf, 1, &wts, NULL);
-            if (pr > 0)
-                pr = epoll_wait(ep, pfd, NEV, 0);
+        }
+        double tnow = now_s();
+        if (!on_bell || !rung || tnow - socks_at > 1e-3) {
+            socks_at = tnow;
+            pr = epoll_wait(ep, pfd, NEV, 0);
         }
         if (pr < 0 && errno != EINTR) {
             snprintf(why, sizeof why, "poll: %s", strerror(errno));
@@ -1393,21 +1387,12 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     if (!failed)
         accept_all(lfd, ep, conns, &nconns, maxconns);
     for (size_t i = 0; i < nconns && !failed; i++) {
-        for (; conns[i].fd >= 0;) {
-            int frc = tb_emu_reader_next(&conns[i].rd, &c.in, TB_EMU_FRAME_MAX);
-            if (frc == 0 && tb_emu_reader_fill(conns[i].fd, &conns[i].rd, NULL) > 0)
-                continue;
-            if (frc <= 0)
-                break;
-            int was_done = conns[i].rank >= 0 && c.r[conns[i].rank].done;
-            frc = on_frame(&c, conns[i].fd, &conns[i].rank, &c.in);
-            if (frc != TB_OK) {
-                failed = 1;
-                break;
-            }
-            if (!was_done && conns[i].rank >= 0 && c.r[conns[i].rank].done)
-                finals++;
-        }
+        if (conns[i].fd < 0)
+            continue;
+        while (tb_emu_reader_fill(conns[i].fd, &conns[i].rd, NULL) > 0)
+            ;
+        failed = take_frames(&c, &conns[i].rd, conns[i].fd, &conns[i].rank, &finals, why,
+                             sizeof why);
     }
     if (c.shm && !failed && drain_rings(&c, 1, &finals, why, sizeof why))
         failed = 1;

@@ -118,20 +118,6 @@ void tb_emu_shm_unlink(const char *name)
         shm_unlink(name);
 }
 
-int tb_emu_frame_append(tb_buf *out, const tb_buf *b)
-{
-    if (b->len > UINT32_MAX)
-        return TB_ERR_RANGE;
-    unsigned char h[4];
-    tb_emu_frame_header(b->len, h);
-    TB_CHECK(tb_buf_reserve(out, 4 + b->len));
-    memcpy(out->data + out->len, h, 4);
-    if (b->len)
-        memcpy(out->data + out->len + 4, b->data, b->len);
-    out->len += 4 + b->len;
-    return TB_OK;
-}
-
 size_t tb_emu_ring_put(tb_emu_ring *r, const void *p, size_t n)
 {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);

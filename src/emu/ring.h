@@ -89,9 +89,6 @@ static inline uint64_t tb_emu_ring_used(tb_emu_ring *r)
 }
 /* Put up to n bytes of p into r; returns how many went (0: full). */
 size_t tb_emu_ring_put(tb_emu_ring *r, const void *p, size_t n);
-/* The frame b's bytes (its length, then b's data) into *out, for
- * tb_emu_ring_put. */
-int tb_emu_frame_append(tb_buf *out, const tb_buf *b);
 /* Move every byte r has into the reader; returns how many (0: none). */
 long tb_emu_ring_fill(tb_emu_ring *r, tb_emu_reader *rd);
 /* The writer's side after a put: wake the reader if it sleeps on r->bell. */

@@ -47,6 +47,20 @@ int tb_emu_frame_write(int fd, const tb_buf *b)
     return write_all(fd, iov, b->len > 0 ? 2 : 1);
 }
 
+int tb_emu_frame_append(tb_buf *out, const tb_buf *b)
+{
+    if (b->len > UINT32_MAX)
+        return TB_ERR_RANGE;
+    unsigned char h[4];
+    tb_emu_frame_header(b->len, h);
+    TB_CHECK(tb_buf_reserve(out, 4 + b->len));
+    memcpy(out->data + out->len, h, 4);
+    if (b->len)
+        memcpy(out->data + out->len + 4, b->data, b->len);
+    out->len += 4 + b->len;
+    return TB_OK;
+}
+
 long tb_emu_reader_fill(int fd, tb_emu_reader *r, int *closed)
 {
     tb_buf *b = &r->raw;

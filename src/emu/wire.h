@@ -19,6 +19,8 @@ static inline void tb_emu_frame_header(size_t n, unsigned char h[4])
     h[3] = (unsigned char)(n >> 24);
 }
 
+/* Append the frame b (its length header, then b's data) to *out. */
+int tb_emu_frame_append(tb_buf *out, const tb_buf *b);
 /* Write b->data[0..len) as one frame.  TB_ERR_IO on failure. */
 int tb_emu_frame_write(int fd, const tb_buf *b);
 /*

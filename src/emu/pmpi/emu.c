@@ -146,18 +146,24 @@ static struct emu {
 /* After telling the coordinator why the run stops: it stops every process
  * (quietly, before the MPI library's abort banner); abort ourselves only if
  * it has not within a few seconds. */
-static void wait_to_be_stopped(void)
+/* Has the coordinator closed our connection?  Waits up to ms for a sign.
+ * (After HELLO it sends nothing on TCP to a rank on a ring; a rank on TCP
+ * may find a frame there, which is not a close.) */
+static int coord_closed(int ms)
 {
     struct pollfd p = {E.fd, POLLIN, 0};
-    for (int i = 0; i < 50; i++) {
-        if (poll(&p, 1, 100) > 0) {
-            char c;
-            if (recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
-                break; /* closed: it is stopping us */
-            struct timespec ts = {0, 50000000};
-            nanosleep(&ts, NULL);
-        }
-    }
+    char c;
+    if (poll(&p, 1, ms) <= 0)
+        return 0;
+    ssize_t r = recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+static void wait_to_be_stopped(void)
+{
+    struct timespec ts = {0, 50000000};
+    for (int i = 0; i < 50 && !coord_closed(100); i++)
+        nanosleep(&ts, NULL);
 }
 
 /* The run cannot go on: tell the coordinator (which prints the line and
@@ -219,14 +225,12 @@ static void lost_coord(void)
     _exit(1);
 }
 
-/* Is the coordinator still there?  (A rank on a ring never hears from it on
- * TCP: the connection readable means closed.) */
+/* A rank on a ring: end if the coordinator stopped the run (another rank
+ * failed) or is gone. */
 static void check_coord(void)
 {
-    struct pollfd p = {E.fd, POLLIN, 0};
-    char c;
-    if (poll(&p, 1, 0) > 0 && recv(E.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
-        _exit(1); /* the coordinator stopped the run (another rank failed) */
+    if (coord_closed(0))
+        _exit(1);
 }
 
 /* Tell the coordinator this rank put frames in its ring. */
