@@ -102,9 +102,9 @@ static int print_json(const tb_emu_result *r, const char *platform, int master)
                            r->makespan_s, r->wall_s, r->startup_s, r->run_s);
     rc |= tb_buf_json_string(&b, platform);
     rc |= tb_buf_printf(&b,
-                        ",\"decisions\":%" PRIu64 ",\"unchecked_decisions\":%" PRIu64
-                        ",\"master\":%d,\"ranks\":[",
-                        r->decisions, r->unchecked, master);
+                        ",\"decisions\":%" PRIu64 ",\"answered_ahead\":%" PRIu64
+                        ",\"unchecked_decisions\":%" PRIu64 ",\"master\":%d,\"ranks\":[",
+                        r->decisions, r->answered_ahead, r->unchecked, master);
     for (int i = 0; i < r->ranks && rc == TB_OK; i++) {
         const tb_emu_rank *k = &r->rank[i];
         rc |= tb_buf_printf(&b, "%s{\"rank\":%d,\"host\":", i ? "," : "", k->rank);

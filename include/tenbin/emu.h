@@ -73,6 +73,8 @@ typedef struct tb_emu_result {
                                was out of MPI_Init (the launcher's start-up) */
     double run_s;           /* real seconds from then until the last rank
                                entered MPI_Finalize: the emulation proper */
+    uint64_t answered_ahead; /* wildcard receives answered in advance, with an
+                                earlier decision (no question of their own) */
 } tb_emu_result;
 
 /*

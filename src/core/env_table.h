@@ -27,5 +27,7 @@
       "tenbin emu: ranks on the coordinator's node talk to it through shared memory (0: TCP)") \
     X("TENBIN_EMU_SPIN", DOUBLE, "50e-6",                                                     \
       "tenbin emu: real seconds the coordinator keeps watching after a frame before it sleeps") \
+    X("TENBIN_EMU_AHEAD", INT, "32",                                                          \
+      "tenbin emu: most answers in advance for a rank's next MPI_ANY_SOURCE receives (0: none)") \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \
       "how a rank waits for messages: spin, yield, sleep, or auto (yield when ranks outnumber cores)")

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@ typedef struct cmsg {
     int32_t tag;
     uint64_t seq;
     double arrival;
+    int ahead; /* given to its receiver in advance (TB_EMU_AHEAD_MAX): not a candidate */
 } cmsg;
 
 typedef struct early {
@@ -74,6 +76,7 @@ typedef struct crank {
     cpat *pat;
     size_t npat, cappat;
     int pending; /* WAITING, not answered yet */
+    int take;    /* ... and it takes the message (TB_EMU_TAKE) */
     int asked;
     double ask_clock; /* its clock when last asked */
     double ask_next;  /* real time before which it is not asked again */
@@ -97,6 +100,10 @@ typedef struct coord {
     char fail[512];
     uint64_t decisions;
     uint64_t unchecked; /* decisions made without the relay check (TB_EMU_SENDING) */
+    uint64_t ahead;     /* answers given in advance (decide_ahead) */
+    size_t ahead_max;   /* at most this many with one decision (TENBIN_EMU_AHEAD) */
+    cmsg **scratch;     /* decide_ahead's candidates */
+    size_t capscratch;
     tb_buf in, out;
     tb_emu_shm *shm;    /* the ranks on this node, or NULL */
     size_t nbacklog;    /* ranks with frames in their backlog */
@@ -154,6 +161,8 @@ static const cmsg *first_match(const crank *r, size_t *pi)
     const cmsg *best = NULL;
     for (size_t i = 0; i < r->nin; i++) {
         const cmsg *m = &r->in[i];
+        if (m->ahead)
+            continue;
         size_t k = 0;
         while (k < r->npat && !matches(m, &r->pat[k]))
             k++;
@@ -222,7 +231,8 @@ static int to_rank(coord *c, int k, const tb_buf *b)
     return TB_OK;
 }
 
-static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, double horizon)
+static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, double horizon,
+                       cmsg *const *ahead, size_t nahead)
 {
     tb_buf *b = &c->out;
     tb_buf_clear(b);
@@ -234,9 +244,17 @@ static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, 
     rc |= tb_buf_pack_u64(b, m ? m->seq : 0);
     rc |= tb_buf_pack_f64(b, m ? m->arrival : 0.0);
     rc |= tb_buf_pack_f64(b, horizon);
+    rc |= tb_buf_pack_u32(b, (uint32_t)nahead);
+    for (size_t i = 0; i < nahead; i++) {
+        rc |= tb_buf_pack_u32(b, ahead[i]->src);
+        rc |= tb_buf_pack_i32(b, ahead[i]->tag);
+        rc |= tb_buf_pack_u64(b, ahead[i]->seq);
+        rc |= tb_buf_pack_f64(b, ahead[i]->arrival);
+    }
     if (rc != TB_OK)
         return TB_ERR_NOMEM;
     c->decisions++;
+    c->ahead += nahead;
     return to_rank(c, rank, b);
 }
 
@@ -366,6 +384,67 @@ static int safe_before(const coord *c, int j, int s, double x)
     return 1;
 }
 
+static int by_arrival(const void *a, const void *b)
+{
+    const cmsg *x = *(cmsg *const *)a, *y = *(cmsg *const *)b;
+    if (x->arrival != y->arrival)
+        return x->arrival < y->arrival ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Answers in advance.  Rank j takes the first message of one any-source
+ * pattern (an MPI_Recv from MPI_ANY_SOURCE), and cand is it.  Its next
+ * receives with the same pattern will take the next known messages in
+ * arrival order, unless something it does not know yet arrives earlier: the
+ * answers that are safe now are given with this one (c->scratch, *n of
+ * them, marked `ahead`), so that a master draining a queue of results asks
+ * once for many.  A message m from s is safe if it arrives before every
+ * other rank's bound but j's and s's (as a decision now: safe_before), before
+ * s's relay bound (as a decision now), and before j's own relay bound: j
+ * runs on at its clock or later and may send to a rank that answers, which
+ * arrives two lookaheads later at the earliest.  What j learns later cannot
+ * come earlier: every rank's event time only grows but by messages, and a
+ * message's chain starts at some rank's event time now.  j drops what is
+ * left (TB_EMU_DROP_AHEAD) before it does anything else than run and take
+ * them.
+ */
+static int decide_ahead(coord *c, int j, const cmsg *cand, size_t *n)
+{
+    crank *r = &c->r[j];
+    double la = c->lookahead, own = r->clock + 2 * la;
+    size_t k = 0;
+    *n = 0;
+    if (r->nin > c->capscratch) {
+        cmsg **p = realloc(c->scratch, r->nin * sizeof *p);
+        if (!p)
+            return TB_ERR_NOMEM;
+        c->scratch = p;
+        c->capscratch = r->nin;
+    }
+    for (size_t i = 0; i < r->nin; i++) {
+        cmsg *m = &r->in[i];
+        if (m != cand && !m->ahead && before(m->arrival, own, la) && matches(m, &r->pat[0]))
+            c->scratch[k++] = m;
+    }
+    if (k == 0)
+        return TB_OK;
+    qsort(c->scratch, k, sizeof *c->scratch, by_arrival);
+    size_t i = 0;
+    for (; i < k && i < c->ahead_max; i++) {
+        cmsg *m = c->scratch[i];
+        double x = m->arrival;
+        if ((c->P > 2 && !before(x, c->ev[m->src] + 2 * la, la)) ||
+            !safe_before(c, j, (int)m->src, x))
+            break;
+        m->ahead = 1;
+    }
+    *n = i;
+    return TB_OK;
+}
+
 /* One pass over the waiting ranks; *progress set if one was answered. */
 static int decide_pass(coord *c, int *progress)
 {
@@ -425,6 +504,10 @@ static int decide_pass(coord *c, int *progress)
         if (cand && x <= r->deadline && before(x, via_s, la) &&
             safe_before(c, j, (int)cand->src, x)) {
             cmsg copy = *cand;
+            size_t nahead = 0;
+            if (r->take && r->npat == 1 && r->pat[0].src < 0 && r->deadline == INFINITY &&
+                c->ahead_max > 0)
+                TB_CHECK(decide_ahead(c, j, cand, &nahead));
             r->pending = 0;
             r->asked = 0; /* it ignored questions while waiting */
             r->state = TB_EMU_RUNNING;
@@ -433,7 +516,7 @@ static int decide_pass(coord *c, int *progress)
             if (copy.arrival > r->clock)
                 r->clock = copy.arrival;
             c->unchecked += (uint64_t)unchecked;
-            TB_CHECK(send_decide(c, j, 1, pi, &copy, 0.0));
+            TB_CHECK(send_decide(c, j, 1, pi, &copy, 0.0, c->scratch, nahead));
             *progress = 1;
             continue;
         }
@@ -445,7 +528,7 @@ static int decide_pass(coord *c, int *progress)
             r->state = TB_EMU_RUNNING;
             touch(c, j);
             r->heard = now_s();
-            TB_CHECK(send_decide(c, j, 0, 0, NULL, h < x ? h : x));
+            TB_CHECK(send_decide(c, j, 0, 0, NULL, h < x ? h : x, NULL, 0));
             *progress = 1;
             continue;
         }
@@ -656,6 +739,10 @@ static int read_report(coord *c, int rank, tb_buf *b)
     rc |= tb_buf_unpack_u32(b, &n);
     if (rc != TB_OK || n > 1u << 24)
         return TB_ERR_PROTOCOL;
+    if (kind & TB_EMU_DROP_AHEAD) /* what it was given in advance is back in play */
+        for (size_t i = 0; i < r->nin; i++)
+            r->in[i].ahead = 0;
+    r->take = (kind & ~TB_EMU_DROP_AHEAD) == TB_EMU_TAKE;
     while (r->cappat < n)
         TB_CHECK(tb_grow(&r->pat, &r->cappat, r->cappat, sizeof *r->pat, 4));
     r->npat = n;
@@ -669,6 +756,7 @@ static int read_report(coord *c, int rank, tb_buf *b)
         cmsg m;
         uint32_t dst;
         m.src = (uint32_t)rank;
+        m.ahead = 0;
         rc |= tb_buf_unpack_u32(b, &dst);
         rc |= tb_buf_unpack_u32(b, &m.ctx);
         rc |= tb_buf_unpack_i32(b, &m.tag);
@@ -701,7 +789,6 @@ static int read_report(coord *c, int rank, tb_buf *b)
     size_t pi;
     if (state == TB_EMU_BLOCKED && first_match(r, &pi))
         wake(c, rank);
-    (void)kind;
     return TB_OK;
 }
 
@@ -1188,11 +1275,21 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     /* Shared memory for the ranks on this node (TENBIN_EMU_SHM=0: TCP for all). */
     long use_shm = 1;
     double spin = 50e-6;
+    long ahead_max = TB_EMU_AHEAD_MAX;
+    /* More ranks than cores: the watching coordinator yields its core in
+     * the loop (the rank it waits for may need it) instead of pausing. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int yield_spin = online > 0 && c.P > online;
     const char *bad = NULL;
     if (tb_env_int("TENBIN_EMU_SHM", &use_shm) != TB_OK || (use_shm != 0 && use_shm != 1))
         bad = "TENBIN_EMU_SHM: expected 0 or 1";
     else if (tb_env_double("TENBIN_EMU_SPIN", &spin) != TB_OK || !(spin >= 0 && spin <= 1))
         bad = "TENBIN_EMU_SPIN: expected seconds from 0 to 1";
+    else if (tb_env_int("TENBIN_EMU_AHEAD", &ahead_max) != TB_OK || ahead_max < 0 ||
+             ahead_max > TB_EMU_AHEAD_MAX)
+        bad = "TENBIN_EMU_AHEAD: expected a number from 0 to 32";
+    _Static_assert(TB_EMU_AHEAD_MAX == 32, "the message above says 32");
+    c.ahead_max = (size_t)ahead_max;
     if (bad) {
         rc = TB_ERR_INVALID;
         set_err(err, errlen, "%s", bad);
@@ -1240,7 +1337,10 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             if (until - t > wait)
                 until = t + wait;
             while (atomic_load_explicit(&c.shm->bell, memory_order_acquire) == seen && t < until) {
-                tb_emu_cpu_relax();
+                if (yield_spin)
+                    sched_yield();
+                else
+                    tb_emu_cpu_relax();
                 t = now_s();
             }
         }
@@ -1412,6 +1512,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     }
     c.res->decisions = c.decisions;
     c.res->unchecked = c.unchecked;
+    c.res->answered_ahead = c.ahead;
     int hellos = 0;
     for (int i = 0; i < c.P; i++)
         hellos += c.r[i].hello;
@@ -1481,6 +1582,7 @@ done_early:
     free(c.stale);
     free(c.want);
     free(c.askable);
+    free(c.scratch);
     free(c.tree);
     free(conns);
     free(pfd);

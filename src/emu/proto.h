@@ -24,8 +24,11 @@
  *   ASK     (nothing): send a REPORT with state RUNNING when you can
  *   WAKE    (nothing): a message your blocked receive matches was sent
  *   DECIDE  u8 found, u32 pattern, u32 src (world rank), i32 tag, u64 seq,
- *           f64 arrival; when not found, f64 horizon (no message matching the
- *           patterns arrives before it)
+ *           f64 arrival, f64 horizon (when not found: no message matching the
+ *           patterns arrives before it), u32 nahead, nahead x (u32 src, i32
+ *           tag, u64 seq, f64 arrival): for a TAKE of one any-source pattern
+ *           without deadline, the messages its next such receives take, in
+ *           order (coord.c, decide_ahead)
  *
  * Ranks are world ranks; `src` of a pattern is a world rank or -1 (any), `tag`
  * a tag or -1 (any); `ctx` names a communicator (the same on every member).
@@ -55,11 +58,16 @@ enum {
                            receiver must post first) */
 };
 
-/* What a WAITING rank wants decided. */
+/* What a WAITING rank wants decided (a REPORT's kind). */
 enum {
     TB_EMU_TAKE = 0, /* the first message to arrive: it is consumed */
     TB_EMU_PEEK,     /* the first message to arrive: it stays (probes) */
 };
+/* Or'ed into a REPORT's kind: the answers given in advance that the rank has
+ * not used are back in play (it dropped them). */
+#define TB_EMU_DROP_AHEAD 0x80
+/* At most this many answers in advance with one DECIDE. */
+#define TB_EMU_AHEAD_MAX 32
 
 #define TB_EMU_ANY (-1)
 

@@ -99,6 +99,23 @@ for how in tcp mixed; do
 done
 (export TENBIN_EMU_SHM=2; expect 1 'TENBIN_EMU_SHM' emu --platform $P1 -n 2 -- "$PAT" fanin 10)
 (export TENBIN_EMU_SPIN=-1; expect 1 'TENBIN_EMU_SPIN' emu --platform $P1 -n 2 -- "$PAT" fanin 10)
+(export TENBIN_EMU_AHEAD=33; expect 1 'TENBIN_EMU_AHEAD' emu --platform $P1 -n 2 -- "$PAT" fanin 10)
+# Answers in advance: rank 0 takes 15 messages that are all known when it
+# first asks, so one decision can answer several receives; a receive from a
+# named source, MPI_Probe and MPI_Iprobe in between void what is left.  The
+# sources, the times and the makespan are those of a run that asks for every
+# receive (TENBIN_EMU_AHEAD=0).
+emu --platform $P1 -n 6 --json -- "$PAT" ahead 100 > ahead.out
+env TENBIN_EMU_AHEAD=0 "$TENBIN" emu --timeout 120 --platform $P1 -n 6 --json -- "$PAT" ahead 100 \
+    > ahead0.out
+[ "$(head -n 1 ahead.out)" = "$(head -n 1 ahead0.out)" ] ||
+    fail "answers in advance changed the order or times: $(head -n 1 ahead.out) vs $(head -n 1 ahead0.out)"
+grep -q '^ 5@0.000070990 4@0.000080990 1@0.000090990 3@' ahead.out || fail "ahead: $(cat ahead.out)"
+tail -n 1 ahead.out > ahead.json
+tail -n 1 ahead0.out > ahead0.json
+close "$(num predicted_makespan_s ahead.json)" "$(num predicted_makespan_s ahead0.json)" "ahead makespan"
+[ "$(num answered_ahead ahead.json)" -ge 1 ] && [ "$(num answered_ahead ahead0.json)" = 0 ] ||
+    fail "answered_ahead: $(num answered_ahead ahead.json), with TENBIN_EMU_AHEAD=0: $(num answered_ahead ahead0.json)"
 # Nothing left in shared memory.
 ! ls /dev/shm 2>/dev/null | grep -q '^tenbin-emu-' || fail "left in /dev/shm: $(ls /dev/shm | grep tenbin-emu)"
 # The same with MPI_Irecv per source and MPI_Waitany.

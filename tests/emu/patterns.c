@@ -41,6 +41,14 @@
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
  *                                  0.2 s busy loop
+ *   patterns ahead BYTES           every other rank sends rank 0 three messages
+ *                                  of (size - rank) BYTES at once; rank 0 sleeps
+ *                                  (real time: all are known to the emulator
+ *                                  by then) and takes them with MPI_ANY_SOURCE,
+ *                                  but also with what must void answers given
+ *                                  in advance: a receive from a named source,
+ *                                  MPI_Probe, MPI_Iprobe; prints sources and
+ *                                  times
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -450,6 +458,37 @@ static int chain(int bytes, const char *how)
     return 0;
 }
 
+static int ahead(int bytes)
+{
+    char *buf = calloc((size_t)bytes * (size_t)size + 1, 1);
+    if (rank != 0) {
+        for (int i = 0; i < 3; i++)
+            MPI_Send(buf, (size - rank) * bytes, MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+        free(buf);
+        return 0;
+    }
+    sleep_s(0.2);
+    MPI_Status st;
+    for (int i = 0; i < 3 * (size - 1); i++) {
+        int from = MPI_ANY_SOURCE;
+        if (i == 2) {
+            from = 1; /* its first message: the latest of the first round */
+        } else if (i == 4) {
+            MPI_Probe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st);
+            printf(" probe:%d@%.9f", st.MPI_SOURCE, MPI_Wtime());
+        } else if (i == 6) {
+            int flag = 0;
+            MPI_Iprobe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &flag, &st);
+            printf(" iprobe:%d:%d@%.9f", flag, flag ? st.MPI_SOURCE : -1, MPI_Wtime());
+        }
+        MPI_Recv(buf, bytes * size, MPI_BYTE, from, 5, MPI_COMM_WORLD, &st);
+        printf(" %d@%.9f", st.MPI_SOURCE, MPI_Wtime());
+    }
+    printf("\n");
+    free(buf);
+    return 0;
+}
+
 static int wtime(void)
 {
     double t0 = MPI_Wtime();
@@ -494,6 +533,8 @@ int main(int argc, char **argv)
         rc = chain(atoi(argv[2]), argc == 4 ? argv[3] : "send");
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
+    else if (!strcmp(mode, "ahead") && argc == 3)
+        rc = ahead(atoi(argv[2]));
     else if (!strcmp(mode, "abort")) {
         if (rank == 1 % size)
             MPI_Abort(MPI_COMM_WORLD, 3);

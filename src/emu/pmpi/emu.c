@@ -55,6 +55,14 @@ typedef struct pattern {
     int32_t tag; /* tag or -1 */
 } pattern;
 
+/* A message the coordinator said an any-source receive will take, in advance. */
+typedef struct ahead {
+    uint32_t src; /* world rank */
+    int32_t tag;
+    uint64_t seq;
+    double arrival;
+} ahead;
+
 enum { REQ_SEND = 1, REQ_RECV, REQ_ARECV };
 
 typedef struct ereq {
@@ -138,6 +146,13 @@ static struct emu {
     tb_emu_reader rd; /* what the coordinator sent */
     tb_trace *trace;   /* this rank's events in virtual time, or NULL */
     int owe_report;    /* asked while blocked: answer when running again */
+    /* Answers in advance for the next receives of pattern ahead_pat, used
+     * from iahead (proto.h DECIDE; dropped, and the coordinator told, once
+     * this rank does anything else that waits or takes one of them). */
+    pattern ahead_pat;
+    ahead *ahead;
+    size_t iahead, nahead, capahead;
+    int drop_ahead;
     double clock_cost; /* CPU time one read of the thread's CPU clock takes */
 } E = {.fd = -1};
 
@@ -285,11 +300,27 @@ static void send_frame(void)
         lost_coord();
 }
 
+/* Forget the answers in advance; the next report says so. */
+static void drop_ahead(void)
+{
+    if (E.iahead < E.nahead)
+        E.drop_ahead = 1;
+    E.iahead = E.nahead = 0;
+}
+
 static void pack_report(int type, int state, int kind, double deadline, const pattern *pat,
                         int npat)
 {
     tb_buf *b = &E.out;
     tb_buf_clear(b);
+    /* Waiting or blocked with answers in advance unused: they are the
+     * coordinator's again (it must see the messages to know when we act). */
+    if (state != TB_EMU_RUNNING && E.iahead < E.nahead)
+        drop_ahead();
+    if (E.drop_ahead) {
+        kind |= TB_EMU_DROP_AHEAD;
+        E.drop_ahead = 0;
+    }
     int rc = tb_buf_pack_u8(b, (uint8_t)type);
     rc |= tb_buf_pack_f64(b, E.clock);
     rc |= tb_buf_pack_u8(b, (uint8_t)state);
@@ -329,6 +360,19 @@ static void report(int state, const pattern *pat, int npat)
     else
         pack_report(TB_EMU_REPORT, state, TB_EMU_PEEK, INFINITY, pat, npat);
     send_frame();
+}
+
+/* A message this rank took (reported with its next report); if it was one
+ * of the answers in advance, those are stale (it came another way). */
+static void took(uint32_t src, uint64_t seq)
+{
+    for (size_t i = E.iahead; i < E.nahead; i++)
+        if (E.ahead[i].src == src && E.ahead[i].seq == seq) {
+            drop_ahead();
+            break;
+        }
+    GROW(E.recvs, E.nrecvs, E.caprecvs);
+    E.recvs[E.nrecvs++] = (recvrec){src, seq};
 }
 
 /* The next sleep of a doubling backoff, at most cap. */
@@ -432,10 +476,28 @@ static void progress(void);
 static void early_acks(void);
 static void reap_detached(void);
 static void send_ack(const ecomm *c, int src, uint64_t seq, double taken);
+static decision decide_take(const pattern *pat, int npat, double deadline, int take);
 
 static decision decide(const pattern *pat, int npat, double deadline)
 {
-    pack_report(TB_EMU_REPORT, TB_EMU_WAITING, TB_EMU_PEEK, deadline, pat, npat);
+    return decide_take(pat, npat, deadline, 0);
+}
+
+static decision decide_take(const pattern *pat, int npat, double deadline, int take)
+{
+    if (take && npat == 1 && deadline == INFINITY && E.iahead < E.nahead &&
+        !memcmp(pat, &E.ahead_pat, sizeof *pat)) {
+        /* Answered in advance.  What this rank sent since its last report
+         * goes now, without waiting: its receivers may be asleep until the
+         * coordinator hears of it. */
+        const ahead *a = &E.ahead[E.iahead++];
+        decision d = {1, 0, (int)a->src, a->tag, a->seq, a->arrival, 0.0};
+        if (E.nsends > 0 || E.nrecvs > 0)
+            report(TB_EMU_RUNNING, NULL, 0);
+        return d;
+    }
+    pack_report(TB_EMU_REPORT, TB_EMU_WAITING, take ? TB_EMU_TAKE : TB_EMU_PEEK, deadline, pat,
+                npat);
     send_frame();
     /* Keep MPI moving meanwhile if this rank has requests of its own: a large
      * message it sent may need its help to leave, and posted receives may owe
@@ -465,8 +527,25 @@ static decision decide(const pattern *pat, int npat, double deadline)
         rc |= tb_buf_unpack_u64(&E.in, &d.seq);
         rc |= tb_buf_unpack_f64(&E.in, &d.arrival);
         rc |= tb_buf_unpack_f64(&E.in, &d.horizon);
+        uint32_t nahead = 0;
+        rc |= tb_buf_unpack_u32(&E.in, &nahead);
+        if (rc != TB_OK || nahead > TB_EMU_AHEAD_MAX || (nahead > 0 && (!take || npat != 1)))
+            die("rank %d: malformed decision from the coordinator", E.wrank);
+        E.iahead = E.nahead = 0;
+        for (uint32_t i = 0; i < nahead; i++) {
+            GROW(E.ahead, E.nahead, E.capahead);
+            ahead *a = &E.ahead[E.nahead++];
+            rc |= tb_buf_unpack_u32(&E.in, &a->src);
+            rc |= tb_buf_unpack_i32(&E.in, &a->tag);
+            rc |= tb_buf_unpack_u64(&E.in, &a->seq);
+            rc |= tb_buf_unpack_f64(&E.in, &a->arrival);
+            if (a->src >= (uint32_t)E.P)
+                rc = TB_ERR_PROTOCOL;
+        }
         if (rc != TB_OK)
             die("rank %d: malformed decision from the coordinator", E.wrank);
+        if (nahead > 0)
+            E.ahead_pat = pat[0];
         d.found = found;
         d.pattern = (int)pi;
         d.src_world = (int)src;
@@ -712,8 +791,7 @@ static void early_acks(void)
             send_ack(q->c, st.MPI_SOURCE, q->h.seq,
                      q->posted > q->h.arrival ? q->posted : q->h.arrival);
         /* Matched to this receive: no other receive or probe can see it. */
-        GROW(E.recvs, E.nrecvs, E.caprecvs);
-        E.recvs[E.nrecvs++] = (recvrec){(uint32_t)q->c->world[st.MPI_SOURCE], q->h.seq};
+        took((uint32_t)q->c->world[st.MPI_SOURCE], q->h.seq);
     }
 }
 
@@ -941,10 +1019,8 @@ static void recv_done(ecomm *c, int coll, int src, const ehdr *h, MPI_Status *st
         send_ack(c, src, h->seq, taken);
     (void)coll;
     E.msgs_recv++;
-    if (!counted) {
-        GROW(E.recvs, E.nrecvs, E.caprecvs);
-        E.recvs[E.nrecvs++] = (recvrec){(uint32_t)w, h->seq};
-    }
+    if (!counted)
+        took((uint32_t)w, h->seq);
     (void)st;
 }
 
@@ -993,7 +1069,7 @@ static void do_recv(ecomm *c, int coll, void *buf, int count, MPI_Datatype t, in
         return;
     }
     pattern p = pattern_of(c, coll, src, tag);
-    decision d = decide(&p, 1, INFINITY);
+    decision d = decide_take(&p, 1, INFINITY, 1);
     if (!d.found)
         die("rank %d: no message can ever arrive (the coordinator found none)", E.wrank);
     int s = comm_rank_of_world(c, d.src_world);
@@ -1070,8 +1146,7 @@ static void do_probe(ecomm *c, int src, int tag, int blocking, int *flag, MPI_St
         PMPI_Recv(&m.h, sizeof m.h, MPI_BYTE, s, d.tag, c->hdr, MPI_STATUS_IGNORE);
         GROW(E.mp, E.nmp, E.capmp);
         E.mp[E.nmp++] = m;
-        GROW(E.recvs, E.nrecvs, E.caprecvs);
-        E.recvs[E.nrecvs++] = (recvrec){(uint32_t)d.src_world, m.h.seq};
+        took((uint32_t)d.src_world, m.h.seq);
     } else {
         probe_wait(s, d.tag, c->user, NULL, &rs);
     }
