@@ -38,6 +38,7 @@ struct tb_platform;
 /* Open --platform SPEC|FILE, printing the reason on failure; 0 on success. */
 int tb_cli_platform(const char *cmd, const char *arg, uint64_t seed, struct tb_platform **out);
 
+int tb_cmd_bnb(int argc, char **argv);
 int tb_cmd_emu(int argc, char **argv);
 int tb_cmd_flow(int argc, char **argv);
 int tb_cmd_himeno(int argc, char **argv);

@@ -12,6 +12,7 @@
 #include "tenbin/config.h"
 
 static const tb_cli_cmd commands[] = {
+    {"bnb", tb_cmd_bnb, "branch-and-bound over groups of master and workers (mpiexec or --sim)", 1},
     {"emu", tb_cmd_emu,
      "predict how an unmodified MPI program runs on a modelled cluster (S3 emulator)", 0},
     {"flow", tb_cmd_flow,

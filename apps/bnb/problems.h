@@ -1,0 +1,29 @@
+/*
+ * problems.h - the problems `tenbin bnb` solves, each a small file against
+ * the public API (tenbin/bnb.h): how to read its input, its ops table, and
+ * how to show and check a solution.
+ */
+#ifndef TB_APPS_BNB_PROBLEMS_H
+#define TB_APPS_BNB_PROBLEMS_H
+
+#include <stddef.h>
+
+#include "tenbin/bnb.h"
+#include "tenbin/core.h"
+
+typedef struct tb_bnb_problem {
+    const char *name;
+    const tb_bnb_ops *ops;
+    /* Read the instance in path; on error one line (with the file name and
+     * the line where there is one) in err, and TB_ERR_PARSE or TB_ERR_IO. */
+    int (*load)(const char *path, void **ctx, char *err, size_t errlen);
+    void (*destroy)(void *ctx);
+    /* The solution as a JSON value (knapsack: chosen items, 0-based). */
+    int (*solution_json)(void *ctx, const void *sol, size_t len, tb_buf *out);
+    /* TB_OK if sol is feasible and worth exactly value. */
+    int (*check)(void *ctx, const void *sol, size_t len, double value);
+} tb_bnb_problem;
+
+extern const tb_bnb_problem tb_bnb_knapsack;
+
+#endif

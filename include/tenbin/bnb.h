@@ -1,0 +1,184 @@
+/*
+ * tenbin/bnb.h - hierarchical master-worker branch-and-bound (S5).
+ *
+ * A problem is an ops table over subproblems that are byte strings (the
+ * problem writes and reads them; they travel between ranks as they are).
+ * Tenbin runs the search with a supervisor over groups, each group a master
+ * and its workers, one group per node (MPI) or per cluster (simulated), so
+ * that the master-worker traffic stays inside a group and only statuses,
+ * incumbents and moved subproblems cross between groups.
+ *
+ *     tb_bnb *b;
+ *     tb_bnb_create(&b, MPI_COMM_WORLD, &knapsack_ops, &inst);   // collective
+ *     tb_bnb_set_gap(b, 0.0);
+ *     int rc = tb_bnb_run(b);                                    // collective
+ *     tb_bnb_summary s;
+ *     tb_bnb_get_summary(b, &s);                                 // rank 0
+ *     tb_bnb_destroy(&b);
+ *
+ * Roles: rank 0 is the supervisor; ranks 1..P-1 are split into groups
+ * (contiguous blocks; the first rank of a group is its master, the others
+ * its workers; a master without workers expands its subproblems itself).
+ * One rank (P = 1) runs the plain sequential best-first search.
+ *
+ * Worker: expands the subproblem of a task depth-first down to `depth`
+ * levels below it, pruning with the incumbent it was given and the ones it
+ * finds; returns the subproblems left at that depth (survivors) and any
+ * better solution.  Master: a queue of subproblems, best bound first; while
+ * no incumbent exists anywhere, deepest first (a dive finds one soon).  It
+ * feeds each idle worker one subproblem and the latest incumbent, and
+ * adapts the depth so that a task takes about the target task time.
+ * Supervisor: expands the root breadth-first until there are `startup`
+ * subproblems per worker and deals them to the groups; then it hears each
+ * master's status (pending subproblems, their least bound, throughput,
+ * incumbent), broadcasts every improvement of the global incumbent, and
+ * when a group runs dry moves subproblems so that group i holds
+ * N_total x share(i), share(i) proportional to its throughput
+ * (workers / mean task time), or as the seed writes it (workers x mean
+ * task time) with tb_bnb_set_balance(b, TB_BNB_BALANCE_SEED).
+ *
+ * The run ends when nothing is pending anywhere (proven optimum), or when
+ * (upper - lower) / |upper| <= gap (for minimisation; mirrored for
+ * maximisation), the lower bound being the least bound over every pending
+ * subproblem, those in flight included.  Every subproblem is processed
+ * exactly once.
+ *
+ * Threads: a handle is used by one thread; the ops are called from that
+ * thread only.  MPI must be initialised by the caller.
+ */
+#ifndef TENBIN_BNB_H
+#define TENBIN_BNB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <mpi.h>
+
+#include "tenbin/core.h"
+#include "tenbin/export.h"
+#include "tenbin/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tb_bnb_sense { TB_BNB_MINIMIZE = 0, TB_BNB_MAXIMIZE = 1 } tb_bnb_sense;
+
+/* Where branch() puts the children of a subproblem. */
+typedef struct tb_bnb_children tb_bnb_children;
+/* Add one child (bytes copied) with its bound, or NAN to have the runtime
+ * call ops->bound on it.  A bound weaker than the parent's is replaced by
+ * the parent's (a child's solutions are the parent's). */
+TB_API int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, double bound);
+
+/*
+ * A problem.  Values and bounds are in the problem's own sense: for
+ * minimisation a bound is a lower bound of every solution in the
+ * subproblem, for maximisation an upper bound.  Every function returns
+ * TB_OK or an error, which stops the run.
+ */
+typedef struct tb_bnb_ops {
+    size_t size; /* sizeof(tb_bnb_ops), so the table can grow */
+    tb_bnb_sense sense;
+    /* The whole problem as a subproblem: append its bytes. */
+    int (*root)(void *ctx, tb_buf *sub);
+    /* A bound of every solution in sub (+inf for minimisation, -inf for
+     * maximisation when it has none). */
+    int (*bound)(void *ctx, const void *sub, size_t len, double *bound);
+    /* The children of sub (none: a leaf, fully evaluated). */
+    int (*branch)(void *ctx, const void *sub, size_t len, tb_bnb_children *kids);
+    /* A feasible solution inside sub if one is cheap to find (a leaf's own,
+     * a greedy completion): its value in *value and its bytes appended to
+     * solution; leave *value NAN when there is none. */
+    int (*evaluate)(void *ctx, const void *sub, size_t len, double *value, tb_buf *solution);
+} tb_bnb_ops;
+
+typedef enum tb_bnb_balance {
+    TB_BNB_BALANCE_THROUGHPUT = 0, /* share(i) ~ workers(i) / task_time(i) */
+    TB_BNB_BALANCE_SEED = 1        /* share(i) ~ workers(i) x task_time(i), as the seed writes */
+} tb_bnb_balance;
+
+typedef struct tb_bnb tb_bnb;
+
+/* A run on the ranks of comm (duplicated).  Collective over comm.  ops and
+ * ctx must outlive the handle. */
+TB_API int tb_bnb_create(tb_bnb **out, MPI_Comm comm, const tb_bnb_ops *ops, void *ctx);
+/* A run of `ranks` simulated ranks on a modelled platform, in this process
+ * (not collective).  Each task really runs; it is charged its nodes times
+ * the node cost (tb_bnb_set_node_cost) at the host's speed.  TB_ERR_SIZE if
+ * the ranks do not fit the platform. */
+TB_API int tb_bnb_create_sim(tb_bnb **out, const tb_platform *plat, int ranks,
+                             const tb_bnb_ops *ops, void *ctx);
+TB_API void tb_bnb_destroy(tb_bnb **b);
+
+/* Relative gap at which to stop, in [0, 1) (default 0: prove the optimum). */
+TB_API int tb_bnb_set_gap(tb_bnb *b, double gap);
+/* Groups (default 0: one per node under MPI, one per cluster simulated);
+ * TB_ERR_SIZE when there are fewer than groups + 1 ranks. */
+TB_API int tb_bnb_set_groups(tb_bnb *b, int groups);
+/* Depth a worker expands per task (>= 1), or 0 (default) to adapt it to the
+ * target task time. */
+TB_API int tb_bnb_set_depth(tb_bnb *b, int depth);
+/* Target task time in seconds (default 0.1). */
+TB_API int tb_bnb_set_task_time(tb_bnb *b, double seconds);
+/* Subproblems per worker the supervisor makes before the groups start
+ * (default 4; 0: the root goes to the first group and the others wait for
+ * the balancer, the seed's start-up). */
+TB_API int tb_bnb_set_startup(tb_bnb *b, int per_worker);
+TB_API int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how);
+/* Simulated runs: seconds per node at speed 1 (default 1e-6). */
+TB_API int tb_bnb_set_node_cost(tb_bnb *b, double seconds);
+/* Seconds between a master's statuses to the supervisor (default 0.05). */
+TB_API int tb_bnb_set_status_interval(tb_bnb *b, double seconds);
+/* Progress lines (bounds, gap, pending) on stream from the supervisor every
+ * TENBIN_PROGRESS_INTERVAL seconds (NULL, the default: none). */
+TB_API int tb_bnb_set_progress(tb_bnb *b, FILE *stream);
+/* Testing: the supervisor moves subproblems at every status (not only when
+ * a group runs dry). */
+TB_API int tb_bnb_set_force_moves(tb_bnb *b, int on);
+
+/* Run the search.  Collective.  TB_OK, or the first error (a problem
+ * function's, or the transport's), the same on every rank. */
+TB_API int tb_bnb_run(tb_bnb *b);
+
+typedef struct tb_bnb_group {
+    int master;             /* rank of its master */
+    int workers;            /* ranks that expand (the master itself if none) */
+    uint64_t tasks;         /* tasks its workers did */
+    uint64_t nodes;         /* subproblems its workers expanded */
+    double busy_s;          /* summed over its workers: expanding */
+    double idle_s;          /* summed over its workers: waiting for a task */
+    double startup_idle_s;  /* the part of idle_s before each worker's first task */
+    uint64_t moved_in;      /* subproblems the supervisor gave it */
+    uint64_t moved_out;     /* subproblems it gave the supervisor */
+} tb_bnb_group;
+
+typedef struct tb_bnb_summary {
+    int ranks;
+    int simulated;
+    tb_bnb_sense sense;
+    int found;              /* a feasible solution exists (else optimum is +-inf) */
+    double optimum;         /* the incumbent's value, in the problem's sense */
+    double bound;           /* the best bound of what was left (== optimum when proven) */
+    int proven;             /* nothing left: the incumbent is optimal */
+    double gap;             /* |optimum - bound| / |optimum| (0 when proven) */
+    uint64_t nodes;         /* subproblems expanded, supervisor's included */
+    uint64_t tasks;
+    int depth;              /* depth of the last tasks */
+    double makespan_s;      /* start to end: wall time, or virtual */
+    double wall_s;          /* real seconds of the run */
+    uint64_t messages;      /* sent by all ranks (simulated runs; MPI: rank 0's view) */
+    const void *solution;   /* the incumbent's bytes (owned by the handle) */
+    size_t solution_len;
+    int ngroups;
+    const tb_bnb_group *groups; /* [ngroups], owned by the handle */
+} tb_bnb_summary;
+
+/* Complete on rank 0 (the supervisor); valid until the handle is destroyed. */
+TB_API int tb_bnb_get_summary(const tb_bnb *b, tb_bnb_summary *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENBIN_BNB_H */

@@ -1,0 +1,107 @@
+/*
+ * bnb_internal.h - what the branch-and-bound runtime's parts share: the
+ * subproblem queue, the expansion engine, the wire form of subproblems.
+ *
+ * Inside the runtime every value and bound is in minimisation sense (a
+ * maximisation problem's values are negated on the way in and out), so
+ * "better" is always "smaller".
+ */
+#ifndef TB_BNB_INTERNAL_H
+#define TB_BNB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenbin/bnb.h"
+#include "tenbin/core.h"
+
+/* A pending subproblem: its bound, its depth in the tree, its bytes. */
+typedef struct tb__bnb_sub {
+    double bound;
+    uint32_t depth;
+    uint32_t len;
+    unsigned char *data; /* malloc'd, owned by whoever holds the sub */
+} tb__bnb_sub;
+
+/*
+ * Queue of pending subproblems: best bound first, or deepest first while
+ * `dive` is set (no incumbent yet).  Ties go to the deeper (then the
+ * better-bounded) one, so the order is the same on every run.
+ */
+typedef struct tb__bnb_heap {
+    tb__bnb_sub *a;
+    size_t n, cap;
+    int dive;
+} tb__bnb_heap;
+
+int tb__bnb_heap_push(tb__bnb_heap *h, tb__bnb_sub s);
+/* Pop the first; 0 if empty. */
+int tb__bnb_heap_pop(tb__bnb_heap *h, tb__bnb_sub *out);
+/* Least bound of the queue (+inf if empty). */
+double tb__bnb_heap_min_bound(const tb__bnb_heap *h);
+/* Drop (free) the subs whose bound cannot beat cutoff, and reorder with
+ * the given dive flag; returns how many were dropped. */
+size_t tb__bnb_heap_prune(tb__bnb_heap *h, double cutoff, int dive);
+void tb__bnb_heap_free(tb__bnb_heap *h);
+
+struct tb_bnb_children {
+    tb_buf bytes;
+    struct tb__bnb_kid {
+        size_t off, len;
+        double bound;
+    } *k;
+    size_t n, cap;
+};
+
+/* Expansion engine: the problem, the incumbent, counters. */
+typedef struct tb__bnb_engine {
+    const tb_bnb_ops *ops;
+    void *ctx;
+    int max;        /* the problem maximises: negate its values */
+    double gap;     /* relative gap under which a subproblem is not worth it */
+    double inc;     /* incumbent value (minimisation sense), +inf if none */
+    tb_buf sol;     /* its bytes, when found here */
+    int improved;   /* inc was improved by this engine since last cleared */
+    uint64_t nodes; /* subproblems expanded */
+    tb_bnb_children kids;
+    tb_buf cur;     /* the subproblem being expanded */
+    tb_buf tmp;     /* evaluate's solution */
+    /* depth-first stack of a task: entries over one byte arena */
+    struct tb__bnb_frame {
+        size_t off, len;
+        double bound;
+        uint32_t depth;
+    } *stack;
+    size_t nstack, capstack;
+    tb_buf arena;
+} tb__bnb_engine;
+
+void tb__bnb_engine_init(tb__bnb_engine *e, const tb_bnb_ops *ops, void *ctx, double gap);
+void tb__bnb_engine_free(tb__bnb_engine *e);
+/* The value under which a bound is still worth expanding. */
+double tb__bnb_cutoff(const tb__bnb_engine *e);
+/* Offer a solution found elsewhere (minimisation sense). */
+void tb__bnb_engine_offer(tb__bnb_engine *e, double inc);
+/* The root as a sub (bound computed); *out's data is malloc'd. */
+int tb__bnb_root(tb__bnb_engine *e, tb__bnb_sub *out);
+/*
+ * Expand sub (the bytes, its bound, its depth) down to `levels` levels
+ * below it, depth first.  Survivors (subproblems at that depth still worth
+ * it) are appended to `out` in wire form (tb__bnb_pack_sub) and counted in
+ * *nout.  levels = 0 is not allowed.
+ */
+int tb__bnb_expand(tb__bnb_engine *e, const void *data, size_t len, double bound, uint32_t depth,
+                   uint32_t levels, tb_buf *out, uint32_t *nout);
+/* Expand one sub (one level), pushing the children worth it into h. */
+int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h);
+
+/* Wire form of a sub: f64 bound, u32 depth, bytes. */
+int tb__bnb_pack_sub(tb_buf *b, double bound, uint32_t depth, const void *data, size_t len);
+/* Read one; the sub's data is a fresh copy. */
+int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out);
+
+/* The plain sequential best-first search (P = 1): fills the summary's
+ * counts; the solution stays in e->sol. */
+int tb__bnb_serial(tb__bnb_engine *e, double *bound_left, int *proven);
+
+#endif /* TB_BNB_INTERNAL_H */

@@ -1,0 +1,396 @@
+/*
+ * engine.c - the branch-and-bound expansion shared by workers, masters
+ * without workers, the supervisor's start-up and the sequential search:
+ * the subproblem queue, one expansion step, a depth-limited task.
+ */
+#include "bnb/bnb_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- queue ------------------------------------------------------------- */
+
+/* a comes before b */
+static int before(const tb__bnb_heap *h, const tb__bnb_sub *a, const tb__bnb_sub *b)
+{
+    if (h->dive) {
+        if (a->depth != b->depth)
+            return a->depth > b->depth;
+        return a->bound < b->bound;
+    }
+    if (a->bound != b->bound)
+        return a->bound < b->bound;
+    return a->depth > b->depth;
+}
+
+static void sift_up(tb__bnb_heap *h, size_t i)
+{
+    tb__bnb_sub s = h->a[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!before(h, &s, &h->a[p]))
+            break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = s;
+}
+
+static void sift_down(tb__bnb_heap *h, size_t i)
+{
+    tb__bnb_sub s = h->a[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && before(h, &h->a[c + 1], &h->a[c]))
+            c++;
+        if (!before(h, &h->a[c], &s))
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    h->a[i] = s;
+}
+
+int tb__bnb_heap_push(tb__bnb_heap *h, tb__bnb_sub s)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        tb__bnb_sub *a = realloc(h->a, cap * sizeof *a);
+        if (!a)
+            return TB_ERR_NOMEM;
+        h->a = a;
+        h->cap = cap;
+    }
+    h->a[h->n++] = s;
+    sift_up(h, h->n - 1);
+    return TB_OK;
+}
+
+int tb__bnb_heap_pop(tb__bnb_heap *h, tb__bnb_sub *out)
+{
+    if (h->n == 0)
+        return 0;
+    *out = h->a[0];
+    h->a[0] = h->a[--h->n];
+    if (h->n > 0)
+        sift_down(h, 0);
+    return 1;
+}
+
+double tb__bnb_heap_min_bound(const tb__bnb_heap *h)
+{
+    if (h->n == 0)
+        return INFINITY;
+    if (!h->dive)
+        return h->a[0].bound;
+    double m = INFINITY;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->a[i].bound < m)
+            m = h->a[i].bound;
+    return m;
+}
+
+size_t tb__bnb_heap_prune(tb__bnb_heap *h, double cutoff, int dive)
+{
+    size_t k = 0, dropped = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        if (h->a[i].bound < cutoff) {
+            h->a[k++] = h->a[i];
+        } else {
+            free(h->a[i].data);
+            dropped++;
+        }
+    }
+    h->n = k;
+    h->dive = dive;
+    for (size_t i = h->n / 2; i-- > 0;)
+        sift_down(h, i);
+    return dropped;
+}
+
+void tb__bnb_heap_free(tb__bnb_heap *h)
+{
+    for (size_t i = 0; i < h->n; i++)
+        free(h->a[i].data);
+    free(h->a);
+    memset(h, 0, sizeof *h);
+}
+
+/* ---- children ---------------------------------------------------------- */
+
+int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, double bound)
+{
+    if (!kids || (len > 0 && !sub) || len > UINT32_MAX)
+        return TB_ERR_INVALID;
+    if (kids->n == kids->cap) {
+        size_t cap = kids->cap ? 2 * kids->cap : 16;
+        struct tb__bnb_kid *k = realloc(kids->k, cap * sizeof *k);
+        if (!k)
+            return TB_ERR_NOMEM;
+        kids->k = k;
+        kids->cap = cap;
+    }
+    size_t off = kids->bytes.len;
+    TB_CHECK(tb_buf_append(&kids->bytes, sub, len));
+    kids->k[kids->n++] = (struct tb__bnb_kid){off, len, bound};
+    return TB_OK;
+}
+
+/* ---- engine ------------------------------------------------------------ */
+
+void tb__bnb_engine_init(tb__bnb_engine *e, const tb_bnb_ops *ops, void *ctx, double gap)
+{
+    memset(e, 0, sizeof *e);
+    e->ops = ops;
+    e->ctx = ctx;
+    e->max = ops->sense == TB_BNB_MAXIMIZE;
+    e->gap = gap;
+    e->inc = INFINITY;
+}
+
+void tb__bnb_engine_free(tb__bnb_engine *e)
+{
+    tb_buf_free(&e->sol);
+    tb_buf_free(&e->kids.bytes);
+    free(e->kids.k);
+    tb_buf_free(&e->cur);
+    tb_buf_free(&e->tmp);
+    free(e->stack);
+    tb_buf_free(&e->arena);
+    memset(e, 0, sizeof *e);
+}
+
+double tb__bnb_cutoff(const tb__bnb_engine *e)
+{
+    if (!isfinite(e->inc))
+        return e->inc;
+    return e->inc - e->gap * fabs(e->inc);
+}
+
+void tb__bnb_engine_offer(tb__bnb_engine *e, double inc)
+{
+    if (inc < e->inc)
+        e->inc = inc;
+}
+
+/* The problem's value or bound in minimisation sense. */
+static double inward(const tb__bnb_engine *e, double v) { return e->max ? -v : v; }
+
+static int bound_of(tb__bnb_engine *e, const void *data, size_t len, double *b)
+{
+    double v = NAN;
+    TB_CHECK(e->ops->bound(e->ctx, data, len, &v));
+    if (isnan(v)) {
+        TB_LOG_ERR("branch-and-bound: the problem's bound is not a number");
+        return TB_ERR_RANGE;
+    }
+    *b = inward(e, v);
+    return TB_OK;
+}
+
+int tb__bnb_root(tb__bnb_engine *e, tb__bnb_sub *out)
+{
+    tb_buf_clear(&e->cur);
+    TB_CHECK(e->ops->root(e->ctx, &e->cur));
+    if (e->cur.len > UINT32_MAX)
+        return TB_ERR_RANGE;
+    double b;
+    TB_CHECK(bound_of(e, e->cur.data, e->cur.len, &b));
+    unsigned char *d = malloc(e->cur.len ? e->cur.len : 1);
+    if (!d)
+        return TB_ERR_NOMEM;
+    if (e->cur.len)
+        memcpy(d, e->cur.data, e->cur.len);
+    *out = (tb__bnb_sub){b, 0, (uint32_t)e->cur.len, d};
+    return TB_OK;
+}
+
+/*
+ * One step on the subproblem in e->cur (bound b): evaluate it (maybe a
+ * better incumbent), and unless it is no longer worth it, branch: the
+ * children are in e->kids with bounds in minimisation sense, each at
+ * least b.  Returns TB_OK with e->kids.n == 0 when it was pruned or is a
+ * leaf.
+ */
+static int step(tb__bnb_engine *e, double b)
+{
+    e->kids.n = 0;
+    tb_buf_clear(&e->kids.bytes);
+    if (!(b < tb__bnb_cutoff(e)))
+        return TB_OK;
+    e->nodes++;
+    double v = NAN;
+    tb_buf_clear(&e->tmp);
+    TB_CHECK(e->ops->evaluate(e->ctx, e->cur.data, e->cur.len, &v, &e->tmp));
+    if (!isnan(v) && inward(e, v) < e->inc) {
+        e->inc = inward(e, v);
+        tb_buf_clear(&e->sol);
+        TB_CHECK(tb_buf_append(&e->sol, e->tmp.data, e->tmp.len));
+        e->improved = 1;
+    }
+    if (!(b < tb__bnb_cutoff(e)))
+        return TB_OK;
+    TB_CHECK(e->ops->branch(e->ctx, e->cur.data, e->cur.len, &e->kids));
+    for (size_t i = 0; i < e->kids.n; i++) {
+        struct tb__bnb_kid *k = &e->kids.k[i];
+        double kb;
+        if (isnan(k->bound))
+            TB_CHECK(bound_of(e, e->kids.bytes.data + k->off, k->len, &kb));
+        else
+            kb = inward(e, k->bound);
+        k->bound = kb < b ? b : kb;
+    }
+    return TB_OK;
+}
+
+static int set_cur(tb__bnb_engine *e, const void *data, size_t len)
+{
+    tb_buf_clear(&e->cur);
+    return tb_buf_append(&e->cur, data, len);
+}
+
+int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h)
+{
+    TB_CHECK(set_cur(e, s->data, s->len));
+    TB_CHECK(step(e, s->bound));
+    double cut = tb__bnb_cutoff(e);
+    for (size_t i = 0; i < e->kids.n; i++) {
+        const struct tb__bnb_kid *k = &e->kids.k[i];
+        if (!(k->bound < cut))
+            continue;
+        if (k->len > UINT32_MAX)
+            return TB_ERR_RANGE;
+        unsigned char *d = malloc(k->len ? k->len : 1);
+        if (!d)
+            return TB_ERR_NOMEM;
+        if (k->len)
+            memcpy(d, e->kids.bytes.data + k->off, k->len);
+        int rc = tb__bnb_heap_push(h, (tb__bnb_sub){k->bound, s->depth + 1, (uint32_t)k->len, d});
+        if (rc != TB_OK) {
+            free(d);
+            return rc;
+        }
+    }
+    return TB_OK;
+}
+
+static int push_frame(tb__bnb_engine *e, const void *data, size_t len, double bound,
+                      uint32_t depth)
+{
+    if (e->nstack == e->capstack) {
+        size_t cap = e->capstack ? 2 * e->capstack : 64;
+        struct tb__bnb_frame *s = realloc(e->stack, cap * sizeof *s);
+        if (!s)
+            return TB_ERR_NOMEM;
+        e->stack = s;
+        e->capstack = cap;
+    }
+    size_t off = e->arena.len;
+    TB_CHECK(tb_buf_append(&e->arena, data, len));
+    e->stack[e->nstack++] = (struct tb__bnb_frame){off, len, bound, depth};
+    return TB_OK;
+}
+
+int tb__bnb_expand(tb__bnb_engine *e, const void *data, size_t len, double bound, uint32_t depth,
+                   uint32_t levels, tb_buf *out, uint32_t *nout)
+{
+    if (levels == 0)
+        return TB_ERR_INVALID;
+    e->nstack = 0;
+    tb_buf_clear(&e->arena);
+    TB_CHECK(push_frame(e, data, len, bound, depth));
+    while (e->nstack > 0) {
+        struct tb__bnb_frame f = e->stack[--e->nstack];
+        if (!(f.bound < tb__bnb_cutoff(e))) {
+            e->arena.len = f.off;
+            continue;
+        }
+        if (f.depth == depth + levels) {
+            TB_CHECK(tb__bnb_pack_sub(out, f.bound, f.depth, e->arena.data + f.off, f.len));
+            (*nout)++;
+            e->arena.len = f.off;
+            continue;
+        }
+        TB_CHECK(set_cur(e, e->arena.data + f.off, f.len));
+        e->arena.len = f.off; /* the frame's bytes are in cur now */
+        TB_CHECK(step(e, f.bound));
+        double cut = tb__bnb_cutoff(e);
+        /* Last child pushed first: the first child is expanded first. */
+        for (size_t i = e->kids.n; i-- > 0;) {
+            const struct tb__bnb_kid *k = &e->kids.k[i];
+            if (k->bound < cut)
+                TB_CHECK(push_frame(e, e->kids.bytes.data + k->off, k->len, k->bound,
+                                    f.depth + 1));
+        }
+    }
+    return TB_OK;
+}
+
+/* ---- wire -------------------------------------------------------------- */
+
+int tb__bnb_pack_sub(tb_buf *b, double bound, uint32_t depth, const void *data, size_t len)
+{
+    if (len > UINT32_MAX)
+        return TB_ERR_RANGE;
+    TB_CHECK(tb_buf_pack_f64(b, bound));
+    TB_CHECK(tb_buf_pack_u32(b, depth));
+    return tb_buf_pack_bytes(b, data, (uint32_t)len);
+}
+
+int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out)
+{
+    double bound;
+    uint32_t depth, len;
+    const void *data;
+    TB_CHECK(tb_buf_unpack_f64(b, &bound));
+    TB_CHECK(tb_buf_unpack_u32(b, &depth));
+    TB_CHECK(tb_buf_unpack_bytes(b, &data, &len));
+    unsigned char *d = malloc(len ? len : 1);
+    if (!d)
+        return TB_ERR_NOMEM;
+    if (len)
+        memcpy(d, data, len);
+    *out = (tb__bnb_sub){bound, depth, len, d};
+    return TB_OK;
+}
+
+/* ---- the sequential search --------------------------------------------- */
+
+int tb__bnb_serial(tb__bnb_engine *e, double *bound_left, int *proven)
+{
+    tb__bnb_heap h = {.dive = 1};
+    tb__bnb_sub s;
+    int rc = tb__bnb_root(e, &s);
+    if (rc == TB_OK)
+        rc = tb__bnb_heap_push(&h, s);
+    if (rc != TB_OK && rc != TB_ERR_NOMEM)
+        free(s.data);
+    int dive = 1;
+    while (rc == TB_OK && h.n > 0) {
+        if (dive && isfinite(e->inc)) {
+            dive = 0;
+            tb__bnb_heap_prune(&h, tb__bnb_cutoff(e), 0);
+            continue;
+        }
+        /* Best first: with a gap, stop once the best bound is close enough. */
+        if (!dive && !(tb__bnb_heap_min_bound(&h) < tb__bnb_cutoff(e)))
+            break;
+        tb__bnb_heap_pop(&h, &s);
+        rc = tb__bnb_expand_into(e, &s, &h);
+        free(s.data);
+    }
+    /* What is left cannot beat the incumbent by more than the gap; with
+     * nothing left that could beat it at all, the incumbent is optimal. */
+    double mb = tb__bnb_heap_min_bound(&h);
+    double left = mb < e->inc ? mb : e->inc;
+    /* With a gap, what was dropped may beat the incumbent by less than it. */
+    if (e->gap > 0 && tb__bnb_cutoff(e) < left)
+        left = tb__bnb_cutoff(e);
+    *proven = !(left < e->inc);
+    *bound_left = left;
+    tb__bnb_heap_free(&h);
+    return rc;
+}

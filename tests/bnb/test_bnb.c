@@ -1,0 +1,375 @@
+#define _POSIX_C_SOURCE 200809L
+/*
+ * test_bnb.c - the branch-and-bound runtime (tenbin/bnb.h) on real ranks
+ * and simulated: known optima, and every subproblem expanded exactly once
+ * (across groups, forced moves, uneven speeds).
+ *
+ * The subject is a complete binary tree of depth D whose leaves have
+ * pseudo-random values; its bound (-1, below every leaf) never prunes, so
+ * the whole tree is expanded and each node's visit can be counted.  A
+ * second problem has an exact bound at every node (the least leaf below),
+ * so the search prunes, and its optimum is known.
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+#include "tenbin/bnb.h"
+#include "tenbin/model.h"
+
+static int rank, size;
+
+typedef struct tree {
+    uint32_t D;
+    int exact;          /* bound = least leaf below (prunes) */
+    uint32_t *visits;   /* [2^(D+1) - 1], by node */
+} tree;
+
+typedef struct tsub {
+    uint32_t depth;
+    uint64_t path;
+} tsub;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+static double leaf(uint64_t path) { return (double)(mix(path + 7) % 100000); }
+
+/* The least leaf below (depth, path), by brute force (small subtrees). */
+static double least(const tree *t, uint32_t depth, uint64_t path)
+{
+    uint32_t h = t->D - depth;
+    double m = INFINITY;
+    for (uint64_t i = 0; i < ((uint64_t)1 << h); i++) {
+        double v = leaf((path << h) | i);
+        if (v < m)
+            m = v;
+    }
+    return m;
+}
+
+static int t_root(void *ctx, tb_buf *sub)
+{
+    (void)ctx;
+    tsub s = {0, 0};
+    return tb_buf_append(sub, &s, sizeof s);
+}
+
+static int t_bound(void *ctx, const void *sub, size_t len, double *b)
+{
+    const tree *t = ctx;
+    tsub s;
+    if (len != sizeof s)
+        return TB_ERR_PARSE;
+    memcpy(&s, sub, sizeof s);
+    *b = t->exact ? least(t, s.depth, s.path) : -1.0;
+    return TB_OK;
+}
+
+static int t_branch(void *ctx, const void *sub, size_t len, tb_bnb_children *kids)
+{
+    const tree *t = ctx;
+    tsub s;
+    if (len != sizeof s)
+        return TB_ERR_PARSE;
+    memcpy(&s, sub, sizeof s);
+    if (s.depth == t->D)
+        return TB_OK;
+    for (uint64_t b = 0; b < 2; b++) {
+        tsub c = {s.depth + 1, s.path * 2 + b};
+        TB_CHECK(tb_bnb_child(kids, &c, sizeof c, NAN));
+    }
+    return TB_OK;
+}
+
+static int t_evaluate(void *ctx, const void *sub, size_t len, double *v, tb_buf *sol)
+{
+    tree *t = ctx;
+    tsub s;
+    if (len != sizeof s)
+        return TB_ERR_PARSE;
+    memcpy(&s, sub, sizeof s);
+    t->visits[((uint64_t)1 << s.depth) - 1 + s.path]++;
+    if (s.depth == t->D) {
+        *v = leaf(s.path);
+        return tb_buf_append(sol, &s.path, sizeof s.path);
+    }
+    return TB_OK;
+}
+
+static const tb_bnb_ops tree_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, t_root, t_bound,
+                                    t_branch, t_evaluate};
+
+static size_t nnodes(uint32_t D) { return ((size_t)1 << (D + 1)) - 1; }
+
+static void tree_init(tree *t, uint32_t D, int exact)
+{
+    t->D = D;
+    t->exact = exact;
+    t->visits = calloc(nnodes(D), sizeof *t->visits);
+}
+
+static double brute_min(uint32_t D) { return least(&(tree){D, 0, NULL}, 0, 0); }
+
+/* Every node expanded exactly once: 0 if so, else the first bad node + 1. */
+static size_t first_bad(const tree *t)
+{
+    for (size_t i = 0; i < nnodes(t->D); i++)
+        if (t->visits[i] != 1)
+            return i + 1;
+    return 0;
+}
+
+typedef struct cfg {
+    int groups, depth, startup, force;
+    double gap;
+} cfg;
+
+static int configure(tb_bnb *b, const cfg *c)
+{
+    TB_CHECK(tb_bnb_set_groups(b, c->groups));
+    TB_CHECK(tb_bnb_set_depth(b, c->depth));
+    TB_CHECK(tb_bnb_set_startup(b, c->startup));
+    TB_CHECK(tb_bnb_set_force_moves(b, c->force));
+    TB_CHECK(tb_bnb_set_gap(b, c->gap));
+    TB_CHECK(tb_bnb_set_task_time(b, 1e-3));
+    return tb_bnb_set_status_interval(b, 1e-3);
+}
+
+/* ---- real ranks ------------------------------------------------------- */
+
+/* Run the tree on MPI_COMM_WORLD; rank 0 gets the summed visits. */
+static int run_mpi(tree *t, const cfg *c, tb_bnb_summary *s, uint32_t *sum, uint64_t *path)
+{
+    tb_bnb *b = NULL;
+    TB_CHECK(tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, t));
+    int groups = c->groups;
+    if (groups > size - 1)
+        groups = size > 1 ? size - 1 : 0;
+    cfg cc = *c;
+    cc.groups = size > 1 ? groups : 0;
+    int rc = configure(b, &cc);
+    if (rc == TB_OK)
+        rc = tb_bnb_run(b);
+    if (rc == TB_OK && rank == 0)
+        rc = tb_bnb_get_summary(b, s);
+    /* The solution belongs to the handle. */
+    if (rc == TB_OK && rank == 0 && s->solution_len == sizeof *path)
+        memcpy(path, s->solution, sizeof *path);
+    MPI_Reduce(t->visits, sum, (int)nnodes(t->D), MPI_UINT32_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    tb_bnb_destroy(&b);
+    return rc;
+}
+
+static void check_mpi(uint32_t D, const cfg *c)
+{
+    tree t;
+    tree_init(&t, D, 0);
+    uint32_t *sum = calloc(nnodes(D), sizeof *sum);
+    tb_bnb_summary s;
+    memset(&s, 0, sizeof s);
+    uint64_t path = UINT64_MAX;
+    int rc = run_mpi(&t, c, &s, sum, &path);
+    int bad = 0;
+    if (rank == 0) {
+        memcpy(t.visits, sum, nnodes(D) * sizeof *sum);
+        bad = (int)first_bad(&t);
+    }
+    free(sum);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    if (rank != 0)
+        return;
+    TB_ASSERT_EQ_INT(bad, 0);
+    TB_ASSERT(s.found && s.proven);
+    TB_ASSERT(s.optimum == brute_min(D));
+    TB_ASSERT_EQ_INT(s.nodes, nnodes(D));
+    TB_ASSERT_EQ_INT(s.solution_len, sizeof path);
+    TB_ASSERT(path >> D == 0 && leaf(path) == s.optimum);
+}
+
+static void test_mpi_once(void) { check_mpi(12, &(cfg){0, 2, 4, 0, 0}); }
+static void test_mpi_once_auto_depth(void) { check_mpi(12, &(cfg){0, 0, 4, 0, 0}); }
+static void test_mpi_once_groups_moves(void) { check_mpi(12, &(cfg){3, 1, 4, 1, 0}); }
+static void test_mpi_once_no_startup(void) { check_mpi(11, &(cfg){2, 3, 0, 1, 0}); }
+
+/* The exact bound prunes: still the optimum, proven. */
+static void test_mpi_prunes(void)
+{
+    tree t;
+    tree_init(&t, 12, 1);
+    tb_bnb *b = NULL;
+    TB_ASSERT_OK(tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, &t));
+    int rc = configure(b, &(cfg){0, 2, 2, 0, 0});
+    if (rc == TB_OK)
+        rc = tb_bnb_run(b);
+    tb_bnb_summary s;
+    if (rc == TB_OK)
+        rc = tb_bnb_get_summary(b, &s);
+    tb_bnb_destroy(&b);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    if (rank != 0)
+        return;
+    TB_ASSERT(s.proven && s.optimum == brute_min(12));
+    TB_ASSERT(s.nodes < nnodes(12) / 4); /* it pruned */
+}
+
+/* ---- simulated ---------------------------------------------------------- */
+
+static int run_sim(tree *t, const char *spec, int P, const cfg *c, tb_bnb_summary *s,
+                   tb_platform **plat, tb_bnb **b)
+{
+    char err[256];
+    TB_CHECK(tb_platform_parse_spec(spec, 7, plat, err, sizeof err));
+    TB_CHECK(tb_bnb_create_sim(b, *plat, P, &tree_ops, t));
+    TB_CHECK(configure(*b, c));
+    TB_CHECK(tb_bnb_set_node_cost(*b, 1e-4));
+    TB_CHECK(tb_bnb_run(*b));
+    return tb_bnb_get_summary(*b, s);
+}
+
+static void check_sim(uint32_t D, const char *spec, int P, const cfg *c, double *makespan)
+{
+    if (size != 1) /* once is enough: the simulation is in this process */
+        return;
+    tree t;
+    tree_init(&t, D, 0);
+    tb_platform *plat = NULL;
+    tb_bnb *b = NULL;
+    tb_bnb_summary s;
+    int rc = run_sim(&t, spec, P, c, &s, &plat, &b);
+    size_t bad = first_bad(&t);
+    double opt = brute_min(D);
+    tb_bnb_destroy(&b);
+    tb_platform_destroy(&plat);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT_EQ_INT(bad, 0);
+    TB_ASSERT(s.proven && s.optimum == opt);
+    TB_ASSERT(s.simulated);
+    if (makespan)
+        *makespan = s.makespan_s;
+}
+
+static void test_sim_once_small(void) { check_sim(10, "hosts=4,L=10us,o=2us", 3, &(cfg){0, 2, 4, 0, 0}, NULL); }
+static void test_sim_once_self_master(void) { check_sim(10, "hosts=2", 2, &(cfg){0, 0, 4, 0, 0}, NULL); }
+static void test_sim_once_64_clusters(void)
+{
+    check_sim(14, "hosts=64,clusters=4,speed=0.2-5,L=20us,o=5us,wan-L=10ms", 64,
+              &(cfg){0, 0, 4, 1, 0}, NULL);
+}
+static void test_sim_once_1024(void)
+{
+    check_sim(15, "hosts=1024,clusters=8,speed=0.5-2,L=5us,o=1us,wan-L=1ms", 1024,
+              &(cfg){0, 2, 2, 1, 0}, NULL);
+}
+static void test_sim_once_seed_balance_no_startup(void)
+{
+    check_sim(12, "hosts=32,clusters=4,speed=1-4,wan-L=5ms", 32, &(cfg){0, 1, 0, 1, 0}, NULL);
+}
+
+/* Bit-reproducible: the same run twice gives the same makespan. */
+static void test_sim_deterministic(void)
+{
+    double a = -1, b = -2;
+    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0},
+              &a);
+    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0},
+              &b);
+    if (size == 1)
+        TB_ASSERT(a == b && a > 0);
+}
+
+/* A gap: stops early, and what it says holds. */
+static void test_sim_gap(void)
+{
+    if (size != 1)
+        return;
+    tree t;
+    tree_init(&t, 14, 1);
+    tb_platform *plat = NULL;
+    tb_bnb *b = NULL;
+    tb_bnb_summary s;
+    int rc = run_sim(&t, "hosts=8", 8, &(cfg){0, 2, 4, 0, 0.5}, &s, &plat, &b);
+    tb_bnb_destroy(&b);
+    tb_platform_destroy(&plat);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    double opt = brute_min(14);
+    TB_ASSERT(s.found);
+    TB_ASSERT(s.bound <= opt && opt <= s.optimum);
+    TB_ASSERT(s.proven || (s.optimum - s.bound) <= 0.5 * fabs(s.optimum));
+}
+
+static void test_api_errors(void)
+{
+    tree t = {4, 0, NULL};
+    tb_bnb *b = NULL;
+    tb_bnb_ops bad = tree_ops;
+    bad.branch = NULL;
+    tb_platform *plat = NULL;
+    char err[128];
+    TB_ASSERT_OK(tb_platform_parse_spec("hosts=4", 1, &plat, err, sizeof err));
+    TB_ASSERT_EQ_INT(tb_bnb_create_sim(&b, plat, 4, &bad, &t), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_create_sim(&b, plat, 5, &tree_ops, &t), TB_ERR_SIZE);
+    TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, 4, &tree_ops, &t));
+    TB_ASSERT_EQ_INT(tb_bnb_set_gap(b, 1.0), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_bnb_set_gap(b, -0.1), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_bnb_set_groups(b, 4), TB_ERR_SIZE);
+    TB_ASSERT_EQ_INT(tb_bnb_set_depth(b, 65), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_bnb_set_task_time(b, 0), TB_ERR_RANGE);
+    tb_bnb_summary s;
+    TB_ASSERT_EQ_INT(tb_bnb_get_summary(b, &s), TB_ERR_STATE);
+    tb_bnb_destroy(&b);
+    TB_ASSERT(b == NULL);
+    tb_platform_destroy(&plat);
+}
+
+static const tb_test tests[] = {
+    {"mpi_once", test_mpi_once},
+    {"mpi_once_auto_depth", test_mpi_once_auto_depth},
+    {"mpi_once_groups_moves", test_mpi_once_groups_moves},
+    {"mpi_once_no_startup", test_mpi_once_no_startup},
+    {"mpi_prunes", test_mpi_prunes},
+    {"sim_once_small", test_sim_once_small},
+    {"sim_once_self_master", test_sim_once_self_master},
+    {"sim_once_64_clusters", test_sim_once_64_clusters},
+    {"sim_once_1024", test_sim_once_1024},
+    {"sim_once_seed_balance_no_startup", test_sim_once_seed_balance_no_startup},
+    {"sim_deterministic", test_sim_deterministic},
+    {"sim_gap", test_sim_gap},
+    {"api_errors", test_api_errors},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tb_log_set_rank(rank);
+    long want = -1;
+    if (argc < 2 || tb_parse_long(argv[1], 1, 1 << 20, &want) != TB_OK || want != size) {
+        if (rank == 0)
+            fprintf(stderr, "test_bnb: expected %s ranks (first argument), got %d\n",
+                    argc > 1 ? argv[1] : "(missing)", size);
+        MPI_Finalize();
+        return 1;
+    }
+    if (rank != 0 && !freopen("/dev/null", "w", stdout))
+        return 1;
+    int rc = tb_test_run(tests, argc > 2 ? argv[2] : NULL);
+    int any = 0;
+    MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return any;
+}

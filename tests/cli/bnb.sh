@@ -1,0 +1,100 @@
+#!/bin/sh
+# tenbin bnb knapsack: the known optimum of every shared instance up to 200
+# items (tests/data/knapsack/optimal.txt) on 1, 2, 4 and 8 real ranks and on
+# 64 and 1024 simulated ranks in clusters; the returned items are feasible
+# and worth the optimum (checked here with awk, from the file itself); every
+# bad-input path gives one line and exit 2.
+# Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, TB_TEST_TMP.
+set -eu
+DATA=$(cd "$(dirname "$0")/../data/knapsack" && pwd)
+cd "$TB_TEST_TMP"
+NP=${MPIEXEC_NUMPROC_FLAG:--n}
+. "$(dirname "$0")/expect.inc"
+
+# check FILE OPTIMUM JSON-LINE: optimum, proven, and the items' sums.
+check() {
+    file=$1 want=$2 json=$3
+    echo "$json" | grep -q "\"optimum\": $want," || fail "$file: want optimum $want: $json"
+    echo "$json" | grep -q '"proven": true' || fail "$file: not proven: $json"
+    items=$(echo "$json" | sed 's/.*"solution": \[\([0-9, ]*\)\].*/\1/' | tr -d ' ')
+    awk -v items="$items" -v want="$want" '
+        NR == 1 { n = $1; cap = $2; k = 0; next }
+        { for (i = 1; i <= NF; i++) { v[k++] = $i } }
+        END {
+            m = split(items, it, ",")
+            for (j = 1; j <= m; j++) {
+                if (it[j] !~ /^[0-9]+$/ || it[j] >= n || seen[it[j]]++) { print "bad item " it[j]; exit 1 }
+                p += v[it[j]]; w += v[n + it[j]]
+            }
+            if (p != want) { print "items worth " p ", want " want; exit 1 }
+            if (w > cap) { print "items weigh " w " > capacity " cap; exit 1 }
+        }' "$DATA/$file" || fail "$file: solution [$items] wrong"
+}
+
+n=0
+for f in "$DATA"/knapPI_*_100_*.txt "$DATA"/knapPI_*_200_*.txt; do
+    b=$(basename "$f" .txt)
+    want=$(awk -v b="$b" '$1 == b { print $2 }' "$DATA/optimal.txt")
+    [ -n "$want" ] || fail "no optimum for $b"
+    for p in 1 2 4 8; do
+        "$MPIEXEC" $NP $p "$TENBIN" bnb knapsack "$f" --json -q > out.txt 2> err.txt ||
+            fail "$b on $p ranks: exit $?: $(cat err.txt)"
+        check "$b.txt" "$want" "$(tail -n 1 out.txt)"
+    done
+    # Simulated: one group per cluster, uneven speeds, a slow link.
+    "$TENBIN" bnb knapsack "$f" --json -q --sim "hosts=64,clusters=4,speed=0.5-2,L=10us,o=2us,wan-L=5ms" \
+        > out.txt || fail "$b simulated on 64"
+    check "$b.txt" "$want" "$(tail -n 1 out.txt)"
+    "$TENBIN" bnb knapsack "$f" --json -q --sim "hosts=1024,clusters=8,wan-L=20ms" --depth 3 \
+        --balance seed > out.txt || fail "$b simulated on 1024"
+    check "$b.txt" "$want" "$(tail -n 1 out.txt)"
+    n=$((n + 1))
+done
+[ "$n" = 18 ] || fail "expected 18 instances up to 200 items, found $n"
+
+# Groups, forced moves, no start-up expansion: the same optimum.
+f=knapPI_3_200_1000_1.txt
+want=$(awk '$1 == "knapPI_3_200_1000_1" { print $2 }' "$DATA/optimal.txt")
+"$MPIEXEC" $NP 8 "$TENBIN" bnb knapsack "$DATA/$f" --json -q --groups 3 --force-moves --startup 0 \
+    > out.txt || fail "groups 3 with forced moves"
+check "$f" "$want" "$(tail -n 1 out.txt)"
+tail -n 1 out.txt | grep -q '"groups": \[{"master": 1, "workers": 2,' || fail "group layout: $(tail -n 1 out.txt)"
+
+# A gap: the answer is within it.
+"$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --json -q --gap 0.01 --sim hosts=16 > out.txt
+awk '{ match($0, /"optimum": [0-9.e+]+/); o = substr($0, RSTART + 11, RLENGTH - 11)
+       match($0, /"bound": [0-9.e+]+/); b = substr($0, RSTART + 9, RLENGTH - 9)
+       if (!(o <= 4577 && 4577 <= b && (b - o) <= 0.01 * o * (1 + 1e-9))) { print "gap run: " $0; exit 1 } }' \
+    out.txt || fail "gap run"
+
+# Progress lines on stderr by default.
+"$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --sim hosts=8 --node-cost 1e-5 > out.txt 2> err.txt
+grep -q '^bnb: .* incumbent .* bound .* gap .* pending .* nodes' err.txt || fail "no progress lines: $(cat err.txt)"
+
+# Bad input: one line, exit 2.
+printf '3 10\n1 2 3\n4 5\n' > short.txt
+printf '2 10\n1 x\n4 5\n' > word.txt
+printf '2 10\n1 2\n4 5\n9\n' > extra.txt
+: > empty.txt
+expect 2 "short.txt:3: expected 3 weights, found 2" bnb knapsack short.txt --sim hosts=2
+expect 2 "word.txt:2: expected an integer from 0 to 2147483647, got 'x'" bnb knapsack word.txt --sim hosts=2
+expect 2 "extra.txt:4: unexpected '9' after the 2 weights" bnb knapsack extra.txt --sim hosts=2
+expect 2 "empty.txt:1: empty file" bnb knapsack empty.txt --sim hosts=2
+expect 2 "nosuch.txt: No such file or directory" bnb knapsack nosuch.txt --sim hosts=2
+expect 2 "unknown problem 'sat'" bnb sat x.txt
+expect 2 "which problem" bnb
+expect 2 "knapsack: which file" bnb knapsack
+expect 2 "gap: expected a number in \[0, 1), got '1.5'" bnb knapsack "$DATA/$f" --gap 1.5
+expect 2 "depth: expected an integer in 1..64, got '0'" bnb knapsack "$DATA/$f" --depth 0
+expect 2 "balance: expected throughput or seed, got 'x'" bnb knapsack "$DATA/$f" --balance x
+expect 2 "groups 4 needs at least 5 ranks" bnb knapsack "$DATA/$f" --sim hosts=4 --groups 4
+expect 2 "ranks 9 does not fit the platform: it has 8 cores" bnb knapsack "$DATA/$f" --sim hosts=8 --ranks 9
+expect 2 "ranks and --node-cost go with --sim" bnb knapsack "$DATA/$f" --ranks 4
+set +e
+"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$DATA/$f" --groups 3 > out.txt 2> err.txt
+got=$?
+set -e
+[ "$got" = 2 ] || fail "groups 3 on 3 ranks: exit $got"
+[ "$(grep -c 'groups 3 needs at least 4 ranks (a supervisor and a master per group), but mpiexec started 3' err.txt)" = 1 ] ||
+    fail "groups 3 on 3 ranks: $(cat err.txt)"
+echo "ok bnb"

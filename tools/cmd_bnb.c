@@ -1,0 +1,327 @@
+#define _POSIX_C_SOURCE 200809L
+/*
+ * cmd_bnb.c - `tenbin bnb PROBLEM FILE`: branch-and-bound with the
+ * hierarchical master-worker runtime (S5), under mpiexec or simulated.
+ */
+#include "tenbin/bnb.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../apps/bnb/problems.h"
+#include "cli.h"
+
+static const char *const cmd = "bnb";
+
+static const tb_bnb_problem *const problems[] = {&tb_bnb_knapsack};
+
+typedef struct bnb_opts {
+    const tb_bnb_problem *prob;
+    const char *file;
+    double gap, task_time, node_cost, status_interval;
+    long depth, groups, startup;
+    int balance_seed, json, quiet, force_moves;
+    const char *sim;
+    long sim_ranks;
+} bnb_opts;
+
+static void bnb_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mpiexec -n P tenbin bnb PROBLEM FILE [options]\n"
+            "       tenbin bnb PROBLEM FILE --sim PLATFORM [--ranks P] [options]\n\n"
+            "Branch-and-bound with a supervisor (rank 0) over groups of a master and its\n"
+            "workers (one group per node, or per cluster when simulated).  One rank: the\n"
+            "plain sequential best-first search.\n\n"
+            "problems:\n"
+            "  knapsack FILE          0/1 knapsack: 'n capacity', then n profits, then n weights\n\n"
+            "  --gap G                stop when (upper - lower) / |upper| <= G (default 0: prove)\n"
+            "  --depth D|auto         levels a worker expands per task (default auto: adapt to\n"
+            "                         --task-time)\n"
+            "  --task-time S          target seconds per task (default 0.1)\n"
+            "  --groups G             groups of ranks 1..P-1, in contiguous blocks (default: one\n"
+            "                         per node, or per cluster when simulated)\n"
+            "  --startup K            subproblems per worker the supervisor makes before the\n"
+            "                         groups start (default 4; 0: the root to the first group)\n"
+            "  --balance throughput|seed   group shares: workers / time per node (default), or\n"
+            "                         workers x time per node as the seed writes it\n"
+            "  --status-interval S    seconds between a master's statuses (default 0.05)\n"
+            "  --json                 the result as one JSON object on the last line of stdout\n"
+            "  -q, --quiet            no progress lines on stderr\n"
+            "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
+            "  --ranks P              simulated ranks (default: the platform's cores)\n"
+            "  --node-cost S          simulated seconds per expanded node at speed 1 (default 1e-6)\n"
+            "  -h, --help             this text\n\n"
+            "Exit status: 0 ok, 1 run failed, 2 bad usage or bad input.\n");
+}
+
+static int bad_double(const char *opt, const char *val, const char *want)
+{
+    tb_cli_error(cmd, "%s: expected %s, got '%s'", opt, want, val);
+    return TB_EXIT_USAGE;
+}
+
+/* Returns -1 to continue, or an exit status. */
+static int parse_opts(int argc, char **argv, bnb_opts *o)
+{
+    static const struct option opts[] = {
+        {"gap", required_argument, NULL, 'g'},       {"depth", required_argument, NULL, 'd'},
+        {"task-time", required_argument, NULL, 'T'}, {"groups", required_argument, NULL, 'G'},
+        {"startup", required_argument, NULL, 'k'},   {"balance", required_argument, NULL, 'b'},
+        {"status-interval", required_argument, NULL, 'i'},
+        {"json", no_argument, NULL, 'j'},            {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},            {"sim", required_argument, NULL, 'S'},
+        {"ranks", required_argument, NULL, 'n'},     {"node-cost", required_argument, NULL, 'c'},
+        {"force-moves", no_argument, NULL, 'F'},     {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'g':
+            if (tb_parse_double(optarg, &o->gap) != TB_OK || !(o->gap >= 0 && o->gap < 1))
+                return bad_double("--gap", optarg, "a number in [0, 1)");
+            break;
+        case 'd':
+            if (strcmp(optarg, "auto") == 0)
+                o->depth = 0;
+            else if (tb_cli_long(cmd, "--depth", optarg, 1, 64, &o->depth))
+                return TB_EXIT_USAGE;
+            break;
+        case 'T':
+            if (tb_parse_double(optarg, &o->task_time) != TB_OK || !(o->task_time > 0) ||
+                !isfinite(o->task_time))
+                return bad_double("--task-time", optarg, "seconds > 0");
+            break;
+        case 'G':
+            if (tb_cli_long(cmd, "--groups", optarg, 1, 1 << 24, &o->groups))
+                return TB_EXIT_USAGE;
+            break;
+        case 'k':
+            if (tb_cli_long(cmd, "--startup", optarg, 0, 1000000, &o->startup))
+                return TB_EXIT_USAGE;
+            break;
+        case 'b':
+            if (strcmp(optarg, "throughput") == 0)
+                o->balance_seed = 0;
+            else if (strcmp(optarg, "seed") == 0)
+                o->balance_seed = 1;
+            else
+                return bad_double("--balance", optarg, "throughput or seed");
+            break;
+        case 'i':
+            if (tb_parse_double(optarg, &o->status_interval) != TB_OK ||
+                !(o->status_interval > 0) || !isfinite(o->status_interval))
+                return bad_double("--status-interval", optarg, "seconds > 0");
+            break;
+        case 'j':
+            o->json = 1;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case 'S':
+            o->sim = optarg;
+            break;
+        case 'n':
+            if (tb_cli_long(cmd, "--ranks", optarg, 1, 1 << 24, &o->sim_ranks))
+                return TB_EXIT_USAGE;
+            break;
+        case 'c':
+            if (tb_parse_double(optarg, &o->node_cost) != TB_OK || !(o->node_cost >= 0) ||
+                !isfinite(o->node_cost))
+                return bad_double("--node-cost", optarg, "seconds >= 0");
+            break;
+        case 'F':
+            o->force_moves = 1;
+            break;
+        case 'h':
+            if (tb_cli_rank() == 0)
+                bnb_usage(stdout);
+            return TB_EXIT_OK;
+        default: /* ':' or '?' */
+            return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
+        }
+    }
+    if (optind >= argc) {
+        tb_cli_error(cmd, "which problem? (knapsack FILE; tenbin bnb --help)");
+        return TB_EXIT_USAGE;
+    }
+    const char *name = argv[optind++];
+    for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++)
+        if (strcmp(name, problems[i]->name) == 0)
+            o->prob = problems[i];
+    if (!o->prob) {
+        tb_cli_error(cmd, "unknown problem '%s' (expected knapsack)", name);
+        return TB_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        tb_cli_error(cmd, "%s: which file?", name);
+        return TB_EXIT_USAGE;
+    }
+    o->file = argv[optind++];
+    if (optind < argc) {
+        tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    if (!o->sim && (o->sim_ranks || o->node_cost >= 0)) {
+        tb_cli_error(cmd, "--ranks and --node-cost go with --sim");
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
+{
+    tb_buf j = TB_BUF_INIT;
+    tb_buf sol = TB_BUF_INIT;
+    if (s->found)
+        o->prob->solution_json(ctx, s->solution, s->solution_len, &sol);
+    if (o->json) {
+        tb_buf_printf(&j, "{\"command\": \"bnb\", \"problem\": ");
+        tb_buf_json_string(&j, o->prob->name);
+        tb_buf_printf(&j, ", \"file\": ");
+        tb_buf_json_string(&j, o->file);
+        if (s->found)
+            tb_buf_printf(&j, ", \"optimum\": %.17g, \"bound\": %.17g, \"solution\": %.*s",
+                          s->optimum, s->bound, (int)sol.len, (const char *)sol.data);
+        else
+            tb_buf_printf(&j, ", \"optimum\": null, \"bound\": null, \"solution\": null");
+        tb_buf_printf(&j,
+                      ", \"proven\": %s, \"gap\": %.17g, \"nodes\": %" PRIu64
+                      ", \"tasks\": %" PRIu64 ", \"depth\": %d, \"makespan_s\": %.9f"
+                      ", \"wall_s\": %.6f, \"ranks\": %d, \"simulated\": %s, \"messages\": %" PRIu64
+                      ", \"groups\": [",
+                      s->proven ? "true" : "false", s->gap, s->nodes, s->tasks, s->depth,
+                      s->makespan_s, s->wall_s, s->ranks, s->simulated ? "true" : "false",
+                      s->messages);
+        for (int g = 0; g < s->ngroups; g++) {
+            const tb_bnb_group *G = &s->groups[g];
+            tb_buf_printf(&j,
+                          "%s{\"master\": %d, \"workers\": %d, \"tasks\": %" PRIu64
+                          ", \"nodes\": %" PRIu64 ", \"busy_s\": %.9f, \"idle_s\": %.9f"
+                          ", \"startup_idle_s\": %.9f, \"moved_in\": %" PRIu64
+                          ", \"moved_out\": %" PRIu64 "}",
+                          g ? ", " : "", G->master, G->workers, G->tasks, G->nodes, G->busy_s,
+                          G->idle_s, G->startup_idle_s, G->moved_in, G->moved_out);
+        }
+        tb_buf_printf(&j, "]}\n");
+    } else {
+        if (s->found)
+            tb_buf_printf(&j, "%s %s: optimum %.10g (%s), bound %.10g\nsolution: %.*s\n",
+                          o->prob->name, o->file, s->optimum,
+                          s->proven ? "proven" : "within the gap", s->bound, (int)sol.len,
+                          (const char *)sol.data);
+        else
+            tb_buf_printf(&j, "%s %s: no feasible solution (%s)\n", o->prob->name, o->file,
+                          s->proven ? "proven" : "not proven");
+        tb_buf_printf(&j,
+                      "%" PRIu64 " nodes, %" PRIu64 " tasks, %.6f s%s, %d ranks, %d groups, %" PRIu64
+                      " messages\n",
+                      s->nodes, s->tasks, s->makespan_s, s->simulated ? " (simulated)" : "",
+                      s->ranks, s->ngroups, s->messages);
+        for (int g = 0; g < s->ngroups; g++) {
+            const tb_bnb_group *G = &s->groups[g];
+            tb_buf_printf(&j,
+                          "  group %d: master %d, %d workers, %" PRIu64 " tasks, %" PRIu64
+                          " nodes, idle %.3f s (start-up %.3f s), moved in %" PRIu64
+                          ", out %" PRIu64 "\n",
+                          g, G->master, G->workers, G->tasks, G->nodes, G->idle_s,
+                          G->startup_idle_s, G->moved_in, G->moved_out);
+        }
+    }
+    fwrite(j.data, 1, j.len, stdout);
+    fflush(stdout);
+    tb_buf_free(&j);
+    tb_buf_free(&sol);
+}
+
+int tb_cmd_bnb(int argc, char **argv)
+{
+    bnb_opts o = {.task_time = 0.1, .node_cost = -1, .status_interval = 0.05, .startup = 4};
+    int st = parse_opts(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    int rank = tb_cli_rank(), size = 1;
+    if (!o.sim)
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* Every rank reads the instance (workers expand it); all agree on the outcome. */
+    void *ctx = NULL;
+    char err[512] = "";
+    int rc = o.prob->load(o.file, &ctx, err, sizeof err);
+    int ok = rc == TB_OK;
+    if (!o.sim)
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        if (rc != TB_OK)
+            tb_cli_error(cmd, "%s", err);
+        o.prob->destroy(ctx);
+        return TB_EXIT_USAGE;
+    }
+    tb_platform *plat = NULL;
+    tb_bnb *b = NULL;
+    int exit_code = TB_EXIT_OK;
+    if (o.sim) {
+        if (tb_cli_platform(cmd, o.sim, 1, &plat) != 0) {
+            o.prob->destroy(ctx);
+            return TB_EXIT_USAGE;
+        }
+        size = o.sim_ranks ? (int)o.sim_ranks : (int)tb_platform_cores(plat);
+        rc = tb_bnb_create_sim(&b, plat, size, o.prob->ops, ctx);
+        if (rc == TB_ERR_SIZE) {
+            tb_cli_error(cmd, "--ranks %d does not fit the platform: it has %zu cores", size,
+                         tb_platform_cores(plat));
+            exit_code = TB_EXIT_USAGE;
+        }
+    } else {
+        rc = tb_bnb_create(&b, MPI_COMM_WORLD, o.prob->ops, ctx);
+    }
+    if (rc == TB_OK && o.groups > 0 && size > 1 && o.groups > size - 1) {
+        tb_cli_error(cmd, "--groups %ld needs at least %ld ranks (a supervisor and a master per "
+                          "group), but %s %d",
+                     o.groups, o.groups + 1, o.sim ? "the simulation has" : "mpiexec started",
+                     size);
+        exit_code = TB_EXIT_USAGE;
+        rc = TB_ERR_SIZE;
+    }
+    if (rc == TB_OK) {
+        tb_bnb_set_gap(b, o.gap);
+        tb_bnb_set_depth(b, (int)o.depth);
+        tb_bnb_set_task_time(b, o.task_time);
+        tb_bnb_set_groups(b, (int)o.groups);
+        tb_bnb_set_startup(b, (int)o.startup);
+        tb_bnb_set_balance(b, o.balance_seed ? TB_BNB_BALANCE_SEED : TB_BNB_BALANCE_THROUGHPUT);
+        tb_bnb_set_status_interval(b, o.status_interval);
+        tb_bnb_set_force_moves(b, o.force_moves);
+        if (o.node_cost >= 0)
+            tb_bnb_set_node_cost(b, o.node_cost);
+        if (!o.quiet && rank == 0)
+            tb_bnb_set_progress(b, stderr);
+        rc = tb_bnb_run(b);
+        if (rc != TB_OK) {
+            tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
+            exit_code = TB_EXIT_FAIL;
+        } else if (rank == 0) {
+            tb_bnb_summary s;
+            tb_bnb_get_summary(b, &s);
+            if (s.found && o.prob->check(ctx, s.solution, s.solution_len, s.optimum) != TB_OK) {
+                tb_cli_error(cmd, "internal error: the solution found is not feasible or not "
+                                  "worth %.17g",
+                             s.optimum);
+                exit_code = TB_EXIT_FAIL;
+            } else {
+                print_result(&o, ctx, &s);
+            }
+        }
+    } else if (exit_code == TB_EXIT_OK) {
+        tb_cli_error(cmd, "cannot start: %s", tb_strerror(rc));
+        exit_code = TB_EXIT_FAIL;
+    }
+    tb_bnb_destroy(&b);
+    tb_platform_destroy(&plat);
+    o.prob->destroy(ctx);
+    return exit_code;
+}
