@@ -5,6 +5,7 @@
 #ifndef TENBIN_H
 #define TENBIN_H
 
+#include "tenbin/bnb.h"
 #include "tenbin/core.h"
 #include "tenbin/emu.h"
 #include "tenbin/mw.h"
