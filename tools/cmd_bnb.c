@@ -16,7 +16,7 @@
 
 static const char *const cmd = "bnb";
 
-static const tb_bnb_problem *const problems[] = {&tb_bnb_knapsack};
+static const tb_bnb_problem *const problems[] = {&tb_bnb_knapsack, &tb_bnb_tsp};
 
 typedef struct bnb_opts {
     const tb_bnb_problem *prob;
@@ -37,7 +37,9 @@ static void bnb_usage(FILE *out)
             "workers (one group per node, or per cluster when simulated).  One rank: the\n"
             "plain sequential best-first search.\n\n"
             "problems:\n"
-            "  knapsack FILE          0/1 knapsack: 'n capacity', then n profits, then n weights\n\n"
+            "  knapsack FILE          0/1 knapsack: 'n capacity', then n profits, then n weights\n"
+            "  tsp FILE               symmetric TSP, a TSPLIB file (EUC_2D, CEIL_2D, ATT, GEO,\n"
+            "                         EXPLICIT); the tour as 0-based cities from city 0\n\n"
             "  --gap G                stop when (upper - lower) / |upper| <= G (default 0: prove)\n"
             "  --depth D|auto         levels a worker expands per task (default auto: adapt to\n"
             "                         --task-time)\n"
@@ -147,7 +149,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         }
     }
     if (optind >= argc) {
-        tb_cli_error(cmd, "which problem? (knapsack FILE; tenbin bnb --help)");
+        tb_cli_error(cmd, "which problem? (knapsack FILE or tsp FILE; tenbin bnb --help)");
         return TB_EXIT_USAGE;
     }
     const char *name = argv[optind++];
@@ -155,7 +157,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         if (strcmp(name, problems[i]->name) == 0)
             o->prob = problems[i];
     if (!o->prob) {
-        tb_cli_error(cmd, "unknown problem '%s' (expected knapsack)", name);
+        tb_cli_error(cmd, "unknown problem '%s' (expected knapsack or tsp)", name);
         return TB_EXIT_USAGE;
     }
     if (optind >= argc) {
@@ -193,11 +195,13 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
         tb_buf_printf(&j,
                       ", \"proven\": %s, \"gap\": %.17g, \"nodes\": %" PRIu64
                       ", \"tasks\": %" PRIu64 ", \"depth\": %d, \"makespan_s\": %.9f"
-                      ", \"wall_s\": %.6f, \"ranks\": %d, \"simulated\": %s, \"messages\": %" PRIu64
-                      ", \"groups\": [",
+                      ", \"wall_s\": %.6f, \"ranks\": %d, \"simulated\": %s, \"messages\": %" PRIu64,
                       s->proven ? "true" : "false", s->gap, s->nodes, s->tasks, s->depth,
                       s->makespan_s, s->wall_s, s->ranks, s->simulated ? "true" : "false",
                       s->messages);
+        if (o->sim)
+            tb_buf_printf(&j, ", \"node_cost_s\": %.9g", o->node_cost);
+        tb_buf_printf(&j, ", \"groups\": [");
         for (int g = 0; g < s->ngroups; g++) {
             const tb_bnb_group *G = &s->groups[g];
             tb_buf_printf(&j,
@@ -223,6 +227,8 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
                       " messages\n",
                       s->nodes, s->tasks, s->makespan_s, s->simulated ? " (simulated)" : "",
                       s->ranks, s->ngroups, s->messages);
+        if (o->sim)
+            tb_buf_printf(&j, "node cost %.3g s at speed 1 (--node-cost)\n", o->node_cost);
         for (int g = 0; g < s->ngroups; g++) {
             const tb_bnb_group *G = &s->groups[g];
             tb_buf_printf(&j,
@@ -296,7 +302,12 @@ int tb_cmd_bnb(int argc, char **argv)
         tb_bnb_set_balance(b, o.balance_seed ? TB_BNB_BALANCE_SEED : TB_BNB_BALANCE_THROUGHPUT);
         tb_bnb_set_status_interval(b, o.status_interval);
         tb_bnb_set_force_moves(b, o.force_moves);
-        if (o.node_cost >= 0)
+        if (o.sim && o.node_cost < 0) { /* calibrated here, printed for reruns */
+            rc = tb_bnb_calibrate(o.prob->ops, ctx, 0.2, &o.node_cost);
+            if (rc != TB_OK)
+                o.node_cost = 1e-6;
+        }
+        if (o.sim)
             tb_bnb_set_node_cost(b, o.node_cost);
         if (!o.quiet && rank == 0)
             tb_bnb_set_progress(b, stderr);

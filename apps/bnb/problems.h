@@ -25,5 +25,6 @@ typedef struct tb_bnb_problem {
 } tb_bnb_problem;
 
 extern const tb_bnb_problem tb_bnb_knapsack;
+extern const tb_bnb_problem tb_bnb_tsp;
 
 #endif

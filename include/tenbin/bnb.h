@@ -175,6 +175,11 @@ typedef struct tb_bnb_summary {
     const tb_bnb_group *groups; /* [ngroups], owned by the handle */
 } tb_bnb_summary;
 
+/* CPU seconds per expanded node of this problem on this machine: the
+ * sequential search run on growing node budgets until one takes at least
+ * `seconds` of CPU (or the search ends).  For tb_bnb_set_node_cost. */
+TB_API int tb_bnb_calibrate(const tb_bnb_ops *ops, void *ctx, double seconds, double *node_cost);
+
 /* Complete on rank 0 (the supervisor); valid until the handle is destroyed. */
 TB_API int tb_bnb_get_summary(const tb_bnb *b, tb_bnb_summary *out);
 

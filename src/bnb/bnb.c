@@ -1438,7 +1438,7 @@ static int run_serial(tb_bnb *b)
     tb__bnb_engine_init(&e, b->ops, b->ctx, b->gap);
     double lower = 0, t0 = tb_wtime();
     int proven = 0;
-    int rc = tb__bnb_serial(&e, &lower, &proven);
+    int rc = tb__bnb_serial(&e, 0, &lower, &proven);
     double wall = tb_wtime() - t0;
     memset(&b->sum, 0, sizeof b->sum);
     if (rc == TB_OK) {
@@ -1608,6 +1608,28 @@ int tb_bnb_run(tb_bnb *b)
         return rc;
     }
     return b->plat ? run_sim(b) : run_mpi(b);
+}
+
+int tb_bnb_calibrate(const tb_bnb_ops *ops, void *ctx, double seconds, double *node_cost)
+{
+    if (check_ops(ops) != TB_OK || !node_cost || !(seconds > 0))
+        return TB_ERR_INVALID;
+    /* Sequential searches of 16, 64, 256 ... nodes until one takes long
+     * enough to time (or the whole tree is done). */
+    for (uint64_t budget = 16;; budget *= 4) {
+        tb__bnb_engine e;
+        tb__bnb_engine_init(&e, ops, ctx, 0);
+        double lower, c0 = tb_thread_cputime();
+        int proven, rc = tb__bnb_serial(&e, budget, &lower, &proven);
+        double cpu = tb_thread_cputime() - c0;
+        uint64_t nodes = e.nodes;
+        tb__bnb_engine_free(&e);
+        TB_CHECK(rc);
+        if (cpu >= seconds || nodes < budget || budget > ((uint64_t)1 << 40)) {
+            *node_cost = nodes > 0 ? cpu / (double)nodes : 0;
+            return TB_OK;
+        }
+    }
 }
 
 int tb_bnb_get_summary(const tb_bnb *b, tb_bnb_summary *out)

@@ -100,8 +100,8 @@ int tb__bnb_pack_sub(tb_buf *b, double bound, uint32_t depth, const void *data, 
 /* Read one; the sub's data is a fresh copy. */
 int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out);
 
-/* The plain sequential best-first search (P = 1): fills the summary's
- * counts; the solution stays in e->sol. */
-int tb__bnb_serial(tb__bnb_engine *e, double *bound_left, int *proven);
+/* The plain sequential best-first search (P = 1), stopping after max_nodes
+ * expanded nodes if not 0; the solution stays in e->sol. */
+int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, double *bound_left, int *proven);
 
 #endif /* TB_BNB_INTERNAL_H */

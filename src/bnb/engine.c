@@ -359,7 +359,7 @@ int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out)
 
 /* ---- the sequential search --------------------------------------------- */
 
-int tb__bnb_serial(tb__bnb_engine *e, double *bound_left, int *proven)
+int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, double *bound_left, int *proven)
 {
     tb__bnb_heap h = {.dive = 1};
     tb__bnb_sub s;
@@ -369,7 +369,7 @@ int tb__bnb_serial(tb__bnb_engine *e, double *bound_left, int *proven)
     if (rc != TB_OK && rc != TB_ERR_NOMEM)
         free(s.data);
     int dive = 1;
-    while (rc == TB_OK && h.n > 0) {
+    while (rc == TB_OK && h.n > 0 && (max_nodes == 0 || e->nodes < max_nodes)) {
         if (dive && isfinite(e->inc)) {
             dive = 0;
             tb__bnb_heap_prune(&h, tb__bnb_cutoff(e), 0);

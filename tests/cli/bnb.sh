@@ -1,12 +1,16 @@
 #!/bin/sh
-# tenbin bnb knapsack: the known optimum of every shared instance up to 200
-# items (tests/data/knapsack/optimal.txt) on 1, 2, 4 and 8 real ranks and on
-# 64 and 1024 simulated ranks in clusters; the returned items are feasible
-# and worth the optimum (checked here with awk, from the file itself); every
-# bad-input path gives one line and exit 2.
+# tenbin bnb knapsack and tsp: the known optimum of every shared knapsack
+# instance up to 200 items (tests/data/knapsack/optimal.txt) and of every
+# TSPLIB instance up to 29 cities (tests/data/tsplib/solutions) on 1, 2, 4
+# and 8 real ranks and on 64 and 1024 simulated ranks in clusters; knapsack
+# items are checked here with awk from the file itself (worth the optimum,
+# within the capacity), tours are permutations of the cities (and the tool
+# checks their length against the optimum it prints); every bad-input path
+# gives one line and exit 2.
 # Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, TB_TEST_TMP.
 set -eu
 DATA=$(cd "$(dirname "$0")/../data/knapsack" && pwd)
+TSP=$(cd "$(dirname "$0")/../data/tsplib" && pwd)
 cd "$TB_TEST_TMP"
 NP=${MPIEXEC_NUMPROC_FLAG:--n}
 . "$(dirname "$0")/expect.inc"
@@ -52,6 +56,36 @@ for f in "$DATA"/knapPI_*_100_*.txt "$DATA"/knapPI_*_200_*.txt; do
 done
 [ "$n" = 18 ] || fail "expected 18 instances up to 200 items, found $n"
 
+# TSP: check_tour NAME WANT JSON-LINE
+check_tour() {
+    name=$1 want=$2 json=$3
+    echo "$json" | grep -q "\"optimum\": $want," || fail "$name: want length $want: $json"
+    echo "$json" | grep -q '"proven": true' || fail "$name: not proven: $json"
+    dim=$(sed -n 's/^DIMENSION *: *\([0-9]*\).*/\1/p' "$TSP/$name.tsp")
+    echo "$json" | sed 's/.*"solution": \[\([0-9, ]*\)\].*/\1/' | tr -d ' ' | awk -F, -v n="$dim" '
+        { if (NF != n) { print NF " cities, want " n; exit 1 }
+          for (i = 1; i <= NF; i++) if ($i !~ /^[0-9]+$/ || $i >= n || seen[$i]++) { print "bad city " $i; exit 1 } }' ||
+        fail "$name: the tour is not a permutation of $dim cities"
+}
+n=0
+for name in burma14 ulysses16 gr17 gr21 ulysses22 gr24 fri26 bayg29 bays29; do
+    want=$(awk -v b="$name" '$1 == b { print $3 }' "$TSP/solutions")
+    [ -n "$want" ] || fail "no optimum for $name"
+    for p in 1 2 4 8; do
+        "$MPIEXEC" $NP $p "$TENBIN" bnb tsp "$TSP/$name.tsp" --json -q > out.txt 2> err.txt ||
+            fail "$name on $p ranks: exit $?: $(cat err.txt)"
+        check_tour "$name" "$want" "$(tail -n 1 out.txt)"
+    done
+    "$TENBIN" bnb tsp "$TSP/$name.tsp" --json -q --sim "hosts=64,clusters=4,speed=0.5-2,wan-L=5ms" \
+        --node-cost 1e-3 > out.txt || fail "$name simulated on 64"
+    check_tour "$name" "$want" "$(tail -n 1 out.txt)"
+    "$TENBIN" bnb tsp "$TSP/$name.tsp" --json -q --sim "hosts=1024,clusters=8,wan-L=20ms" \
+        --node-cost 1e-3 --depth 1 --startup 0 > out.txt || fail "$name simulated on 1024"
+    check_tour "$name" "$want" "$(tail -n 1 out.txt)"
+    n=$((n + 1))
+done
+[ "$n" = 9 ] || fail "expected 9 TSP instances, did $n"
+
 # Groups, forced moves, no start-up expansion: the same optimum.
 f=knapPI_3_200_1000_1.txt
 want=$(awk '$1 == "knapPI_3_200_1000_1" { print $2 }' "$DATA/optimal.txt")
@@ -81,7 +115,7 @@ expect 2 "word.txt:2: expected an integer from 0 to 2147483647, got 'x'" bnb kna
 expect 2 "extra.txt:4: unexpected '9' after the 2 weights" bnb knapsack extra.txt --sim hosts=2
 expect 2 "empty.txt:1: empty file" bnb knapsack empty.txt --sim hosts=2
 expect 2 "nosuch.txt: No such file or directory" bnb knapsack nosuch.txt --sim hosts=2
-expect 2 "unknown problem 'sat'" bnb sat x.txt
+expect 2 "unknown problem 'sat' (expected knapsack or tsp)" bnb sat x.txt
 expect 2 "which problem" bnb
 expect 2 "knapsack: which file" bnb knapsack
 expect 2 "gap: expected a number in \[0, 1), got '1.5'" bnb knapsack "$DATA/$f" --gap 1.5
@@ -90,6 +124,18 @@ expect 2 "balance: expected throughput or seed, got 'x'" bnb knapsack "$DATA/$f"
 expect 2 "groups 4 needs at least 5 ranks" bnb knapsack "$DATA/$f" --sim hosts=4 --groups 4
 expect 2 "ranks 9 does not fit the platform: it has 8 cores" bnb knapsack "$DATA/$f" --sim hosts=8 --ranks 9
 expect 2 "ranks and --node-cost go with --sim" bnb knapsack "$DATA/$f" --ranks 4
+printf 'NAME: t\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n' > nodim.tsp
+printf 'NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: XRAY\n' > type.tsp
+printf 'NAME: t\nTYPE: ATSP\nDIMENSION: 3\n' > atsp.tsp
+printf 'TYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n' > few.tsp
+printf 'TYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n3 1 1\n2 5 5\n' > order.tsp
+printf 'TYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\nEDGE_WEIGHT_SECTION\n1 2 -3\n' > neg.tsp
+expect 2 "nodim.tsp:4: NODE_COORD_SECTION before a DIMENSION of 3 or more" bnb tsp nodim.tsp --sim hosts=2
+expect 2 "type.tsp:4: EDGE_WEIGHT_TYPE XRAY is not supported" bnb tsp type.tsp --sim hosts=2
+expect 2 "atsp.tsp:2: TYPE ATSP: only symmetric TSP" bnb tsp atsp.tsp --sim hosts=2
+expect 2 "few.tsp:6: the file ends where a city number was expected" bnb tsp few.tsp --sim hosts=2
+expect 2 "order.tsp:6: expected city 2, got 3" bnb tsp order.tsp --sim hosts=2
+expect 2 "neg.tsp:6: edge weights must be integers from 0 to 1e8, got -3" bnb tsp neg.tsp --sim hosts=2
 set +e
 "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$DATA/$f" --groups 3 > out.txt 2> err.txt
 got=$?
