@@ -108,7 +108,8 @@ typedef struct actor {
     tb_buf msg, out, res;
     /* worker (and a master without workers) */
     int master;
-    tb__bnb_sub task;
+    tb__bnb_sub *tasks; /* the subproblems of the current task */
+    uint32_t ntasks, captasks;
     uint64_t task_id;
     uint32_t levels;
     uint32_t nout;
@@ -121,7 +122,7 @@ typedef struct actor {
     slot *slots;
     int nslots, self;
     tb__bnb_heap q;
-    uint32_t depth;
+    uint32_t depth, batch; /* levels per task, subproblems per task */
     int auto_depth;
     double ewma;
     uint64_t next_id, m_tasks, m_nodes;
@@ -171,51 +172,71 @@ static int set_timer(actor *a, double at, uint64_t id)
 
 /* The expansion of a task (the computation of a worker, or of a master
  * without workers): survivors into a->out. */
+static void clear_tasks(actor *a)
+{
+    for (uint32_t i = 0; i < a->ntasks; i++)
+        free(a->tasks[i].data);
+    a->ntasks = 0;
+}
+
+static int add_task(actor *a, tb__bnb_sub s)
+{
+    if (a->ntasks == a->captasks) {
+        uint32_t cap = a->captasks ? 2 * a->captasks : 8;
+        tb__bnb_sub *t = realloc(a->tasks, cap * sizeof *t);
+        if (!t)
+            return TB_ERR_NOMEM;
+        a->tasks = t;
+        a->captasks = cap;
+    }
+    a->tasks[a->ntasks++] = s;
+    return TB_OK;
+}
+
 static int task_fn(void *arg)
 {
     actor *a = arg;
     uint64_t n0 = a->weng.nodes;
     tb_buf_clear(&a->out);
     a->nout = 0;
-    int rc = tb__bnb_expand(&a->weng, a->task.data, a->task.len, a->task.bound, a->task.depth,
-                            a->levels, &a->out, &a->nout);
+    int rc = TB_OK;
+    for (uint32_t i = 0; i < a->ntasks && rc == TB_OK; i++) {
+        const tb__bnb_sub *t = &a->tasks[i];
+        rc = tb__bnb_expand(&a->weng, t->data, t->len, t->bound, t->depth, a->levels, &a->out,
+                            &a->nout);
+    }
+    clear_tasks(a);
     a->last_nodes = a->weng.nodes - n0;
     return rc;
 }
 
-/* Take task bytes (after the header) into a->task. */
+/* Take task bytes (after the header) into a->tasks. */
 static int read_task(actor *a, tb_buf *in)
 {
-    free(a->task.data);
-    a->task.data = NULL;
+    clear_tasks(a);
     uint64_t id;
     double inc;
-    uint32_t levels;
+    uint32_t levels, n;
     TB_CHECK(tb_buf_unpack_u64(in, &id));
     TB_CHECK(tb_buf_unpack_f64(in, &inc));
     TB_CHECK(tb_buf_unpack_u32(in, &levels));
-    TB_CHECK(tb__bnb_unpack_sub(in, &a->task));
-    if (levels == 0)
+    TB_CHECK(tb_buf_unpack_u32(in, &n));
+    for (uint32_t i = 0; i < n; i++) {
+        tb__bnb_sub sub;
+        TB_CHECK(tb__bnb_unpack_sub(in, &sub));
+        int rc = add_task(a, sub);
+        if (rc != TB_OK) {
+            free(sub.data);
+            return rc;
+        }
+    }
+    if (levels == 0 || n == 0)
         return TB_ERR_PARSE;
     a->task_id = id;
     a->levels = levels;
     tb__bnb_engine_offer(&a->weng, inc);
     a->weng.improved = 0;
     return TB_OK;
-}
-
-static void pack_task(tb_buf *m, uint64_t id, double inc, uint32_t levels, const tb__bnb_sub *s,
-                      int *rc)
-{
-    tb_buf_clear(m);
-    if (*rc == TB_OK)
-        *rc = tb_buf_pack_u64(m, id);
-    if (*rc == TB_OK)
-        *rc = tb_buf_pack_f64(m, inc);
-    if (*rc == TB_OK)
-        *rc = tb_buf_pack_u32(m, levels);
-    if (*rc == TB_OK)
-        *rc = tb__bnb_pack_sub(m, s->bound, s->depth, s->data, s->len);
 }
 
 /* The result of the task just expanded, into m. */
@@ -351,26 +372,48 @@ static int master_feed(actor *a)
         slot *s = &a->slots[i];
         if (s->busy)
             continue;
-        tb__bnb_sub sub;
-        int got = 0;
-        while (tb__bnb_heap_pop(&a->q, &sub)) {
-            if (sub.bound < tb__bnb_cutoff(&a->eng)) {
-                got = 1;
-                break;
-            }
-            free(sub.data); /* the incumbent beat it meanwhile */
+        /* A batch: up to `batch` subproblems, and no more than a fair
+         * part of the queue, so that other idle workers get some too. */
+        uint64_t fair = 1 + a->q.n / (uint64_t)a->nslots;
+        uint32_t want = a->batch < fair ? a->batch : (uint32_t)fair, got = 0;
+        double low = INFINITY;
+        tb_buf *m = &a->msg;
+        tb_buf_clear(m);
+        if (!a->self) {
+            TB_CHECK(tb_buf_pack_u64(m, a->next_id));
+            TB_CHECK(tb_buf_pack_f64(m, a->eng.inc));
+            TB_CHECK(tb_buf_pack_u32(m, a->depth));
+            TB_CHECK(tb_buf_pack_u32(m, 0)); /* the count, set below */
         }
-        if (!got) {
+        tb__bnb_sub sub;
+        while (got < want && tb__bnb_heap_pop(&a->q, &sub)) {
+            if (!(sub.bound < tb__bnb_cutoff(&a->eng))) {
+                free(sub.data); /* the incumbent beat it meanwhile */
+                continue;
+            }
+            if (sub.bound < low)
+                low = sub.bound;
+            got++;
+            int rc;
+            if (a->self) {
+                rc = add_task(a, sub);
+                if (rc != TB_OK)
+                    free(sub.data);
+            } else {
+                rc = tb__bnb_pack_sub(m, sub.bound, sub.depth, sub.data, sub.len);
+                free(sub.data);
+            }
+            TB_CHECK(rc);
+        }
+        if (got == 0) {
             idle = 1;
             break;
         }
         s->busy = 1;
-        s->bound = sub.bound;
+        s->bound = low;
         uint64_t id = a->next_id++;
         a->dirty = 1;
         if (a->self) {
-            free(a->task.data);
-            a->task = sub;
             a->task_id = id;
             a->levels = a->depth;
             tb__bnb_engine_offer(&a->weng, a->eng.inc);
@@ -378,10 +421,8 @@ static int master_feed(actor *a)
             TB_CHECK(start_task(a));
             continue;
         }
-        int rc = TB_OK;
-        pack_task(&a->msg, id, a->eng.inc, a->depth, &sub, &rc);
-        free(sub.data);
-        TB_CHECK(rc);
+        for (int k = 0; k < 4; k++) /* the count, little-endian as tb_buf packs */
+            m->data[8 + 8 + 4 + k] = (unsigned char)(got >> (8 * k));
         TB_CHECK(send_msg(a, s->rank, T_TASK));
     }
     /* Tell the supervisor at once when the group runs dry (it may move
@@ -456,11 +497,19 @@ static void master_adapt(actor *a, uint32_t levels, double seconds)
         return;
     a->ewma = a->ewma < 0 ? seconds : 0.7 * a->ewma + 0.3 * seconds;
     double target = a->b->task_time;
-    if (a->ewma < target / 3 && a->depth < 64) {
-        a->depth++;
+    /* Deeper and more per task when tasks are short (a subtree that prunes
+     * early stays small however deep it may go), less when long. */
+    if (a->ewma < target / 3 && (a->depth < 64 || a->batch < 4096)) {
+        if (a->depth < 64)
+            a->depth++;
+        if (a->batch < 4096)
+            a->batch *= 2;
         a->ewma = -1;
-    } else if (a->ewma > 3 * target && a->depth > 1) {
-        a->depth--;
+    } else if (a->ewma > 3 * target && (a->depth > 1 || a->batch > 1)) {
+        if (a->batch > 1)
+            a->batch /= 2;
+        else
+            a->depth--;
         a->ewma = -1;
     }
 }
@@ -1166,6 +1215,7 @@ static int actor_init(actor *a, tb_bnb *b, int rank)
         a->role = ROLE_MASTER;
         a->group = g;
         a->depth = b->depth > 0 ? (uint32_t)b->depth : 1;
+        a->batch = 1;
         a->auto_depth = b->depth == 0;
         a->self = b->nworkers[g] == 0;
         a->nslots = a->self ? 1 : b->nworkers[g];
@@ -1193,7 +1243,8 @@ static void actor_free(actor *a)
     tb_buf_free(&a->res);
     tb_buf_free(&a->msg);
     tb_buf_free(&a->out);
-    free(a->task.data);
+    clear_tasks(a);
+    free(a->tasks);
     free(a->slots);
     tb__bnb_heap_free(&a->q);
     tb__bnb_heap_free(&a->pool);
