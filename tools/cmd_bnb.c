@@ -16,7 +16,7 @@
 
 static const char *const cmd = "bnb";
 
-static const tb_bnb_problem *const problems[] = {&tb_bnb_knapsack, &tb_bnb_tsp};
+static const tb_bnb_problem *const problems[] = {&tb_bnb_knapsack, &tb_bnb_tsp, &tb_bnb_bmi};
 
 typedef struct bnb_opts {
     const tb_bnb_problem *prob;
@@ -39,7 +39,12 @@ static void bnb_usage(FILE *out)
             "problems:\n"
             "  knapsack FILE          0/1 knapsack: 'n capacity', then n profits, then n weights\n"
             "  tsp FILE               symmetric TSP, a TSPLIB file (EUC_2D, CEIL_2D, ATT, GEO,\n"
-            "                         EXPLICIT); the tour as 0-based cities from city 0\n\n"
+            "                         EXPLICIT); the tour as 0-based cities from city 0\n"
+            "  bmi FILE               S5's BMI eigenvalue problem (JSON; needs --gap > 0, default\n"
+            "                         1e-3): minimise the largest eigenvalue of F(x, y) on a box\n\n"
+            "  tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S]\n"
+            "                         write a random BMI instance (default the seed's size:\n"
+            "                         m = 24, nx = ny = 6) as JSON on stdout\n\n"
             "  --gap G                stop when (upper - lower) / |upper| <= G (default 0: prove)\n"
             "  --depth D|auto         levels a worker expands per task (default auto: adapt to\n"
             "                         --task-time)\n"
@@ -149,7 +154,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         }
     }
     if (optind >= argc) {
-        tb_cli_error(cmd, "which problem? (knapsack FILE or tsp FILE; tenbin bnb --help)");
+        tb_cli_error(cmd, "which problem? (knapsack, tsp or bmi FILE; tenbin bnb --help)");
         return TB_EXIT_USAGE;
     }
     const char *name = argv[optind++];
@@ -157,7 +162,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         if (strcmp(name, problems[i]->name) == 0)
             o->prob = problems[i];
     if (!o->prob) {
-        tb_cli_error(cmd, "unknown problem '%s' (expected knapsack or tsp)", name);
+        tb_cli_error(cmd, "unknown problem '%s' (expected knapsack, tsp or bmi)", name);
         return TB_EXIT_USAGE;
     }
     if (optind >= argc) {
@@ -169,6 +174,13 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
+    if (o->prob == &tb_bnb_bmi && o->gap == 0) {
+        tb_cli_error(cmd, "bmi: --gap must be above 0 (a continuous problem is never proven "
+                          "exactly)");
+        return TB_EXIT_USAGE;
+    }
+    if (o->gap < 0) /* not given */
+        o->gap = o->prob == &tb_bnb_bmi ? 1e-3 : 0;
     if (!o->sim && (o->sim_ranks || o->node_cost >= 0)) {
         tb_cli_error(cmd, "--ranks and --node-cost go with --sim");
         return TB_EXIT_USAGE;
@@ -187,11 +199,20 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
         tb_buf_json_string(&j, o->prob->name);
         tb_buf_printf(&j, ", \"file\": ");
         tb_buf_json_string(&j, o->file);
-        if (s->found)
-            tb_buf_printf(&j, ", \"optimum\": %.17g, \"bound\": %.17g, \"solution\": %.*s",
-                          s->optimum, s->bound, (int)sol.len, (const char *)sol.data);
-        else
-            tb_buf_printf(&j, ", \"optimum\": null, \"bound\": null, \"solution\": null");
+        if (s->found) {
+            double lower = s->sense == TB_BNB_MINIMIZE ? s->bound : s->optimum;
+            double upper = s->sense == TB_BNB_MINIMIZE ? s->optimum : s->bound;
+            tb_buf_printf(&j,
+                          ", \"optimum\": %.17g, \"bound\": %.17g, \"upper\": %.17g, "
+                          "\"lower\": %.17g, \"solution\": %.*s",
+                          s->optimum, s->bound, upper, lower, (int)sol.len,
+                          (const char *)sol.data);
+            if (o->prob == &tb_bnb_bmi && sol.len > 2) /* "x" and "y" at the top as well */
+                tb_buf_printf(&j, ", %.*s", (int)sol.len - 2, (const char *)sol.data + 1);
+        } else {
+            tb_buf_printf(&j, ", \"optimum\": null, \"bound\": null, \"upper\": null, "
+                              "\"lower\": null, \"solution\": null");
+        }
         tb_buf_printf(&j,
                       ", \"proven\": %s, \"gap\": %.17g, \"nodes\": %" PRIu64
                       ", \"tasks\": %" PRIu64 ", \"depth\": %d, \"makespan_s\": %.9f"
@@ -245,9 +266,65 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
     tb_buf_free(&sol);
 }
 
+/* tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S] */
+static int generate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"m", required_argument, NULL, 'm'},    {"nx", required_argument, NULL, 'x'},
+        {"ny", required_argument, NULL, 'y'},   {"seed", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    long m = 24, nx = 6, ny = 6, seed = 1;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (tb_cli_long(cmd, "--m", optarg, 1, 1000, &m))
+                return TB_EXIT_USAGE;
+            break;
+        case 'x':
+            if (tb_cli_long(cmd, "--nx", optarg, 1, 60, &nx))
+                return TB_EXIT_USAGE;
+            break;
+        case 'y':
+            if (tb_cli_long(cmd, "--ny", optarg, 1, 60, &ny))
+                return TB_EXIT_USAGE;
+            break;
+        case 's':
+            if (tb_cli_long(cmd, "--seed", optarg, 0, 0x7fffffffL, &seed))
+                return TB_EXIT_USAGE;
+            break;
+        case 'h':
+            if (tb_cli_rank() == 0)
+                bnb_usage(stdout);
+            return TB_EXIT_OK;
+        default:
+            return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
+        }
+    }
+    if (optind >= argc || strcmp(argv[optind], "bmi") != 0 || optind + 1 < argc) {
+        tb_cli_error(cmd, "generate: expected 'generate bmi [--m M] [--nx NX] [--ny NY] "
+                          "[--seed S]'");
+        return TB_EXIT_USAGE;
+    }
+    if (tb_cli_rank() != 0)
+        return TB_EXIT_OK;
+    if (tb_bnb_bmi_generate(stdout, (int)m, (int)nx, (int)ny, (uint64_t)seed) != TB_OK ||
+        fflush(stdout) != 0) {
+        tb_cli_error(cmd, "generate: cannot write the instance");
+        return TB_EXIT_FAIL;
+    }
+    return TB_EXIT_OK;
+}
+
 int tb_cmd_bnb(int argc, char **argv)
 {
-    bnb_opts o = {.task_time = 0.1, .node_cost = -1, .status_interval = 0.05, .startup = 4};
+    if (argc >= 2 && strcmp(argv[1], "generate") == 0)
+        return generate(argc - 1, argv + 1);
+    bnb_opts o = {.gap = -1, .task_time = 0.1, .node_cost = -1, .status_interval = 0.05,
+                  .startup = 4};
     int st = parse_opts(argc, argv, &o);
     if (st >= 0)
         return st;

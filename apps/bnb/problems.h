@@ -7,6 +7,8 @@
 #define TB_APPS_BNB_PROBLEMS_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "tenbin/bnb.h"
 #include "tenbin/core.h"
@@ -26,5 +28,10 @@ typedef struct tb_bnb_problem {
 
 extern const tb_bnb_problem tb_bnb_knapsack;
 extern const tb_bnb_problem tb_bnb_tsp;
+extern const tb_bnb_problem tb_bnb_bmi;
+
+/* Write a random BMI instance as JSON (symmetric m x m matrices with entries
+ * uniform in [-1, 1], the box [-1, 1] in every coordinate). */
+int tb_bnb_bmi_generate(FILE *out, int m, int nx, int ny, uint64_t seed);
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../apps/bnb/problems.h"
 #include "tb_test.h"
 #include "tenbin/bnb.h"
 #include "tenbin/model.h"
@@ -310,6 +311,92 @@ static void test_sim_gap(void)
     TB_ASSERT(s.proven || (s.optimum - s.bound) <= 0.5 * fabs(s.optimum));
 }
 
+/* ---- the BMI problem's bound against dense sampling ----------------------- */
+
+/* lambda_max of F at (x, y) through the problem itself: a box of width 0. */
+static double bmi_value(void *ctx, const double *xy, int n)
+{
+    double box[2 * 16], v = NAN;
+    for (int k = 0; k < n; k++)
+        box[2 * k] = box[2 * k + 1] = xy[k];
+    tb_buf sol = TB_BUF_INIT;
+    tb_bnb_bmi.ops->evaluate(ctx, box, (size_t)n * 16, &v, &sol);
+    tb_buf_free(&sol);
+    return v;
+}
+
+static void test_bmi_bound_sampling(void)
+{
+    if (size != 1)
+        return;
+    const char *path = "bmi_test.json";
+    FILE *f = fopen(path, "w");
+    TB_ASSERT(f != NULL);
+    TB_ASSERT_OK(tb_bnb_bmi_generate(f, 5, 2, 2, 11));
+    fclose(f);
+    void *ctx = NULL;
+    char err[256];
+    TB_ASSERT_OK(tb_bnb_bmi.load(path, &ctx, err, sizeof err));
+    enum { N = 4, G = 13 };
+    tb_rng r;
+    tb_rng_seed(&r, 5);
+    /* Random sub-boxes of [-1, 1]^4, large and small: the bound is below
+     * lambda_max at every grid point of the box. */
+    for (int t = 0; t < 60; t++) {
+        double lo[N], hi[N], box[2 * N];
+        double w = t < 20 ? 2.0 : t < 40 ? 0.5 : 0.02;
+        for (int k = 0; k < N; k++) {
+            lo[k] = tb_rng_uniform(&r, -1.0, 1.0 - w);
+            hi[k] = lo[k] + w;
+            box[2 * k] = lo[k];
+            box[2 * k + 1] = hi[k];
+        }
+        double b = NAN;
+        TB_ASSERT_OK(tb_bnb_bmi.ops->bound(ctx, box, sizeof box, &b));
+        double least = INFINITY;
+        for (int g = 0; g < G * G * G * G; g++) {
+            double xy[N];
+            for (int k = 0, q = g; k < N; k++, q /= G)
+                xy[k] = lo[k] + (hi[k] - lo[k]) * (q % G) / (G - 1);
+            double v = bmi_value(ctx, xy, N);
+            if (v < least)
+                least = v;
+        }
+        TB_ASSERT(b <= least + 1e-9);
+        if (w == 0.02) /* tight on small boxes */
+            TB_ASSERT(least - b < 0.05 * (fabs(least) + 1));
+    }
+    /* The search: lower <= sampled minimum, within the gap of upper. */
+    tb_platform *plat = NULL;
+    TB_ASSERT_OK(tb_platform_parse_spec("hosts=6,clusters=2,wan-L=1ms", 1, &plat, err, sizeof err));
+    tb_bnb *b = NULL;
+    TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, 6, tb_bnb_bmi.ops, ctx));
+    TB_ASSERT_OK(tb_bnb_set_gap(b, 1e-3));
+    TB_ASSERT_OK(tb_bnb_set_node_cost(b, 1e-4));
+    TB_ASSERT_OK(tb_bnb_run(b));
+    tb_bnb_summary s;
+    TB_ASSERT_OK(tb_bnb_get_summary(b, &s));
+    double least = INFINITY;
+    enum { H = 25 };
+    for (int g = 0; g < H * H * H * H; g++) {
+        double xy[N];
+        for (int k = 0, q = g; k < N; k++, q /= H)
+            xy[k] = -1.0 + 2.0 * (q % H) / (H - 1);
+        double v = bmi_value(ctx, xy, N);
+        if (v < least)
+            least = v;
+    }
+    double upper = s.optimum, lower = s.bound;
+    TB_ASSERT(s.found && lower <= upper);
+    TB_ASSERT(lower <= least + 1e-9);
+    TB_ASSERT(upper <= least + 1e-9); /* the search beats the grid */
+    TB_ASSERT(upper - lower <= 1e-3 * fabs(upper) * (1 + 1e-9));
+    TB_ASSERT_OK(tb_bnb_bmi.check(ctx, s.solution, s.solution_len, s.optimum));
+    tb_bnb_destroy(&b);
+    tb_platform_destroy(&plat);
+    tb_bnb_bmi.destroy(ctx);
+}
+
 static void test_api_errors(void)
 {
     tree t = {4, 0, NULL};
@@ -347,6 +434,7 @@ static const tb_test tests[] = {
     {"sim_once_seed_balance_no_startup", test_sim_once_seed_balance_no_startup},
     {"sim_deterministic", test_sim_deterministic},
     {"sim_gap", test_sim_gap},
+    {"bmi_bound_sampling", test_bmi_bound_sampling},
     {"api_errors", test_api_errors},
     {NULL, NULL},
 };

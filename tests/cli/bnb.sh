@@ -86,6 +86,37 @@ for name in burma14 ulysses16 gr17 gr21 ulysses22 gr24 fri26 bayg29 bays29; do
 done
 [ "$n" = 9 ] || fail "expected 9 TSP instances, did $n"
 
+# BMI: a generated instance (the same bytes for the same seed), solved within the
+# default gap on real and simulated ranks, the bounds agreeing across runs.
+"$TENBIN" bnb generate bmi --m 6 --nx 2 --ny 3 --seed 4 > bmi.json
+"$TENBIN" bnb generate bmi --m 6 --nx 2 --ny 3 --seed 4 | cmp -s - bmi.json || fail "generate is not reproducible"
+"$TENBIN" bnb generate bmi --m 6 --nx 2 --ny 3 --seed 5 | cmp -s - bmi.json && fail "generate ignores --seed"
+for p in 1 2 4; do
+    "$MPIEXEC" $NP $p "$TENBIN" bnb bmi bmi.json --json -q > "bmi_$p.txt" 2> err.txt ||
+        fail "bmi on $p ranks: $(cat err.txt)"
+done
+"$TENBIN" bnb bmi bmi.json --json -q --sim "hosts=32,clusters=2,wan-L=2ms" > bmi_sim.txt
+for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt; do
+    tail -n 1 $f | grep -q '"x": \[[-0-9.e, ]*\], "y": \[[-0-9.e, ]*\]' || fail "$f: no x and y: $(tail -n 1 $f)"
+done
+# every run's lower bound is below every run's upper bound, each within the gap
+cat bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt | grep '^{' | awk '
+    { match($0, /"upper": [-0-9.e+]+/); u[NR] = substr($0, RSTART + 9, RLENGTH - 9) + 0
+      match($0, /"lower": [-0-9.e+]+/); l[NR] = substr($0, RSTART + 9, RLENGTH - 9) + 0 }
+    END { if (NR != 4) { print "want 4 results, got " NR; exit 1 }
+          for (i = 1; i <= NR; i++) {
+              if (u[i] - l[i] > 1e-3 * (u[i] < 0 ? -u[i] : u[i]) * (1 + 1e-9)) { print "gap of run " i; exit 1 }
+              for (j = 1; j <= NR; j++) if (l[i] > u[j]) { print "lower " l[i] " above upper " u[j]; exit 1 } } }' ||
+    fail "bmi bounds disagree"
+printf '{"m": 2, "nx": 1, "ny": 1,\n "F00": [[1, 2], [3, 4]], "Fx": [[[1, 0], [0, 1]]], "Fy": [[[1, 0], [0, 1]]],\n "Fxy": [[[[1, 0], [0, 1]]]], "x": [[-1, 1]], "y": [[-1, 1]]}\n' > asym.json
+printf '{"m": 2,\n "nx": 1,\n "ny": 1,,\n}\n' > broken.json
+printf '{"m": 2, "nx": 1, "ny": 1, "F00": [[1, 0], [0, 1]], "Fx": [], "Fy": [], "Fxy": []}\n' > fx.json
+expect 2 "asym.json: F00: not symmetric" bnb bmi asym.json --sim hosts=2
+expect 2 "broken.json:3: not valid JSON" bnb bmi broken.json --sim hosts=2
+expect 2 "fx.json: Fx: expected nx = 1 matrices" bnb bmi fx.json --sim hosts=2
+expect 2 "bmi: --gap must be above 0" bnb bmi bmi.json --gap 0
+expect 2 "generate: expected 'generate bmi" bnb generate sat
+
 # Groups, forced moves, no start-up expansion: the same optimum.
 f=knapPI_3_200_1000_1.txt
 want=$(awk '$1 == "knapPI_3_200_1000_1" { print $2 }' "$DATA/optimal.txt")
@@ -115,7 +146,7 @@ expect 2 "word.txt:2: expected an integer from 0 to 2147483647, got 'x'" bnb kna
 expect 2 "extra.txt:4: unexpected '9' after the 2 weights" bnb knapsack extra.txt --sim hosts=2
 expect 2 "empty.txt:1: empty file" bnb knapsack empty.txt --sim hosts=2
 expect 2 "nosuch.txt: No such file or directory" bnb knapsack nosuch.txt --sim hosts=2
-expect 2 "unknown problem 'sat' (expected knapsack or tsp)" bnb sat x.txt
+expect 2 "unknown problem 'sat' (expected knapsack, tsp or bmi)" bnb sat x.txt
 expect 2 "which problem" bnb
 expect 2 "knapsack: which file" bnb knapsack
 expect 2 "gap: expected a number in \[0, 1), got '1.5'" bnb knapsack "$DATA/$f" --gap 1.5
