@@ -21,8 +21,8 @@ static const tb_bnb_problem *const problems[] = {&tb_bnb_knapsack, &tb_bnb_tsp, 
 typedef struct bnb_opts {
     const tb_bnb_problem *prob;
     const char *file;
-    double gap, task_time, node_cost, status_interval;
-    long depth, groups, startup;
+    double gap, task_time, node_cost, status_interval, wan_delay_ms;
+    long depth, groups, startup, task_pad;
     int balance_seed, json, quiet, force_moves;
     const char *sim;
     long sim_ranks;
@@ -56,6 +56,11 @@ static void bnb_usage(FILE *out)
             "  --balance throughput|seed   group shares: workers / time per node (default), or\n"
             "                         workers x time per node as the seed writes it\n"
             "  --status-interval S    seconds between a master's statuses (default 0.05)\n"
+            "  --task-pad BYTES       add BYTES to every task message (a program that ships its\n"
+            "                         problem data with each task, as the seed's did)\n"
+            "  --wan-delay MS         hold every message between groups (and the supervisor)\n"
+            "                         MS milliseconds before sending it: a wide-area link,\n"
+            "                         injected in software (real runs)\n"
             "  --json                 the result as one JSON object on the last line of stdout\n"
             "  -q, --quiet            no progress lines on stderr\n"
             "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
@@ -82,7 +87,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"json", no_argument, NULL, 'j'},            {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},            {"sim", required_argument, NULL, 'S'},
         {"ranks", required_argument, NULL, 'n'},     {"node-cost", required_argument, NULL, 'c'},
-        {"force-moves", no_argument, NULL, 'F'},     {NULL, 0, NULL, 0},
+        {"force-moves", no_argument, NULL, 'F'},     {"wan-delay", required_argument, NULL, 'w'},
+        {"task-pad", required_argument, NULL, 'P'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
@@ -145,6 +152,15 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         case 'F':
             o->force_moves = 1;
             break;
+        case 'P':
+            if (tb_cli_long(cmd, "--task-pad", optarg, 0, 1L << 30, &o->task_pad))
+                return TB_EXIT_USAGE;
+            break;
+        case 'w':
+            if (tb_parse_double(optarg, &o->wan_delay_ms) != TB_OK ||
+                !(o->wan_delay_ms >= 0 && o->wan_delay_ms <= 60000))
+                return bad_double("--wan-delay", optarg, "milliseconds from 0 to 60000");
+            break;
         case 'h':
             if (tb_cli_rank() == 0)
                 bnb_usage(stdout);
@@ -181,6 +197,11 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
     }
     if (o->gap < 0) /* not given */
         o->gap = o->prob == &tb_bnb_bmi ? 1e-3 : 0;
+    if (o->sim && o->wan_delay_ms > 0) {
+        tb_cli_error(cmd, "--wan-delay is for real runs; simulated, the platform's wan-L is the "
+                          "delay between clusters");
+        return TB_EXIT_USAGE;
+    }
     if (!o->sim && (o->sim_ranks || o->node_cost >= 0)) {
         tb_cli_error(cmd, "--ranks and --node-cost go with --sim");
         return TB_EXIT_USAGE;
@@ -379,6 +400,8 @@ int tb_cmd_bnb(int argc, char **argv)
         tb_bnb_set_balance(b, o.balance_seed ? TB_BNB_BALANCE_SEED : TB_BNB_BALANCE_THROUGHPUT);
         tb_bnb_set_status_interval(b, o.status_interval);
         tb_bnb_set_force_moves(b, o.force_moves);
+        tb_bnb_set_wan_delay(b, o.wan_delay_ms / 1000);
+        tb_bnb_set_task_pad(b, (size_t)o.task_pad);
         if (o.sim && o.node_cost < 0) { /* calibrated here, printed for reruns */
             rc = tb_bnb_calibrate(o.prob->ops, ctx, 0.2, &o.node_cost);
             if (rc != TB_OK)

@@ -131,6 +131,15 @@ TB_API int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how);
 TB_API int tb_bnb_set_node_cost(tb_bnb *b, double seconds);
 /* Seconds between a master's statuses to the supervisor (default 0.05). */
 TB_API int tb_bnb_set_status_interval(tb_bnb *b, double seconds);
+/* MPI runs: hold every message between groups (the supervisor counting as
+ * a group of its own) for this one-way delay in seconds before handing it
+ * to MPI, to try a wide-area placement on one cluster (default 0).
+ * Simulated runs take the delay from the platform (TB_ERR_UNSUPPORTED). */
+TB_API int tb_bnb_set_wan_delay(tb_bnb *b, double seconds);
+/* Add this many bytes to every task a master sends (ignored by the worker):
+ * to model a program that ships its problem data with each task, as S5's
+ * did (its D_in, about 120 KB for the BMI problem of the paper's size). */
+TB_API int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes);
 /* Progress lines (bounds, gap, pending) on stream from the supervisor every
  * TENBIN_PROGRESS_INTERVAL seconds (NULL, the default: none). */
 TB_API int tb_bnb_set_progress(tb_bnb *b, FILE *stream);

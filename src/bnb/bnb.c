@@ -61,8 +61,9 @@ struct tb_bnb {
     const tb_platform *plat;
     const tb_bnb_ops *ops;
     void *ctx;
-    double gap, task_time, node_cost, status_interval;
+    double gap, task_time, node_cost, status_interval, wan_delay;
     int groups, depth, startup, force_moves;
+    size_t task_pad;
     tb_bnb_balance balance;
     FILE *progress;
     int ran;
@@ -423,6 +424,11 @@ static int master_feed(actor *a)
         }
         for (int k = 0; k < 4; k++) /* the count, little-endian as tb_buf packs */
             m->data[8 + 8 + 4 + k] = (unsigned char)(got >> (8 * k));
+        if (a->b->task_pad > 0) { /* bytes the worker ignores (tb_bnb_set_task_pad) */
+            TB_CHECK(tb_buf_reserve(m, a->b->task_pad));
+            memset(m->data + m->len, 0, a->b->task_pad);
+            m->len += a->b->task_pad;
+        }
         TB_CHECK(send_msg(a, s->rank, T_TASK));
     }
     /* Tell the supervisor at once when the group runs dry (it may move
@@ -1447,6 +1453,24 @@ int tb_bnb_set_status_interval(tb_bnb *b, double s)
     return TB_OK;
 }
 
+int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
+{
+    if (!b || !(seconds >= 0 && seconds <= 60))
+        return TB_ERR_RANGE;
+    if (b->plat && seconds > 0)
+        return TB_ERR_UNSUPPORTED; /* simulated: the platform's wide-area link */
+    b->wan_delay = seconds;
+    return TB_OK;
+}
+
+int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
+{
+    if (!b || bytes > ((size_t)1 << 30))
+        return TB_ERR_RANGE;
+    b->task_pad = bytes;
+    return TB_OK;
+}
+
 int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
 {
     if (!b)
@@ -1614,6 +1638,17 @@ static int run_mpi(tb_bnb *b)
     tb_tp *tp = NULL;
     actor a;
     rc = tb_tp_mpi_create(&tp, b->comm);
+    if (rc == TB_OK && b->wan_delay > 0) {
+        /* Every message between groups (the supervisor is a site of its
+         * own) is held for the one-way delay. */
+        double *delay = calloc((size_t)P, sizeof *delay);
+        rc = delay ? TB_OK : TB_ERR_NOMEM;
+        for (int r = 0; delay && r < P; r++)
+            delay[r] = b->group_of[r] != b->group_of[b->rank] ? b->wan_delay : 0;
+        if (rc == TB_OK)
+            rc = tb_tp_mpi_set_delay(tp, delay);
+        free(delay);
+    }
     if (rc == TB_OK)
         rc = actor_init(&a, b, b->rank);
     if (rc != TB_OK) {

@@ -111,6 +111,10 @@ static inline int tb_tp_compute(tb_actor *a, uint64_t job, const tb_compute *c)
 int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm);
 void tb_tp_mpi_destroy(tb_tp **tp);
 int tb_tp_mpi_run(tb_tp *tp, tb_actor *a);
+/* Hold every message to rank r for delay[r] seconds (of [size]; copied)
+ * before handing it to MPI: wide-area delay injected in software, in
+ * order per destination.  NULL: no delay. */
+int tb_tp_mpi_set_delay(tb_tp *tp, const double *delay);
 /* Messages and bytes this process sent and received. */
 void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,
                       uint64_t *bytes_sent, uint64_t *bytes_recv);

@@ -38,6 +38,13 @@ typedef struct tp_timer {
     uint64_t id;
 } tp_timer;
 
+/* A message held back to inject wide-area delay (tb_tp_mpi_set_delay). */
+typedef struct held_msg {
+    double at; /* when it goes to MPI (transport time) */
+    int dst, tag;
+    tb_buf buf;
+} held_msg;
+
 /* How a rank waits for a message when it has nothing else to do. */
 typedef enum wait_mode { WAIT_SPIN, WAIT_YIELD, WAIT_SLEEP } wait_mode;
 
@@ -59,6 +66,9 @@ typedef struct tp_mpi {
     tp_timer *timers;     /* unsorted; few */
     size_t ntimers, captimers;
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+    double *delay;        /* [size] seconds to hold a message to each rank, or NULL */
+    held_msg *held;       /* FIFO ring: one delay per destination keeps its order */
+    size_t held_head, nheld, capheld;
 } tp_mpi;
 
 static tp_mpi *as_mpi(tb_tp *tp) { return (tp_mpi *)tp; }
@@ -123,26 +133,27 @@ static int grow_sends(tp_mpi *m)
     return TB_OK;
 }
 
-static int mpi_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
+/* Take msg's content into *out and hand back a recycled buffer so the
+ * caller can build the next message. */
+static void take_buf(tp_mpi *m, tb_buf *msg, tb_buf *out)
 {
-    tp_mpi *m = as_mpi(tp);
-    (void)from;
-    if (msg->len > INT_MAX) {
-        TB_LOG_ERR("message of %zu bytes to rank %d exceeds the 2 GiB MPI count limit",
-                   msg->len, dst);
-        return TB_ERR_RANGE;
-    }
+    *out = *msg;
+    if (m->npool > 0)
+        *msg = m->pool[--m->npool];
+    else
+        tb_buf_init(msg);
+}
+
+/* MPI_Isend of buf (taken). */
+static int post_send(tp_mpi *m, int dst, int tag, tb_buf *buf)
+{
     if (m->nsends >= m->capsends) {
         TB_CHECK(progress_sends(m));
         TB_CHECK(grow_sends(m));
     }
     send_slot *s = &m->sends[m->nsends];
-    s->buf = *msg;
-    /* Hand back a recycled buffer so the caller can build the next message. */
-    if (m->npool > 0)
-        *msg = m->pool[--m->npool];
-    else
-        tb_buf_init(msg);
+    s->buf = *buf;
+    tb_buf_init(buf);
     if (MPI_Isend(s->buf.data, (int)s->buf.len, MPI_BYTE, dst, tag, m->comm, &s->req) !=
         MPI_SUCCESS) {
         tb_buf_free(&s->buf);
@@ -159,6 +170,76 @@ static int mpi_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
         return TB_OK;
     }
     m->nsends++;
+    return TB_OK;
+}
+
+/* Hand the held messages that are due to MPI. */
+static int release_held(tp_mpi *m)
+{
+    if (m->nheld == 0)
+        return TB_OK;
+    double now = tb_wtime() - m->t0;
+    while (m->nheld > 0 && m->held[m->held_head].at <= now) {
+        held_msg *h = &m->held[m->held_head];
+        m->held_head = (m->held_head + 1) % m->capheld;
+        m->nheld--;
+        TB_CHECK(post_send(m, h->dst, h->tag, &h->buf));
+    }
+    return TB_OK;
+}
+
+static int hold(tp_mpi *m, int dst, int tag, tb_buf *msg)
+{
+    if (m->nheld == m->capheld) { /* grow the ring, unrolled */
+        size_t cap = m->capheld ? 2 * m->capheld : 16;
+        held_msg *h = malloc(cap * sizeof *h);
+        if (!h)
+            return TB_ERR_NOMEM;
+        for (size_t i = 0; i < m->nheld; i++)
+            h[i] = m->held[(m->held_head + i) % m->capheld];
+        free(m->held);
+        m->held = h;
+        m->held_head = 0;
+        m->capheld = cap;
+    }
+    held_msg *h = &m->held[(m->held_head + m->nheld) % m->capheld];
+    h->at = tb_wtime() - m->t0 + m->delay[dst];
+    h->dst = dst;
+    h->tag = tag;
+    take_buf(m, msg, &h->buf);
+    m->nheld++;
+    return TB_OK;
+}
+
+static int mpi_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
+{
+    tp_mpi *m = as_mpi(tp);
+    (void)from;
+    if (msg->len > INT_MAX) {
+        TB_LOG_ERR("message of %zu bytes to rank %d exceeds the 2 GiB MPI count limit",
+                   msg->len, dst);
+        return TB_ERR_RANGE;
+    }
+    if (dst < 0 || dst >= m->base.size)
+        return TB_ERR_RANGE;
+    if (m->delay && m->delay[dst] > 0)
+        return hold(m, dst, tag, msg);
+    tb_buf b;
+    take_buf(m, msg, &b);
+    return post_send(m, dst, tag, &b);
+}
+
+int tb_tp_mpi_set_delay(tb_tp *tp, const double *delay)
+{
+    tp_mpi *m = as_mpi(tp);
+    free(m->delay);
+    m->delay = NULL;
+    if (!delay)
+        return TB_OK;
+    m->delay = malloc((size_t)m->base.size * sizeof *m->delay);
+    if (!m->delay)
+        return TB_ERR_NOMEM;
+    memcpy(m->delay, delay, (size_t)m->base.size * sizeof *m->delay);
     return TB_OK;
 }
 
@@ -299,6 +380,10 @@ void tb_tp_mpi_destroy(tb_tp **tp)
     free(m->idx);
     free(m->done);
     free(m->timers);
+    for (size_t i = 0; i < m->nheld; i++)
+        tb_buf_free(&m->held[(m->held_head + i) % m->capheld].buf);
+    free(m->held);
+    free(m->delay);
     free(m);
     *tp = NULL;
 }
@@ -359,9 +444,10 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
         TB_CHECK(fire_timer(m, a, &fired));
         if (fired)
             continue;
+        TB_CHECK(release_held(m));
         MPI_Status st;
         MPI_Message msg;
-        if (m->nsends == 0 && m->ntimers == 0 && m->wait == WAIT_SPIN) {
+        if (m->nsends == 0 && m->ntimers == 0 && m->nheld == 0 && m->wait == WAIT_SPIN) {
             if (MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &msg, &st) != MPI_SUCCESS)
                 return TB_ERR_MPI;
             TB_CHECK(deliver(m, a, &msg, &st));
@@ -393,11 +479,21 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
             /* 1 us doubling to 1 ms: quick answers stay quick, long waits
              * cost almost no CPU. */
             backoff = backoff ? (backoff < 1000000 ? 2 * backoff : backoff) : 1000;
-            struct timespec ts = {0, backoff};
+            long ns = backoff;
+            if (m->nheld > 0) { /* not past the next held message's time */
+                double due = m->held[m->held_head].at - (tb_wtime() - m->t0);
+                if (due * 1e9 < ns)
+                    ns = due > 0 ? (long)(due * 1e9) : 0;
+            }
+            struct timespec ts = {0, ns};
             nanosleep(&ts, NULL);
         }
     }
     /* Nothing may be left in flight when the run returns. */
+    while (m->nheld > 0) {
+        TB_CHECK(release_held(m));
+        TB_CHECK(progress_sends(m));
+    }
     while (m->nsends > 0)
         TB_CHECK(progress_sends(m));
     return TB_OK;

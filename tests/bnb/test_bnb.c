@@ -19,6 +19,7 @@
 #include "tb_test.h"
 #include "tenbin/bnb.h"
 #include "tenbin/model.h"
+#include "transport/transport.h"
 
 static int rank, size;
 
@@ -224,6 +225,132 @@ static void test_mpi_prunes(void)
     TB_ASSERT(s.nodes < nnodes(12) / 4); /* it pruned */
 }
 
+/* ---- injected wide-area delay ---------------------------------------------- */
+
+/* Ranks 0 and 1 ping-pong ROUNDS times through the MPI transport with the
+ * delay set on both; the others have nothing to do. */
+enum { ROUNDS = 5 };
+typedef struct pinger {
+    tb_actor base;
+    int left;
+    double t0, rtt;
+} pinger;
+
+static int ping_start(tb_actor *a)
+{
+    pinger *p = (pinger *)a;
+    if (a->rank > 1) {
+        a->finished = 1;
+        return TB_OK;
+    }
+    p->left = ROUNDS;
+    p->t0 = tb_tp_now(a);
+    if (a->rank == 1)
+        return TB_OK;
+    tb_buf b = TB_BUF_INIT;
+    TB_CHECK(tb_buf_pack_u32(&b, 0));
+    int rc = tb_tp_send(a, 1, 1, &b);
+    tb_buf_free(&b);
+    return rc;
+}
+
+static int ping_message(tb_actor *a, int src, int tag, const void *data, size_t len)
+{
+    pinger *p = (pinger *)a;
+    (void)tag;
+    tb_buf b = TB_BUF_INIT;
+    int rc = tb_buf_append(&b, data, len);
+    if (--p->left == 0) {
+        a->finished = 1;
+        if (a->rank == 0) {
+            p->rtt = (tb_tp_now(a) - p->t0) / ROUNDS;
+            tb_buf_free(&b);
+            return rc;
+        }
+    }
+    if (rc == TB_OK)
+        rc = tb_tp_send(a, src, 1, &b);
+    tb_buf_free(&b);
+    return rc;
+}
+
+static const tb_actor_ops ping_ops = {sizeof(tb_actor_ops), ping_start, ping_message, NULL, NULL};
+
+static double measure_rtt(double delay)
+{
+    tb_tp *tp = NULL;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    pinger p;
+    memset(&p, 0, sizeof p);
+    p.base.ops = &ping_ops;
+    double *d = calloc((size_t)size, sizeof *d);
+    for (int r = 0; r < size; r++)
+        d[r] = r != rank ? delay : 0;
+    int rc = tb_tp_mpi_create(&tp, comm);
+    if (rc == TB_OK)
+        rc = tb_tp_mpi_set_delay(tp, d);
+    MPI_Barrier(comm);
+    if (rc == TB_OK)
+        rc = tb_tp_mpi_run(tp, &p.base);
+    tb_tp_mpi_destroy(&tp);
+    MPI_Comm_free(&comm);
+    free(d);
+    return rc == TB_OK ? p.rtt : -1;
+}
+
+/* The round trip grows by twice the one-way delay (measured against no delay
+ * in the same run: at least the delay, and not much more). */
+static void test_mpi_wan_delay_rtt(void)
+{
+    if (size < 2)
+        return;
+    double base = measure_rtt(0);
+    double rtt = measure_rtt(0.02);
+    if (rank != 0)
+        return;
+    TB_ASSERT(base >= 0 && rtt >= 0);
+    TB_ASSERT(rtt >= 0.04);
+    TB_ASSERT(rtt - base < 0.04 + 0.5); /* loose: a shared 2-core machine */
+    printf("  round trip %.3f ms without delay, %.3f ms with 20 ms each way\n", 1e3 * base,
+           1e3 * rtt);
+}
+
+/* bnb with a delay between groups: the same answer. */
+static void test_mpi_wan_delay_bnb(void)
+{
+    if (size < 3)
+        return;
+    tree t;
+    tree_init(&t, 10, 0);
+    uint32_t *sum = calloc(nnodes(10), sizeof *sum);
+    tb_bnb *b = NULL;
+    int rc = tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, &t);
+    if (rc == TB_OK)
+        rc = configure(b, &(cfg){size > 3 ? 2 : 1, 2, 2, 1, 0});
+    if (rc == TB_OK)
+        rc = tb_bnb_set_wan_delay(b, 0.005);
+    if (rc == TB_OK)
+        rc = tb_bnb_run(b);
+    tb_bnb_summary s;
+    if (rc == TB_OK && rank == 0)
+        rc = tb_bnb_get_summary(b, &s);
+    MPI_Reduce(t.visits, sum, (int)nnodes(10), MPI_UINT32_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    int bad = 0;
+    if (rank == 0) {
+        memcpy(t.visits, sum, nnodes(10) * sizeof *sum);
+        bad = (int)first_bad(&t);
+    }
+    tb_bnb_destroy(&b);
+    free(sum);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    if (rank == 0) {
+        TB_ASSERT_EQ_INT(bad, 0);
+        TB_ASSERT(s.proven && s.optimum == brute_min(10));
+    }
+}
+
 /* ---- simulated ---------------------------------------------------------- */
 
 static int run_sim(tree *t, const char *spec, int P, const cfg *c, tb_bnb_summary *s,
@@ -427,6 +554,8 @@ static const tb_test tests[] = {
     {"mpi_once_groups_moves", test_mpi_once_groups_moves},
     {"mpi_once_no_startup", test_mpi_once_no_startup},
     {"mpi_prunes", test_mpi_prunes},
+    {"mpi_wan_delay_rtt", test_mpi_wan_delay_rtt},
+    {"mpi_wan_delay_bnb", test_mpi_wan_delay_bnb},
     {"sim_once_small", test_sim_once_small},
     {"sim_once_self_master", test_sim_once_self_master},
     {"sim_once_64_clusters", test_sim_once_64_clusters},

@@ -125,6 +125,11 @@ want=$(awk '$1 == "knapPI_3_200_1000_1" { print $2 }' "$DATA/optimal.txt")
 check "$f" "$want" "$(tail -n 1 out.txt)"
 tail -n 1 out.txt | grep -q '"groups": \[{"master": 1, "workers": 2,' || fail "group layout: $(tail -n 1 out.txt)"
 
+# A wide-area delay injected between the groups: the same optimum.
+"$MPIEXEC" $NP 5 "$TENBIN" bnb knapsack "$DATA/$f" --json -q --groups 2 --wan-delay 5 > out.txt ||
+    fail "wan delay run"
+check "$f" "$want" "$(tail -n 1 out.txt)"
+
 # A gap: the answer is within it.
 "$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --json -q --gap 0.01 --sim hosts=16 > out.txt
 awk '{ match($0, /"optimum": [0-9.e+]+/); o = substr($0, RSTART + 11, RLENGTH - 11)
@@ -155,6 +160,8 @@ expect 2 "balance: expected throughput or seed, got 'x'" bnb knapsack "$DATA/$f"
 expect 2 "groups 4 needs at least 5 ranks" bnb knapsack "$DATA/$f" --sim hosts=4 --groups 4
 expect 2 "ranks 9 does not fit the platform: it has 8 cores" bnb knapsack "$DATA/$f" --sim hosts=8 --ranks 9
 expect 2 "ranks and --node-cost go with --sim" bnb knapsack "$DATA/$f" --ranks 4
+expect 2 "wan-delay is for real runs" bnb knapsack "$DATA/$f" --sim hosts=4 --wan-delay 10
+expect 2 "wan-delay: expected milliseconds from 0 to 60000, got '-1'" bnb knapsack "$DATA/$f" --wan-delay -1
 printf 'NAME: t\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n' > nodim.tsp
 printf 'NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: XRAY\n' > type.tsp
 printf 'NAME: t\nTYPE: ATSP\nDIMENSION: 3\n' > atsp.tsp
