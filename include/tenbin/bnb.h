@@ -122,9 +122,10 @@ TB_API int tb_bnb_set_groups(tb_bnb *b, int groups);
 TB_API int tb_bnb_set_depth(tb_bnb *b, int depth);
 /* Target task time in seconds (default 0.1). */
 TB_API int tb_bnb_set_task_time(tb_bnb *b, double seconds);
-/* Subproblems per worker the supervisor makes before the groups start
- * (default 4; 0: the root goes to the first group and the others wait for
- * the balancer, the seed's start-up). */
+/* Subproblems per worker the supervisor makes before the groups start,
+ * expanding for at most one target task time (default 4; 0: the root goes
+ * to the first group and the others wait for the balancer, the seed's
+ * start-up). */
 TB_API int tb_bnb_set_startup(tb_bnb *b, int per_worker);
 TB_API int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how);
 /* Simulated runs: seconds per node at speed 1 (default 1e-6). */

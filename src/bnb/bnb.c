@@ -938,8 +938,15 @@ static int startup_fn(void *arg)
         workers += (uint64_t)(b->nworkers[g] > 0 ? b->nworkers[g] : 1);
     uint64_t want = workers * (uint64_t)b->startup;
     uint64_t n0 = a->eng.nodes;
+    /* Within one target task time: the supervisor is one process, and
+     * while it expands every worker waits (simulated, its nodes cost the
+     * node cost; for real, the clock). */
+    double t0 = tb_wtime();
     int rc = TB_OK;
     while (rc == TB_OK && a->pool.n > 0 && a->pool.n < want) {
+        double spent = b->plat ? (double)(a->eng.nodes - n0) * b->node_cost : tb_wtime() - t0;
+        if (a->eng.nodes > n0 && spent >= b->task_time)
+            break;
         if (a->pool.dive && isfinite(a->eng.inc)) {
             tb__bnb_heap_prune(&a->pool, tb__bnb_cutoff(&a->eng), 0);
             continue;
