@@ -22,7 +22,7 @@ typedef struct bnb_opts {
     const tb_bnb_problem *prob;
     const char *file;
     double gap, task_time, node_cost, status_interval, wan_delay_ms;
-    long depth, groups, startup, task_pad;
+    long depth, groups, sites, startup, task_pad;
     int balance_seed, json, quiet, force_moves;
     const char *sim;
     long sim_ranks;
@@ -61,6 +61,8 @@ static void bnb_usage(FILE *out)
             "  --wan-delay MS         hold every message between groups (and the supervisor)\n"
             "                         MS milliseconds before sending it: a wide-area link,\n"
             "                         injected in software (real runs)\n"
+            "  --sites N              with --wan-delay: N sites of contiguous ranks 1..P-1\n"
+            "                         instead of the groups (a flat group across sites)\n"
             "  --json                 the result as one JSON object on the last line of stdout\n"
             "  -q, --quiet            no progress lines on stderr\n"
             "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
@@ -88,7 +90,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"help", no_argument, NULL, 'h'},            {"sim", required_argument, NULL, 'S'},
         {"ranks", required_argument, NULL, 'n'},     {"node-cost", required_argument, NULL, 'c'},
         {"force-moves", no_argument, NULL, 'F'},     {"wan-delay", required_argument, NULL, 'w'},
-        {"task-pad", required_argument, NULL, 'P'},
+        {"task-pad", required_argument, NULL, 'P'},  {"sites", required_argument, NULL, 's'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -152,6 +154,10 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         case 'F':
             o->force_moves = 1;
             break;
+        case 's':
+            if (tb_cli_long(cmd, "--sites", optarg, 1, 1 << 24, &o->sites))
+                return TB_EXIT_USAGE;
+            break;
         case 'P':
             if (tb_cli_long(cmd, "--task-pad", optarg, 0, 1L << 30, &o->task_pad))
                 return TB_EXIT_USAGE;
@@ -197,6 +203,10 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
     }
     if (o->gap < 0) /* not given */
         o->gap = o->prob == &tb_bnb_bmi ? 1e-3 : 0;
+    if (o->sites && !(o->wan_delay_ms > 0)) {
+        tb_cli_error(cmd, "--sites goes with --wan-delay");
+        return TB_EXIT_USAGE;
+    }
     if (o->sim && o->wan_delay_ms > 0) {
         tb_cli_error(cmd, "--wan-delay is for real runs; simulated, the platform's wan-L is the "
                           "delay between clusters");
@@ -383,6 +393,12 @@ int tb_cmd_bnb(int argc, char **argv)
     } else {
         rc = tb_bnb_create(&b, MPI_COMM_WORLD, o.prob->ops, ctx);
     }
+    if (rc == TB_OK && o.sites > 0 && size > 1 && o.sites > size - 1) {
+        tb_cli_error(cmd, "--sites %ld needs at least %ld ranks, but mpiexec started %d", o.sites,
+                     o.sites + 1, size);
+        exit_code = TB_EXIT_USAGE;
+        rc = TB_ERR_SIZE;
+    }
     if (rc == TB_OK && o.groups > 0 && size > 1 && o.groups > size - 1) {
         tb_cli_error(cmd, "--groups %ld needs at least %ld ranks (a supervisor and a master per "
                           "group), but %s %d",
@@ -402,6 +418,7 @@ int tb_cmd_bnb(int argc, char **argv)
         tb_bnb_set_force_moves(b, o.force_moves);
         tb_bnb_set_wan_delay(b, o.wan_delay_ms / 1000);
         tb_bnb_set_task_pad(b, (size_t)o.task_pad);
+        tb_bnb_set_sites(b, (int)o.sites);
         if (o.sim && o.node_cost < 0) { /* calibrated here, printed for reruns */
             rc = tb_bnb_calibrate(o.prob->ops, ctx, 0.2, &o.node_cost);
             if (rc != TB_OK)

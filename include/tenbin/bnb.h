@@ -137,6 +137,11 @@ TB_API int tb_bnb_set_status_interval(tb_bnb *b, double seconds);
  * to MPI, to try a wide-area placement on one cluster (default 0).
  * Simulated runs take the delay from the platform (TB_ERR_UNSUPPORTED). */
 TB_API int tb_bnb_set_wan_delay(tb_bnb *b, double seconds);
+/* The sites between which tb_bnb_set_wan_delay holds messages: 0 (the
+ * default) for the groups, or this many contiguous blocks of ranks
+ * 1..P-1 (so that one flat group can span sites); the supervisor is always
+ * a site of its own.  TB_ERR_SIZE for more sites than ranks 1..P-1. */
+TB_API int tb_bnb_set_sites(tb_bnb *b, int sites);
 /* Add this many bytes to every task a master sends (ignored by the worker):
  * to model a program that ships its problem data with each task, as S5's
  * did (its D_in, about 120 KB for the BMI problem of the paper's size). */

@@ -62,7 +62,7 @@ struct tb_bnb {
     const tb_bnb_ops *ops;
     void *ctx;
     double gap, task_time, node_cost, status_interval, wan_delay;
-    int groups, depth, startup, force_moves;
+    int groups, sites, depth, startup, force_moves;
     size_t task_pad;
     tb_bnb_balance balance;
     FILE *progress;
@@ -1470,6 +1470,16 @@ int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
     return TB_OK;
 }
 
+int tb_bnb_set_sites(tb_bnb *b, int sites)
+{
+    if (!b || sites < 0)
+        return TB_ERR_RANGE;
+    if (sites > 0 && b->size > 1 && sites > b->size - 1)
+        return TB_ERR_SIZE;
+    b->sites = sites;
+    return TB_OK;
+}
+
 int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
 {
     if (!b || bytes > ((size_t)1 << 30))
@@ -1619,6 +1629,17 @@ static int run_sim(tb_bnb *b)
     return rc;
 }
 
+/* The site of a rank for the injected delay: its group, or one of `sites`
+ * contiguous blocks of ranks 1..P-1; the supervisor is a site of its own. */
+static int site_of(const tb_bnb *b, int r)
+{
+    if (r == 0)
+        return -1;
+    if (b->sites > 0)
+        return (int)((int64_t)(r - 1) * b->sites / (b->size - 1));
+    return b->group_of[r];
+}
+
 static int run_mpi(tb_bnb *b)
 {
     int P = b->size;
@@ -1651,7 +1672,7 @@ static int run_mpi(tb_bnb *b)
         double *delay = calloc((size_t)P, sizeof *delay);
         rc = delay ? TB_OK : TB_ERR_NOMEM;
         for (int r = 0; delay && r < P; r++)
-            delay[r] = b->group_of[r] != b->group_of[b->rank] ? b->wan_delay : 0;
+            delay[r] = site_of(b, r) != site_of(b, b->rank) ? b->wan_delay : 0;
         if (rc == TB_OK)
             rc = tb_tp_mpi_set_delay(tp, delay);
         free(delay);

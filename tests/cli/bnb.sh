@@ -129,6 +129,9 @@ tail -n 1 out.txt | grep -q '"groups": \[{"master": 1, "workers": 2,' || fail "g
 "$MPIEXEC" $NP 5 "$TENBIN" bnb knapsack "$DATA/$f" --json -q --groups 2 --wan-delay 5 > out.txt ||
     fail "wan delay run"
 check "$f" "$want" "$(tail -n 1 out.txt)"
+"$MPIEXEC" $NP 5 "$TENBIN" bnb knapsack "$DATA/$f" --json -q --groups 1 --sites 2 --wan-delay 5 > out.txt ||
+    fail "wan delay run, one group across two sites"
+check "$f" "$want" "$(tail -n 1 out.txt)"
 
 # A gap: the answer is within it.
 "$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --json -q --gap 0.01 --sim hosts=16 > out.txt
@@ -161,6 +164,7 @@ expect 2 "groups 4 needs at least 5 ranks" bnb knapsack "$DATA/$f" --sim hosts=4
 expect 2 "ranks 9 does not fit the platform: it has 8 cores" bnb knapsack "$DATA/$f" --sim hosts=8 --ranks 9
 expect 2 "ranks and --node-cost go with --sim" bnb knapsack "$DATA/$f" --ranks 4
 expect 2 "wan-delay is for real runs" bnb knapsack "$DATA/$f" --sim hosts=4 --wan-delay 10
+expect 2 "sites goes with --wan-delay" bnb knapsack "$DATA/$f" --sites 2
 expect 2 "wan-delay: expected milliseconds from 0 to 60000, got '-1'" bnb knapsack "$DATA/$f" --wan-delay -1
 printf 'NAME: t\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n' > nodim.tsp
 printf 'NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: XRAY\n' > type.tsp
