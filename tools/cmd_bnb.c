@@ -48,7 +48,7 @@ static void bnb_usage(FILE *out)
             "  --gap G                stop when (upper - lower) / |upper| <= G (default 0: prove)\n"
             "  --depth D|auto         levels a worker expands per task (default auto: adapt to\n"
             "                         --task-time)\n"
-            "  --task-time S          target seconds per task (default 0.1)\n"
+            "  --task-time S          target seconds per task (default 0.01)\n"
             "  --groups G             groups of ranks 1..P-1, in contiguous blocks (default: one\n"
             "                         per node, or per cluster when simulated)\n"
             "  --startup K            subproblems per worker the supervisor makes before the\n"
@@ -203,10 +203,6 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
     }
     if (o->gap < 0) /* not given */
         o->gap = o->prob == &tb_bnb_bmi ? 1e-3 : 0;
-    if (o->sites && !(o->wan_delay_ms > 0)) {
-        tb_cli_error(cmd, "--sites goes with --wan-delay");
-        return TB_EXIT_USAGE;
-    }
     if (o->sim && o->wan_delay_ms > 0) {
         tb_cli_error(cmd, "--wan-delay is for real runs; simulated, the platform's wan-L is the "
                           "delay between clusters");
@@ -354,7 +350,7 @@ int tb_cmd_bnb(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "generate") == 0)
         return generate(argc - 1, argv + 1);
-    bnb_opts o = {.gap = -1, .task_time = 0.1, .node_cost = -1, .status_interval = 0.05,
+    bnb_opts o = {.gap = -1, .task_time = 0.01, .node_cost = -1, .status_interval = 0.05,
                   .startup = 4};
     int st = parse_opts(argc, argv, &o);
     if (st >= 0)

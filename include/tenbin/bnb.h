@@ -120,7 +120,8 @@ TB_API int tb_bnb_set_groups(tb_bnb *b, int groups);
 /* Depth a worker expands per task (>= 1), or 0 (default) to adapt it to the
  * target task time. */
 TB_API int tb_bnb_set_depth(tb_bnb *b, int depth);
-/* Target task time in seconds (default 0.1). */
+/* Target task time in seconds (default 0.01: enough to hide a round trip
+ * to a master on the same cluster; a master is never across the WAN). */
 TB_API int tb_bnb_set_task_time(tb_bnb *b, double seconds);
 /* Subproblems per worker the supervisor makes before the groups start,
  * expanding for at most one target task time (default 4; 0: the root goes

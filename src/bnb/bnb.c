@@ -503,13 +503,16 @@ static void master_adapt(actor *a, uint32_t levels, double seconds)
         return;
     a->ewma = a->ewma < 0 ? seconds : 0.7 * a->ewma + 0.3 * seconds;
     double target = a->b->task_time;
-    /* Deeper and more per task when tasks are short (a subtree that prunes
-     * early stays small however deep it may go), less when long. */
+    /* Short tasks: more subproblems per task while the queue has them to
+     * spare (they are the best ones: the order stays best first), else one
+     * level deeper (depth first inside a task may expand nodes that best
+     * first never would); long tasks: fewer, then shallower. */
+    uint64_t fair = 1 + a->q.n / (uint64_t)a->nslots;
     if (a->ewma < target / 3 && (a->depth < 64 || a->batch < 4096)) {
-        if (a->depth < 64)
-            a->depth++;
-        if (a->batch < 4096)
+        if (a->batch < 4096 && a->batch < fair)
             a->batch *= 2;
+        else if (a->depth < 64)
+            a->depth++;
         a->ewma = -1;
     } else if (a->ewma > 3 * target && (a->depth > 1 || a->batch > 1)) {
         if (a->batch > 1)
@@ -1337,7 +1340,7 @@ static tb_bnb *new_handle(const tb_bnb_ops *ops, void *ctx)
         return NULL;
     b->ops = ops;
     b->ctx = ctx;
-    b->task_time = 0.1;
+    b->task_time = 0.01;
     b->node_cost = 1e-6;
     b->status_interval = 0.05;
     b->startup = 4;

@@ -164,7 +164,6 @@ expect 2 "groups 4 needs at least 5 ranks" bnb knapsack "$DATA/$f" --sim hosts=4
 expect 2 "ranks 9 does not fit the platform: it has 8 cores" bnb knapsack "$DATA/$f" --sim hosts=8 --ranks 9
 expect 2 "ranks and --node-cost go with --sim" bnb knapsack "$DATA/$f" --ranks 4
 expect 2 "wan-delay is for real runs" bnb knapsack "$DATA/$f" --sim hosts=4 --wan-delay 10
-expect 2 "sites goes with --wan-delay" bnb knapsack "$DATA/$f" --sites 2
 expect 2 "wan-delay: expected milliseconds from 0 to 60000, got '-1'" bnb knapsack "$DATA/$f" --wan-delay -1
 printf 'NAME: t\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n' > nodim.tsp
 printf 'NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: XRAY\n' > type.tsp
