@@ -110,7 +110,7 @@ typedef struct actor {
     /* worker (and a master without workers) */
     int master;
     tb__bnb_sub *tasks; /* the subproblems of the current task */
-    uint32_t ntasks, captasks;
+    size_t ntasks, captasks;
     uint64_t task_id;
     uint32_t levels;
     uint32_t nout;
@@ -175,21 +175,14 @@ static int set_timer(actor *a, double at, uint64_t id)
  * without workers): survivors into a->out. */
 static void clear_tasks(actor *a)
 {
-    for (uint32_t i = 0; i < a->ntasks; i++)
+    for (size_t i = 0; i < a->ntasks; i++)
         free(a->tasks[i].data);
     a->ntasks = 0;
 }
 
 static int add_task(actor *a, tb__bnb_sub s)
 {
-    if (a->ntasks == a->captasks) {
-        uint32_t cap = a->captasks ? 2 * a->captasks : 8;
-        tb__bnb_sub *t = realloc(a->tasks, cap * sizeof *t);
-        if (!t)
-            return TB_ERR_NOMEM;
-        a->tasks = t;
-        a->captasks = cap;
-    }
+    TB_CHECK(tb_grow(&a->tasks, &a->captasks, a->ntasks, sizeof *a->tasks, 8));
     a->tasks[a->ntasks++] = s;
     return TB_OK;
 }
@@ -201,7 +194,7 @@ static int task_fn(void *arg)
     tb_buf_clear(&a->out);
     a->nout = 0;
     int rc = TB_OK;
-    for (uint32_t i = 0; i < a->ntasks && rc == TB_OK; i++) {
+    for (size_t i = 0; i < a->ntasks && rc == TB_OK; i++) {
         const tb__bnb_sub *t = &a->tasks[i];
         rc = tb__bnb_expand(&a->weng, t->data, t->len, t->bound, t->depth, a->levels, &a->out,
                             &a->nout);

@@ -56,14 +56,7 @@ static void sift_down(tb__bnb_heap *h, size_t i)
 
 int tb__bnb_heap_push(tb__bnb_heap *h, tb__bnb_sub s)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 64;
-        tb__bnb_sub *a = realloc(h->a, cap * sizeof *a);
-        if (!a)
-            return TB_ERR_NOMEM;
-        h->a = a;
-        h->cap = cap;
-    }
+    TB_CHECK(tb_grow(&h->a, &h->cap, h->n, sizeof *h->a, 64));
     h->a[h->n++] = s;
     sift_up(h, h->n - 1);
     return TB_OK;
@@ -125,14 +118,7 @@ int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, double boun
 {
     if (!kids || (len > 0 && !sub) || len > UINT32_MAX)
         return TB_ERR_INVALID;
-    if (kids->n == kids->cap) {
-        size_t cap = kids->cap ? 2 * kids->cap : 16;
-        struct tb__bnb_kid *k = realloc(kids->k, cap * sizeof *k);
-        if (!k)
-            return TB_ERR_NOMEM;
-        kids->k = k;
-        kids->cap = cap;
-    }
+    TB_CHECK(tb_grow(&kids->k, &kids->cap, kids->n, sizeof *kids->k, 16));
     size_t off = kids->bytes.len;
     TB_CHECK(tb_buf_append(&kids->bytes, sub, len));
     kids->k[kids->n++] = (struct tb__bnb_kid){off, len, bound};
@@ -280,14 +266,7 @@ int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h
 static int push_frame(tb__bnb_engine *e, const void *data, size_t len, double bound,
                       uint32_t depth)
 {
-    if (e->nstack == e->capstack) {
-        size_t cap = e->capstack ? 2 * e->capstack : 64;
-        struct tb__bnb_frame *s = realloc(e->stack, cap * sizeof *s);
-        if (!s)
-            return TB_ERR_NOMEM;
-        e->stack = s;
-        e->capstack = cap;
-    }
+    TB_CHECK(tb_grow(&e->stack, &e->capstack, e->nstack, sizeof *e->stack, 64));
     size_t off = e->arena.len;
     TB_CHECK(tb_buf_append(&e->arena, data, len));
     e->stack[e->nstack++] = (struct tb__bnb_frame){off, len, bound, depth};
