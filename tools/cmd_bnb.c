@@ -25,6 +25,7 @@ typedef struct bnb_opts {
     long depth, groups, sites, startup, task_pad;
     int balance_seed, json, quiet, force_moves;
     const char *sim;
+    const char *trace;
     long sim_ranks;
 } bnb_opts;
 
@@ -64,6 +65,7 @@ static void bnb_usage(FILE *out)
             "  --sites N              with --wan-delay: N sites of contiguous ranks 1..P-1\n"
             "                         instead of the groups (a flat group across sites)\n"
             "  --json                 the result as one JSON object on the last line of stdout\n"
+            "  --trace FILE.json      a Chrome trace of the run (tasks, start-up, bounds, queues)\n"
             "  -q, --quiet            no progress lines on stderr\n"
             "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
             "  --ranks P              simulated ranks (default: the platform's cores)\n"
@@ -90,7 +92,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"help", no_argument, NULL, 'h'},            {"sim", required_argument, NULL, 'S'},
         {"ranks", required_argument, NULL, 'n'},     {"node-cost", required_argument, NULL, 'c'},
         {"force-moves", no_argument, NULL, 'F'},     {"wan-delay", required_argument, NULL, 'w'},
-        {"task-pad", required_argument, NULL, 'P'},  {"sites", required_argument, NULL, 's'},
+        {"task-pad", required_argument, NULL, 'P'},  {"trace", required_argument, NULL, 't'},  {"sites", required_argument, NULL, 's'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -153,6 +155,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             break;
         case 'F':
             o->force_moves = 1;
+            break;
+        case 't':
+            o->trace = optarg;
             break;
         case 's':
             if (tb_cli_long(cmd, "--sites", optarg, 1, 1 << 24, &o->sites))
@@ -415,6 +420,8 @@ int tb_cmd_bnb(int argc, char **argv)
         tb_bnb_set_wan_delay(b, o.wan_delay_ms / 1000);
         tb_bnb_set_task_pad(b, (size_t)o.task_pad);
         tb_bnb_set_sites(b, (int)o.sites);
+        if (o.trace)
+            tb_bnb_set_trace_file(b, o.trace);
         if (o.sim && o.node_cost < 0) { /* calibrated here, printed for reruns */
             rc = tb_bnb_calibrate(o.prob->ops, ctx, 0.2, &o.node_cost);
             if (rc != TB_OK)

@@ -143,6 +143,12 @@ TB_API int tb_bnb_set_wan_delay(tb_bnb *b, double seconds);
  * 1..P-1 (so that one flat group can span sites); the supervisor is always
  * a site of its own.  TB_ERR_SIZE for more sites than ranks 1..P-1. */
 TB_API int tb_bnb_set_sites(tb_bnb *b, int sites);
+/* Write a Chrome trace of the run to path (copied; NULL: none) at the end
+ * of tb_bnb_run: every worker's tasks (with their nodes), the supervisor's
+ * start-up, counters of the incumbent, the lower bound and each master's
+ * queue; times from the start of the run (virtual when simulated).  Written
+ * atomically by rank 0. */
+TB_API int tb_bnb_set_trace_file(tb_bnb *b, const char *path);
 /* Add this many bytes to every task a master sends (ignored by the worker):
  * to model a program that ships its problem data with each task, as S5's
  * did (its D_in, about 120 KB for the BMI problem of the paper's size). */

@@ -24,6 +24,7 @@
  * subproblem in flight between groups is never missed.  Children's bounds
  * are at least their parent's, so a bound once valid stays valid.
  */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "tenbin/bnb.h"
 
 #include <inttypes.h>
@@ -66,6 +67,7 @@ struct tb_bnb {
     size_t task_pad;
     tb_bnb_balance balance;
     FILE *progress;
+    char *trace_path;
     int ran;
     /* layout */
     int ngroups;
@@ -103,6 +105,8 @@ typedef struct actor {
     int timer_pending;   /* a timer that has not fired (simulated runs end only without) */
     int closed;          /* done: finished once no timer is pending */
     double t_end;        /* supervisor: when the last FINAL came */
+    tb_trace *tr;        /* this rank's events (tb_bnb_set_trace_file), or NULL */
+    double t_startup;    /* supervisor: when its start-up expansion began */
     uint32_t final_depth; /* supervisor: the deepest task depth a master ended with */
     tb__bnb_engine eng;  /* supervisor and master: the incumbent; supervisor: start-up */
     tb__bnb_engine weng; /* worker, and a master without workers: the tasks */
@@ -272,6 +276,9 @@ static int end_task(actor *a, tb_buf *m)
     a->w_tasks++;
     a->w_nodes += a->last_nodes;
     a->free_since = now;
+    if (a->tr)
+        TB_CHECK(tb_trace_complete_arg(a->tr, 0, "bnb", "task", a->t_start, now, "nodes",
+                                       (int64_t)a->last_nodes));
     return pack_result(a, m, took);
 }
 
@@ -338,6 +345,8 @@ static int master_status(actor *a)
     TB_CHECK(tb_buf_pack_u8(m, (uint8_t)(a->q.n == 0 && idle)));
     a->dirty = 0;
     a->to_sup++;
+    if (a->tr)
+        TB_CHECK(tb_trace_counter(a->tr, "pending", "queued", tb_tp_now(&a->base), (double)a->q.n));
     return send_msg(a, 0, T_STATUS);
 }
 
@@ -820,8 +829,12 @@ static int sup_check(actor *a)
     double l = lower < inc ? lower : inc;
     if (a->b->gap > 0 && cut < l)
         l = cut;
-    if (l > a->lower)
+    if (l > a->lower) {
         a->lower = l;
+        if (a->tr && isfinite(l))
+            TB_CHECK(tb_trace_counter(a->tr, "bounds", "lower", tb_tp_now(&a->base),
+                                      outward(a->b, l)));
+    }
     if (pending == 0 || (isfinite(inc) && !(a->lower < cut)))
         return sup_stop(a, !(a->lower < inc), a->lower);
     return TB_OK;
@@ -911,6 +924,9 @@ static int sup_incumbent(actor *a, double v, const void *sol, uint32_t len)
     if (!(v < a->eng.inc))
         return TB_OK;
     a->eng.inc = v;
+    if (a->tr)
+        TB_CHECK(tb_trace_counter(a->tr, "bounds", "incumbent", tb_tp_now(&a->base),
+                                  outward(a->b, v)));
     tb_buf_clear(&a->eng.sol);
     TB_CHECK(tb_buf_append(&a->eng.sol, sol, len));
     if (a->s_stopping)
@@ -998,6 +1014,7 @@ static int sup_start(actor *a)
     if (a->b->progress)
         TB_CHECK(set_timer(a, 1.0, TIMER_PROGRESS));
     if (a->b->startup > 0) {
+        a->t_startup = tb_tp_now(&a->base);
         tb_compute c = {startup_fn, a, -1.0};
         return tb_tp_compute(&a->base, JOB_STARTUP, &c);
     }
@@ -1163,6 +1180,9 @@ static int on_computed(tb_actor *ba, uint64_t job, int status)
     if (status != TB_OK)
         return status;
     if (a->role == ROLE_SUP && job == JOB_STARTUP) {
+        if (a->tr)
+            TB_CHECK(tb_trace_complete_arg(a->tr, 0, "bnb", "start-up", a->t_startup,
+                                           tb_tp_now(&a->base), "nodes", (int64_t)a->last_nodes));
         TB_CHECK(sup_begin(a));
         return sup_check(a);
     }
@@ -1193,12 +1213,29 @@ static int on_timer(tb_actor *ba, uint64_t id)
 static const tb_actor_ops actor_ops = {sizeof(tb_actor_ops), on_start, on_message, on_computed,
                                        on_timer};
 
+static const char *role_name(const tb_bnb *b, int rank)
+{
+    if (rank == 0)
+        return "supervisor";
+    return b->master_of[b->group_of[rank]] == rank ? "master" : "worker";
+}
+
 static int actor_init(actor *a, tb_bnb *b, int rank)
 {
     memset(a, 0, sizeof *a);
     a->base.ops = &actor_ops;
     a->base.rank = rank;
     a->b = b;
+    if (b->trace_path) { /* times from tb_tp_now: from the start of the run */
+        char name[80];
+        TB_CHECK(tb_trace_create(&a->tr, rank, 0.0));
+        if (rank == 0)
+            snprintf(name, sizeof name, "rank 0 (supervisor)");
+        else
+            snprintf(name, sizeof name, "rank %d (group %d %s)", rank, b->group_of[rank],
+                     role_name(b, rank));
+        TB_CHECK(tb_trace_set_process_name(a->tr, name));
+    }
     tb__bnb_engine_init(&a->eng, b->ops, b->ctx, b->gap);
     tb__bnb_engine_init(&a->weng, b->ops, b->ctx, b->gap);
     a->stop_expect = -1;
@@ -1247,6 +1284,7 @@ static int actor_init(actor *a, tb_bnb *b, int rank)
 
 static void actor_free(actor *a)
 {
+    tb_trace_destroy(&a->tr);
     tb__bnb_engine_free(&a->eng);
     tb__bnb_engine_free(&a->weng);
     tb_buf_free(&a->res);
@@ -1385,6 +1423,7 @@ void tb_bnb_destroy(tb_bnb **pb)
     free(b->master_of);
     free(b->nworkers);
     free(b->gstats);
+    free(b->trace_path);
     tb_buf_free(&b->sol);
     free(b);
     *pb = NULL;
@@ -1473,6 +1512,18 @@ int tb_bnb_set_sites(tb_bnb *b, int sites)
     if (sites > 0 && b->size > 1 && sites > b->size - 1)
         return TB_ERR_SIZE;
     b->sites = sites;
+    return TB_OK;
+}
+
+int tb_bnb_set_trace_file(tb_bnb *b, const char *path)
+{
+    if (!b)
+        return TB_ERR_INVALID;
+    char *p = NULL;
+    if (path && !(p = strdup(path)))
+        return TB_ERR_NOMEM;
+    free(b->trace_path);
+    b->trace_path = p;
     return TB_OK;
 }
 
@@ -1617,6 +1668,15 @@ static int run_sim(tb_bnb *b)
         memset(&b->sum, 0, sizeof b->sum);
         rc = finish_summary(b, &acts[0], acts[0].t_end, wall, msgs);
     }
+    if (rc == TB_OK && b->trace_path) {
+        const tb_trace **trs = calloc((size_t)P, sizeof *trs);
+        rc = trs ? TB_OK : TB_ERR_NOMEM;
+        for (int r = 0; trs && r < P; r++)
+            trs[r] = acts[r].tr;
+        if (rc == TB_OK)
+            rc = tb_trace_write_set(trs, (size_t)P, b->trace_path);
+        free(trs);
+    }
     for (int r = 0; acts && r < P; r++)
         actor_free(&acts[r]);
     free(acts);
@@ -1698,6 +1758,8 @@ static int run_mpi(tb_bnb *b)
     if (b->rank == 0)
         rc = finish_summary(b, &a, wall, wall, total);
     MPI_Bcast(&rc, 1, MPI_INT, 0, b->comm);
+    if (rc == TB_OK && b->trace_path) /* collective */
+        rc = tb_trace_write_merged(a.tr, b->comm, 0, b->trace_path);
     actor_free(&a);
     tb_tp_mpi_destroy(&tp);
     return rc;

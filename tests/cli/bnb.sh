@@ -140,6 +140,14 @@ awk '{ match($0, /"optimum": [0-9.e+]+/); o = substr($0, RSTART + 11, RLENGTH - 
        if (!(o <= 4577 && 4577 <= b && (b - o) <= 0.01 * o * (1 + 1e-9))) { print "gap run: " $0; exit 1 } }' \
     out.txt || fail "gap run"
 
+# A Chrome trace: every worker's tasks, the start-up, the bounds over time.
+"$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack "$DATA/$f" -q --trace run.json > out.txt || fail "trace run"
+for ev in '"name":"task"' '"name":"start-up"' '"name":"bounds"' '"name":"pending"'; do
+    tr -d ' ' < run.json | grep -q "$ev" || fail "trace: no $ev event"
+done
+"$TENBIN" bnb knapsack "$DATA/$f" -q --sim hosts=8 --trace sim.json > out.txt || fail "simulated trace"
+tr -d ' ' < sim.json | grep -q '"name":"task"' || fail "simulated trace: no task"
+
 # Progress lines on stderr by default.
 "$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --sim hosts=8 --node-cost 1e-5 > out.txt 2> err.txt
 grep -q '^bnb: .* incumbent .* bound .* gap .* pending .* nodes' err.txt || fail "no progress lines: $(cat err.txt)"
