@@ -75,6 +75,7 @@ typedef struct tb_host {
 typedef struct tb_cluster {
     char name[32];
     tb_loggps net;       /* links inside the cluster */
+    double uplink_L;     /* added to the wide-area L for a message leaving or entering it */
 } tb_cluster;
 
 typedef struct tb_platform {

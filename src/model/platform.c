@@ -894,13 +894,15 @@ static int jnet(jctx *j, const cJSON *cl, tb_loggps *n)
 static int jcluster(jctx *j, const cJSON *cl, int c)
 {
     static const char *const keys[] = {"name", "hosts", "cores", "speed", "load",
-                                       "trace", "network", NULL};
-    TB_CHECK(jcheck_keys(j, cl, keys, "name, hosts, cores, speed, load, trace, network"));
+                                       "trace", "network", "uplink", NULL};
+    TB_CHECK(jcheck_keys(j, cl, keys, "name, hosts, cores, speed, load, trace, network, uplink"));
     tb_cluster *C = &j->p->clusters[c];
     snprintf(C->name, sizeof C->name, "c%d", c);
     tb__model_net_defaults(&C->net);
+    C->uplink_L = 0;
     TB_CHECK(jopt_name(j, cl, C->name));
     TB_CHECK(jnet(j, cl, &C->net));
+    TB_CHECK(jopt_time(j, cl, "uplink", &C->uplink_L));
     tb__model_tmpl t;
     tb__model_tmpl_defaults(&t);
     jtrace tr = {0};
@@ -1076,7 +1078,8 @@ static void link_of(const tb_platform *p, int src_cluster, int dst_cluster, doub
 {
     const tb_loggps *n = &p->clusters[src_cluster].net;
     int same = src_cluster == dst_cluster;
-    *L = same ? n->L : p->wan.L;
+    *L = same ? n->L
+              : p->wan.L + p->clusters[src_cluster].uplink_L + p->clusters[dst_cluster].uplink_L;
     *G = same ? n->G : p->wan.G;
 }
 

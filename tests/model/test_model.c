@@ -697,7 +697,42 @@ static void test_cleanup(void)
         TB_ASSERT(rmdir(tb_test_scratch_) == 0);
 }
 
+/* A cluster's uplink latency adds to the wide-area L at both ends; inside
+ * a cluster it does not count. */
+static void test_json_uplink(void)
+{
+    char path[1024], err[512] = "";
+    TB_ASSERT(write_text("uplink.json",
+                         "{\"clusters\": [{\"name\": \"client\", \"hosts\": 1},\n"
+                         " {\"name\": \"far\", \"hosts\": 2, \"uplink\": \"10ms\",\n"
+                         "  \"network\": {\"L\": \"50us\"}},\n"
+                         " {\"name\": \"near\", \"hosts\": 2, \"uplink\": \"20us\"}],\n"
+                         " \"wan\": {\"L\": \"1ms\", \"G\": 0}}",
+                         path, sizeof path) == 0);
+    tb_platform *p = NULL;
+    int rc = tb_platform_load(path, 1, &p, err, sizeof err);
+    if (rc != TB_OK)
+        printf("    %s\n", err);
+    TB_ASSERT_OK(rc);
+    tb_netmsg m;
+    tb_net_send(p, 5, 0, 1, 0, 0, 0.0, -1.0, &m); /* client -> far: 1 ms + 10 ms */
+    TB_ASSERT_NEAR(m.arrival, 11e-3, 1e-15);
+    tb_net_send(p, 5, 1, 2, 0, 0, 0.0, -1.0, &m); /* far -> near: 1 ms + 10 ms + 20 us */
+    TB_ASSERT_NEAR(m.arrival, 11.02e-3, 1e-15);
+    tb_net_send(p, 5, 1, 1, 0, 0, 0.0, -1.0, &m); /* inside far: its own L */
+    TB_ASSERT_NEAR(m.arrival, 50e-6, 1e-15);
+    tb_platform_destroy(&p);
+    remove(path);
+    TB_ASSERT(write_text("uplink_bad.json",
+                         "{\"clusters\": [{\"hosts\": 1, \"uplink\": \"-1ms\"}]}", path,
+                         sizeof path) == 0);
+    TB_ASSERT(tb_platform_load(path, 1, &p, err, sizeof err) != TB_OK);
+    TB_ASSERT(strstr(err, "clusters[0].uplink") != NULL);
+    remove(path);
+}
+
 static const tb_test tests[] = {
+    {"json_uplink", test_json_uplink},
     {"spec_basic", test_spec_basic},
     {"spec_defaults", test_spec_defaults},
     {"spec_units", test_spec_units},
