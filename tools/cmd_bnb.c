@@ -69,7 +69,8 @@ static void bnb_usage(FILE *out)
             "  -q, --quiet            no progress lines on stderr\n"
             "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
             "  --ranks P              simulated ranks (default: the platform's cores)\n"
-            "  --node-cost S          simulated seconds per expanded node at speed 1 (default 1e-6)\n"
+            "  --node-cost S          simulated seconds per expanded node at speed 1 (default:\n"
+            "                         measured on this machine, and printed for reruns)\n"
             "  -h, --help             this text\n\n"
             "Exit status: 0 ok, 1 run failed, 2 bad usage or bad input.\n");
 }
