@@ -524,6 +524,41 @@ static void test_bmi_bound_sampling(void)
     tb_bnb_bmi.destroy(ctx);
 }
 
+/* A problem function that fails stops the run with its error (simulated
+ * and sequential: under MPI the job is aborted with a message). */
+static int fail_at = -1; /* the depth at which branch fails */
+static int t_branch_failing(void *ctx, const void *sub, size_t len, tb_bnb_children *kids)
+{
+    tsub s;
+    memcpy(&s, sub, sizeof s);
+    if ((int)s.depth == fail_at)
+        return TB_ERR_TASK;
+    return t_branch(ctx, sub, len, kids);
+}
+
+static void test_problem_error(void)
+{
+    if (size != 1)
+        return;
+    tb_bnb_ops ops = tree_ops;
+    ops.branch = t_branch_failing;
+    char err[128];
+    tb_platform *plat = NULL;
+    TB_ASSERT_OK(tb_platform_parse_spec("hosts=8,clusters=2", 1, &plat, err, sizeof err));
+    for (int P = 1; P <= 8; P *= 2)
+        for (fail_at = 0; fail_at <= 6; fail_at += 3) {
+            tree t;
+            tree_init(&t, 8, 0);
+            tb_bnb *b = NULL;
+            TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, P, &ops, &t));
+            TB_ASSERT_OK(configure(b, &(cfg){0, 2, 2, 0, 0}));
+            TB_ASSERT_EQ_INT(tb_bnb_run(b), TB_ERR_TASK);
+            tb_bnb_destroy(&b);
+            free(t.visits);
+        }
+    tb_platform_destroy(&plat);
+}
+
 static void test_api_errors(void)
 {
     tree t = {4, 0, NULL};
@@ -564,6 +599,7 @@ static const tb_test tests[] = {
     {"sim_deterministic", test_sim_deterministic},
     {"sim_gap", test_sim_gap},
     {"bmi_bound_sampling", test_bmi_bound_sampling},
+    {"problem_error", test_problem_error},
     {"api_errors", test_api_errors},
     {NULL, NULL},
 };
