@@ -400,6 +400,41 @@ static void test_sim_once_1024(void)
     check_sim(15, "hosts=1024,clusters=8,speed=0.5-2,L=5us,o=1us,wan-L=1ms", 1024,
               &(cfg){0, 2, 2, 1, 0}, NULL);
 }
+/* Thousands of simulated ranks, three platform seeds (other speeds, so
+ * other timings and moves). */
+static void test_sim_once_4096_seeds(void)
+{
+    if (size != 1)
+        return;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        tree t;
+        tree_init(&t, 14, 0);
+        tb_platform *plat = NULL;
+        tb_bnb *b = NULL;
+        tb_bnb_summary s;
+        char err[256];
+        int rc = tb_platform_parse_spec("hosts=4096,clusters=16,speed=0.2-5,L=5us,o=1us,wan-L=2ms",
+                                        seed, &plat, err, sizeof err);
+        if (rc == TB_OK)
+            rc = tb_bnb_create_sim(&b, plat, 4096, &tree_ops, &t);
+        if (rc == TB_OK)
+            rc = configure(b, &(cfg){0, 1, 1, 1, 0});
+        if (rc == TB_OK)
+            rc = tb_bnb_set_node_cost(b, 1e-3);
+        if (rc == TB_OK)
+            rc = tb_bnb_run(b);
+        if (rc == TB_OK)
+            rc = tb_bnb_get_summary(b, &s);
+        size_t bad = first_bad(&t);
+        tb_bnb_destroy(&b);
+        tb_platform_destroy(&plat);
+        free(t.visits);
+        TB_ASSERT_OK(rc);
+        TB_ASSERT_EQ_INT(bad, 0);
+        TB_ASSERT(s.proven && s.optimum == brute_min(14) && s.ngroups == 16);
+    }
+}
+
 static void test_sim_once_seed_balance_no_startup(void)
 {
     check_sim(12, "hosts=32,clusters=4,speed=1-4,wan-L=5ms", 32, &(cfg){0, 1, 0, 1, 0}, NULL);
@@ -595,6 +630,7 @@ static const tb_test tests[] = {
     {"sim_once_self_master", test_sim_once_self_master},
     {"sim_once_64_clusters", test_sim_once_64_clusters},
     {"sim_once_1024", test_sim_once_1024},
+    {"sim_once_4096_seeds", test_sim_once_4096_seeds},
     {"sim_once_seed_balance_no_startup", test_sim_once_seed_balance_no_startup},
     {"sim_deterministic", test_sim_deterministic},
     {"sim_gap", test_sim_gap},
