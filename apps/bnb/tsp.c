@@ -49,6 +49,7 @@ typedef struct tsp {
     double *key, *pi, *best_pi, *g;
     int *parent, *deg, *best_deg, *in_tree, *best_parent;
     int ends0[2], best_ends0[2];
+    int *adj;          /* 2n: the two neighbours of each city in a tour-shaped 1-tree */
     uint16_t *tour;
     tb_buf buf;
 } tsp;
@@ -274,6 +275,13 @@ static double held_karp(tsp *T, const double *pi0, int iters, double ub)
     return ceil(best - 1e-6);
 }
 
+/* Record the edge u-v in adj (two neighbour slots per city). */
+static void link_cities(int *adj, int u, int v)
+{
+    adj[2 * u + (adj[2 * u] >= 0)] = v;
+    adj[2 * v + (adj[2 * v] >= 0)] = u;
+}
+
 /* The tour of the best 1-tree when every degree is 2, into T->tour. */
 static int best_is_tour(tsp *T)
 {
@@ -281,25 +289,15 @@ static int best_is_tour(tsp *T)
     for (int i = 0; i < n; i++)
         if (T->best_deg[i] != 2)
             return 0;
-    /* adjacency: two neighbours each */
-    int *nb = T->in_tree; /* 2n scratch needed: use key as int? build explicitly */
-    int *adj = malloc((size_t)n * 2 * sizeof *adj);
-    if (!adj)
-        return 0;
-    (void)nb;
+    /* every degree is 2: two neighbours each, then walk from city 0 */
+    int *adj = T->adj;
     for (int i = 0; i < 2 * n; i++)
         adj[i] = -1;
-#define ADD(u, v)                                                                                  \
-    do {                                                                                           \
-        adj[2 * (u) + (adj[2 * (u)] >= 0)] = (v);                                                  \
-        adj[2 * (v) + (adj[2 * (v)] >= 0)] = (u);                                                  \
-    } while (0)
+    link_cities(adj, 0, T->best_ends0[0]);
+    link_cities(adj, 0, T->best_ends0[1]);
     for (int i = 1; i < n; i++)
         if (T->best_parent[i] >= 0)
-            ADD(i, T->best_parent[i]);
-    ADD(0, T->best_ends0[0]);
-    ADD(0, T->best_ends0[1]);
-#undef ADD
+            link_cities(adj, i, T->best_parent[i]);
     int prev = -1, cur = 0, ok = 1;
     for (int k = 0; k < n; k++) {
         T->tour[k] = (uint16_t)cur;
@@ -310,7 +308,6 @@ static int best_is_tour(tsp *T)
         cur = next;
     }
     ok &= cur == 0;
-    free(adj);
     return ok;
 }
 
@@ -525,6 +522,7 @@ static void t_destroy(void *ctx)
     free(T->in_tree);
     free(T->best_parent);
     free(T->tour);
+    free(T->adj);
     tb_buf_free(&T->buf);
     free(T);
 }
@@ -670,8 +668,9 @@ static int alloc_scratch(tsp *T)
     T->in_tree = malloc(n * sizeof *T->in_tree);
     T->best_parent = malloc(n * sizeof *T->best_parent);
     T->tour = malloc(n * sizeof *T->tour);
+    T->adj = malloc(2 * n * sizeof *T->adj);
     return T->tour0 && T->state && T->key && T->pi && T->best_pi && T->g && T->parent && T->deg &&
-                   T->best_deg && T->in_tree && T->best_parent && T->tour
+                   T->best_deg && T->in_tree && T->best_parent && T->tour && T->adj
                ? TB_OK
                : TB_ERR_NOMEM;
 }
