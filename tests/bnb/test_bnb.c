@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../apps/bnb/problems.h"
 #include "tb_test.h"
@@ -491,7 +492,8 @@ static void test_bmi_bound_sampling(void)
 {
     if (size != 1)
         return;
-    const char *path = "bmi_test.json";
+    char path[600];
+    tb_test_path(path, sizeof path, "bmi_test.json");
     FILE *f = fopen(path, "w");
     TB_ASSERT(f != NULL);
     TB_ASSERT_OK(tb_bnb_bmi_generate(f, 5, 2, 2, 11));
@@ -499,6 +501,7 @@ static void test_bmi_bound_sampling(void)
     void *ctx = NULL;
     char err[256];
     TB_ASSERT_OK(tb_bnb_bmi.load(path, &ctx, err, sizeof err));
+    remove(path);
     enum { N = 4, G = 13 };
     tb_rng r;
     tb_rng_seed(&r, 5);
@@ -657,6 +660,8 @@ int main(int argc, char **argv)
     if (rank != 0 && !freopen("/dev/null", "w", stdout))
         return 1;
     int rc = tb_test_run(tests, argc > 2 ? argv[2] : NULL);
+    if (tb_test_scratch_made_)
+        rmdir(tb_test_scratch_);
     int any = 0;
     MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();
