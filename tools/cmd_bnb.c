@@ -202,13 +202,13 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
-    if (o->prob == &tb_bnb_bmi && o->gap == 0) {
-        tb_cli_error(cmd, "bmi: --gap must be above 0 (a continuous problem is never proven "
-                          "exactly)");
+    if (o->prob->default_gap > 0 && o->gap == 0) {
+        tb_cli_error(cmd, "%s: --gap must be above 0 (a continuous problem is never proven "
+                          "exactly)", o->prob->name);
         return TB_EXIT_USAGE;
     }
     if (o->gap < 0) /* not given */
-        o->gap = o->prob == &tb_bnb_bmi ? 1e-3 : 0;
+        o->gap = o->prob->default_gap;
     if (o->sim && o->wan_delay_ms > 0) {
         tb_cli_error(cmd, "--wan-delay is for real runs; simulated, the platform's wan-L is the "
                           "delay between clusters");
@@ -240,7 +240,7 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
                           "\"lower\": %.17g, \"solution\": %.*s",
                           s->optimum, s->bound, upper, lower, (int)sol.len,
                           (const char *)sol.data);
-            if (o->prob == &tb_bnb_bmi && sol.len > 2) /* "x" and "y" at the top as well */
+            if (o->prob->solution_at_top && sol.len > 2) /* e.g. bmi's "x" and "y" */
                 tb_buf_printf(&j, ", %.*s", (int)sol.len - 2, (const char *)sol.data + 1);
         } else {
             tb_buf_printf(&j, ", \"optimum\": null, \"bound\": null, \"upper\": null, "

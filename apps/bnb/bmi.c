@@ -498,7 +498,14 @@ static int b_check(void *ctx, const void *sol, size_t len, double value)
     return lam == value ? TB_OK : TB_ERR_RANGE;
 }
 
-const tb_bnb_problem tb_bnb_bmi = {"bmi", &bmi_ops, b_load, b_destroy, b_solution_json, b_check};
+const tb_bnb_problem tb_bnb_bmi = {.name = "bmi",
+                                   .ops = &bmi_ops,
+                                   .load = b_load,
+                                   .destroy = b_destroy,
+                                   .solution_json = b_solution_json,
+                                   .check = b_check,
+                                   .default_gap = 1e-3,
+                                   .solution_at_top = 1};
 
 /* ---- generator ---------------------------------------------------------- */
 

@@ -360,5 +360,9 @@ static int k_check(void *ctx, const void *sol, size_t len, double value)
     return ww <= K->cap && (double)pw == value ? TB_OK : TB_ERR_RANGE;
 }
 
-const tb_bnb_problem tb_bnb_knapsack = {"knapsack",  &knap_ops, k_load, k_destroy,
-                                        k_solution_json, k_check};
+const tb_bnb_problem tb_bnb_knapsack = {.name = "knapsack",
+                                        .ops = &knap_ops,
+                                        .load = k_load,
+                                        .destroy = k_destroy,
+                                        .solution_json = k_solution_json,
+                                        .check = k_check};

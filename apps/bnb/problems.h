@@ -24,6 +24,13 @@ typedef struct tb_bnb_problem {
     int (*solution_json)(void *ctx, const void *sol, size_t len, tb_buf *out);
     /* TB_OK if sol is feasible and worth exactly value. */
     int (*check)(void *ctx, const void *sol, size_t len, double value);
+    /* 0 for a problem solved exactly (the gap may be 0, and is by default);
+     * above 0 for a continuous one, which is never proven exactly: --gap
+     * must then be above 0, and this is its default. */
+    double default_gap;
+    /* Non-zero if the solution is a JSON object whose members are repeated
+     * at the top of the --json result (bmi: "x" and "y"). */
+    int solution_at_top;
 } tb_bnb_problem;
 
 extern const tb_bnb_problem tb_bnb_knapsack;

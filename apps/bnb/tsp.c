@@ -905,4 +905,9 @@ static int t_check(void *ctx, const void *sol, size_t len, double value)
     return rc;
 }
 
-const tb_bnb_problem tb_bnb_tsp = {"tsp", &tsp_ops, t_load, t_destroy, t_solution_json, t_check};
+const tb_bnb_problem tb_bnb_tsp = {.name = "tsp",
+                                   .ops = &tsp_ops,
+                                   .load = t_load,
+                                   .destroy = t_destroy,
+                                   .solution_json = t_solution_json,
+                                   .check = t_check};
