@@ -15,13 +15,13 @@
  * (every later item that still fits).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lexer.h"
 #include "problems.h"
 
 typedef struct knap {
@@ -149,47 +149,6 @@ static const tb_bnb_ops knap_ops = {sizeof(tb_bnb_ops), TB_BNB_MAXIMIZE, k_root,
 
 /* ---- input ----------------------------------------------------------------- */
 
-typedef struct reader {
-    const char *path;
-    FILE *f;
-    int line;
-    int tok_line; /* of the last token: where the data ended, at the end */
-    char *err;
-    size_t errlen;
-} reader;
-
-/* The next non-negative integer; 0 at the end of the file, -1 on a bad token. */
-static int next_int(reader *r, int64_t *out)
-{
-    int c;
-    while ((c = fgetc(r->f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
-        if (c == '\n')
-            r->line++;
-    if (c == EOF)
-        return 0;
-    r->tok_line = r->line;
-    char tok[32];
-    size_t n = 0;
-    while (c != EOF && c != ' ' && c != '\t' && c != '\r' && c != '\n') {
-        if (n + 1 < sizeof tok)
-            tok[n++] = (char)c;
-        c = fgetc(r->f);
-    }
-    if (c != EOF)
-        ungetc(c, r->f);
-    tok[n] = 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(tok, &end, 10);
-    if (*end || end == tok || errno || v < 0 || v > INT32_MAX) {
-        snprintf(r->err, r->errlen, "%s:%d: expected an integer from 0 to %d, got '%s'", r->path,
-                 r->line, INT32_MAX, tok);
-        return -1;
-    }
-    *out = v;
-    return 1;
-}
-
 static void k_destroy(void *ctx)
 {
     knap *K = ctx;
@@ -216,28 +175,24 @@ static int by_ratio(const void *a, const void *b)
 
 static int k_load(const char *path, void **out, char *err, size_t errlen)
 {
-    reader r = {path, fopen(path, "r"), 1, 1, err, errlen};
-    if (!r.f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    tb_lexer r;
+    if (tb_lexer_open(&r, path, err, errlen) != TB_OK)
         return TB_ERR_IO;
-    }
     int rc = TB_ERR_PARSE;
     knap *K = calloc(1, sizeof *K);
     int64_t n = 0, cap = 0;
-    int got = K ? next_int(&r, &n) : -1;
+    int got = K ? tb_lexer_int(&r, 0, INT32_MAX, &n) : -1;
     if (got == 0)
-        snprintf(err, errlen, "%s:%d: empty file (expected 'n capacity')", path, r.line);
+        tb_lexer_error(&r, r.line, "empty file (expected 'n capacity')");
     if (got <= 0)
         goto out;
     if (n < 1 || n > 10000000) {
-        snprintf(err, errlen, "%s:%d: the number of items must be 1..10000000, got %" PRId64, path,
-                 r.line, n);
+        tb_lexer_error(&r, r.tok_line, "the number of items must be 1..10000000, got %" PRId64, n);
         goto out;
     }
-    if ((got = next_int(&r, &cap)) <= 0) {
+    if ((got = tb_lexer_int(&r, 0, INT32_MAX, &cap)) <= 0) {
         if (got == 0)
-            snprintf(err, errlen, "%s:%d: expected the capacity after the number of items", path,
-                     r.tok_line);
+            tb_lexer_error(&r, r.tok_line, "expected the capacity after the number of items");
         goto out;
     }
     K->n = (uint32_t)n;
@@ -256,19 +211,19 @@ static int k_load(const char *path, void **out, char *err, size_t errlen)
     for (int pass = 0; pass < 2; pass++) {
         int64_t *dst = pass ? w : p;
         for (int64_t i = 0; i < n; i++) {
-            if ((got = next_int(&r, &dst[i])) <= 0) {
+            if ((got = tb_lexer_int(&r, 0, INT32_MAX, &dst[i])) <= 0) {
                 if (got == 0)
-                    snprintf(err, errlen, "%s:%d: expected %" PRId64 " %s, found %" PRId64, path,
-                             r.tok_line, n, pass ? "weights" : "profits", i);
+                    tb_lexer_error(&r, r.tok_line, "expected %" PRId64 " %s, found %" PRId64, n,
+                                   pass ? "weights" : "profits", i);
                 goto out;
             }
         }
     }
     int64_t extra;
-    if ((got = next_int(&r, &extra)) != 0) {
+    if ((got = tb_lexer_int(&r, 0, INT32_MAX, &extra)) != 0) {
         if (got > 0)
-            snprintf(err, errlen, "%s:%d: unexpected '%" PRId64 "' after the %" PRId64 " weights",
-                     path, r.line, extra, n);
+            tb_lexer_error(&r, r.tok_line, "unexpected '%" PRId64 "' after the %" PRId64 " weights",
+                           extra, n);
         goto out;
     }
     /* Sort (the ratio order), keeping where each item came from. */
@@ -294,7 +249,7 @@ static int k_load(const char *path, void **out, char *err, size_t errlen)
     free(w0);
     rc = TB_OK;
 out:
-    fclose(r.f);
+    tb_lexer_close(&r);
     if (rc != TB_OK) {
         if (K && rc == TB_ERR_PARSE && !err[0])
             snprintf(err, errlen, "%s: cannot read it", path);

@@ -25,13 +25,13 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lexer.h"
 #include "problems.h"
 
 enum { EDGE_FREE = 0, EDGE_IN = 1, EDGE_OUT = 2 };
@@ -530,54 +530,6 @@ static void t_destroy(void *ctx)
 enum { W_EUC_2D, W_CEIL_2D, W_ATT, W_GEO, W_EXPLICIT };
 enum { F_FULL, F_UPPER_ROW, F_LOWER_ROW, F_UPPER_DIAG, F_LOWER_DIAG };
 
-typedef struct lexer {
-    FILE *f;
-    const char *path;
-    int line;
-    int tok_line; /* of the last token: where the data ended, at the end */
-    char *err;
-    size_t errlen;
-} lexer;
-
-/* Next whitespace-separated token (across lines) into tok; 0 at EOF. */
-static int next_tok(lexer *x, char *tok, size_t n)
-{
-    int c;
-    while ((c = fgetc(x->f)) != EOF && isspace(c))
-        if (c == '\n')
-            x->line++;
-    if (c == EOF)
-        return 0;
-    x->tok_line = x->line;
-    size_t k = 0;
-    while (c != EOF && !isspace(c)) {
-        if (k + 1 < n)
-            tok[k++] = (char)c;
-        c = fgetc(x->f);
-    }
-    if (c != EOF)
-        ungetc(c, x->f);
-    tok[k] = 0;
-    return 1;
-}
-
-static int tok_double(lexer *x, double *v, const char *what)
-{
-    char tok[64];
-    if (!next_tok(x, tok, sizeof tok)) {
-        snprintf(x->err, x->errlen, "%s:%d: the file ends where %s was expected", x->path,
-                 x->tok_line, what);
-        return TB_ERR_PARSE;
-    }
-    char *end;
-    errno = 0;
-    *v = strtod(tok, &end);
-    if (*end || end == tok || errno || !isfinite(*v)) {
-        snprintf(x->err, x->errlen, "%s:%d: expected %s, got '%s'", x->path, x->line, what, tok);
-        return TB_ERR_PARSE;
-    }
-    return TB_OK;
-}
 
 static double geo_rad(double x)
 {
@@ -677,11 +629,9 @@ static int alloc_scratch(tsp *T)
 
 static int t_load(const char *path, void **out, char *err, size_t errlen)
 {
-    lexer x = {fopen(path, "r"), path, 1, 1, err, errlen};
-    if (!x.f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    tb_lexer x;
+    if (tb_lexer_open(&x, path, err, errlen) != TB_OK)
         return TB_ERR_IO;
-    }
     tsp *T = calloc(1, sizeof *T);
     int rc = T ? TB_ERR_PARSE : TB_ERR_NOMEM;
     int n = 0, type = -1, format = -1, have_data = 0;
@@ -718,13 +668,12 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
             x.tok_line = x.line;
             x.line++;
             if (n < 3) {
-                snprintf(err, errlen, "%s:%d: %s before a DIMENSION of 3 or more", path, x.line - 1,
-                         key);
+                tb_lexer_error(&x, x.line - 1, "%s before a DIMENSION of 3 or more", key);
                 goto out;
             }
             if (coords ? type == W_EXPLICIT || type < 0 : type != W_EXPLICIT || format < 0) {
-                snprintf(err, errlen, "%s:%d: %s does not go with the EDGE_WEIGHT_TYPE%s given",
-                         path, x.line - 1, key, coords ? "" : "/FORMAT");
+                tb_lexer_error(&x, x.line - 1, "%s does not go with the EDGE_WEIGHT_TYPE%s given",
+                               key, coords ? "" : "/FORMAT");
                 goto out;
             }
             if (!T->d)
@@ -741,13 +690,12 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
                 }
                 for (int i = 0; i < n; i++) {
                     double id;
-                    if (tok_double(&x, &id, "a city number") != TB_OK ||
-                        tok_double(&x, &xy[2 * i], "an x coordinate") != TB_OK ||
-                        tok_double(&x, &xy[2 * i + 1], "a y coordinate") != TB_OK)
+                    if (tb_lexer_double(&x, "a city number", &id) <= 0 ||
+                        tb_lexer_double(&x, "an x coordinate", &xy[2 * i]) <= 0 ||
+                        tb_lexer_double(&x, "a y coordinate", &xy[2 * i + 1]) <= 0)
                         goto out;
                     if (id != i + 1) {
-                        snprintf(err, errlen, "%s:%d: expected city %d, got %g", path, x.line,
-                                 i + 1, id);
+                        tb_lexer_error(&x, x.tok_line, "expected city %d, got %g", i + 1, id);
                         goto out;
                     }
                 }
@@ -776,12 +724,12 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
                     }
                     for (int j = lo; j < hi; j++) {
                         double w;
-                        if (tok_double(&x, &w, "an edge weight") != TB_OK)
+                        if (tb_lexer_double(&x, "an edge weight", &w) <= 0)
                             goto out;
                         if (w < 0 || w > 1e8 || w != floor(w)) {
-                            snprintf(err, errlen,
-                                     "%s:%d: edge weights must be integers from 0 to 1e8, got %g",
-                                     path, x.line, w);
+                            tb_lexer_error(&x, x.line,
+                                           "edge weights must be integers from 0 to 1e8, got %g",
+                                           w);
                             goto out;
                         }
                         T->d[(size_t)i * n + j] = T->d[(size_t)j * n + i] = (int32_t)w;
@@ -804,20 +752,17 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
             continue;
         }
         if (!colon) {
-            snprintf(err, errlen, "%s:%d: expected 'KEY : value' or a section, got '%s'", path,
-                     x.line, key);
+            tb_lexer_error(&x, x.line, "expected 'KEY : value' or a section, got '%s'", key);
             goto out;
         }
         if (strcmp(key, "TYPE") == 0 && strcmp(val, "TSP") != 0) {
-            snprintf(err, errlen, "%s:%d: TYPE %s: only symmetric TSP (TYPE : TSP) is solved",
-                     path, x.line, val);
+            tb_lexer_error(&x, x.line, "TYPE %s: only symmetric TSP (TYPE : TSP) is solved", val);
             goto out;
         } else if (strcmp(key, "DIMENSION") == 0) {
             char *end;
             long v = strtol(val, &end, 10);
             if (*end || end == val || v < 3 || v > 4000) {
-                snprintf(err, errlen, "%s:%d: DIMENSION must be 3..4000, got '%s'", path, x.line,
-                         val);
+                tb_lexer_error(&x, x.line, "DIMENSION must be 3..4000, got '%s'", val);
                 goto out;
             }
             n = (int)v;
@@ -840,15 +785,14 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
                 if (strcmp(val, names[t]) == 0)
                     format = t;
             if (format < 0 && strcmp(val, "FUNCTION") != 0) {
-                snprintf(err, errlen, "%s:%d: EDGE_WEIGHT_FORMAT %s is not supported", path, x.line,
-                         val);
+                tb_lexer_error(&x, x.line, "EDGE_WEIGHT_FORMAT %s is not supported", val);
                 goto out;
             }
         }
         x.line++;
     }
     if (!have_data) {
-        snprintf(err, errlen, "%s:%d: no NODE_COORD_SECTION or EDGE_WEIGHT_SECTION", path, x.line);
+        tb_lexer_error(&x, x.line, "no NODE_COORD_SECTION or EDGE_WEIGHT_SECTION");
         goto out;
     }
     T->n = n;
@@ -859,7 +803,7 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
         heuristic(T);
 out:
     free(xy);
-    fclose(x.f);
+    tb_lexer_close(&x);
     if (rc != TB_OK) {
         if (rc == TB_ERR_NOMEM)
             snprintf(err, errlen, "%s: out of memory", path);
