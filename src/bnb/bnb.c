@@ -67,6 +67,7 @@ struct tb_bnb {
     size_t task_pad;
     tb_bnb_balance balance;
     FILE *progress;
+    double progress_interval; /* s between progress lines (TENBIN_PROGRESS_INTERVAL) */
     char *trace_path;
     int ran;
     /* layout */
@@ -1012,7 +1013,7 @@ static int sup_start(actor *a)
     }
     a->lower = -INFINITY;
     if (a->b->progress)
-        TB_CHECK(set_timer(a, 1.0, TIMER_PROGRESS));
+        TB_CHECK(set_timer(a, a->b->progress_interval, TIMER_PROGRESS));
     if (a->b->startup > 0) {
         a->t_startup = tb_tp_now(&a->base);
         tb_compute c = {startup_fn, a, -1.0};
@@ -1139,11 +1140,9 @@ static int sup_progress(actor *a)
             "  nodes %" PRIu64 "\n",
             tb_tp_now(&a->base), up, lo, 100 * gap, pending, nodes);
     fflush(b->progress);
-    double interval = 1.0;
-    tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
     if (a->s_stopping)
         return TB_OK;
-    return set_timer(a, tb_tp_now(&a->base) + interval, TIMER_PROGRESS);
+    return set_timer(a, tb_tp_now(&a->base) + b->progress_interval, TIMER_PROGRESS);
 }
 
 /* ---- actor dispatch ------------------------------------------------------ */
@@ -1540,6 +1539,8 @@ int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
     if (!b)
         return TB_ERR_INVALID;
     b->progress = stream;
+    b->progress_interval = 1.0;
+    tb_env_double("TENBIN_PROGRESS_INTERVAL", &b->progress_interval);
     return TB_OK;
 }
 
