@@ -833,7 +833,7 @@ static int sup_check(actor *a)
     if (l > a->lower) {
         a->lower = l;
         if (a->tr && isfinite(l))
-            TB_CHECK(tb_trace_counter(a->tr, "bounds", "lower", tb_tp_now(&a->base),
+            TB_CHECK(tb_trace_counter(a->tr, "bounds", "bound", tb_tp_now(&a->base),
                                       outward(a->b, l)));
     }
     if (pending == 0 || (isfinite(inc) && !(a->lower < cut)))

@@ -175,6 +175,14 @@ awk '{ match($0, /"optimum": [0-9.e+]+/); o = substr($0, RSTART + 11, RLENGTH - 
 for ev in '"name":"task"' '"name":"start-up"' '"name":"bounds"' '"name":"pending"'; do
     tr -d ' ' < run.json | grep -q "$ev" || fail "trace: no $ev event"
 done
+# Knapsack maximises: every bound in the trace is at or above the optimum, every
+# incumbent at or below it, and the last incumbent is the optimum.
+opt=$(awk -v b="${f%.txt}" '$1 == b { print $2 }' "$DATA/optimal.txt")
+tr -d ' ' < run.json | tr '{' '\n' | awk -v o="$opt" -F'[:}]' '
+    /^"bound":/ { nb++; if ($2 + 0 < o) bad = bad " bound " $2 }
+    /^"incumbent":/ { ni++; last = $2; if ($2 + 0 > o) bad = bad " incumbent " $2 }
+    END { if (bad != "" || !nb || !ni || last + 0 != o) { print "optimum " o ":" bad " last " last; exit 1 } }' ||
+    fail "trace: bounds on the wrong side of the optimum"
 "$TENBIN" bnb knapsack "$DATA/$f" -q --sim hosts=8 --trace sim.json > out.txt || fail "simulated trace"
 tr -d ' ' < sim.json | grep -q '"name":"task"' || fail "simulated trace: no task"
 
