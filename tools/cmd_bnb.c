@@ -22,7 +22,7 @@ typedef struct bnb_opts {
     const tb_bnb_problem *prob;
     const char *file;
     double gap, task_time, node_cost, status_interval, wan_delay_ms;
-    long depth, groups, sites, startup, task_pad;
+    long depth, groups, sites, startup, task_pad, sub_pad;
     int balance_seed, json, quiet, force_moves;
     const char *sim;
     const char *trace;
@@ -59,6 +59,8 @@ static void bnb_usage(FILE *out)
             "  --status-interval S    seconds between a master's statuses (default 0.05)\n"
             "  --task-pad BYTES       add BYTES to every task message (a program that ships its\n"
             "                         problem data with each task, as the seed's did)\n"
+            "  --sub-pad BYTES        add BYTES per subproblem to every message that returns or\n"
+            "                         moves subproblems (bigger subproblems on the wire)\n"
             "  --wan-delay MS         hold every message between groups (and the supervisor)\n"
             "                         MS milliseconds before sending it: a wide-area link,\n"
             "                         injected in software (real runs)\n"
@@ -93,7 +95,8 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"help", no_argument, NULL, 'h'},            {"sim", required_argument, NULL, 'S'},
         {"ranks", required_argument, NULL, 'n'},     {"node-cost", required_argument, NULL, 'c'},
         {"force-moves", no_argument, NULL, 'F'},     {"wan-delay", required_argument, NULL, 'w'},
-        {"task-pad", required_argument, NULL, 'P'},  {"trace", required_argument, NULL, 't'},  {"sites", required_argument, NULL, 's'},
+        {"task-pad", required_argument, NULL, 'P'},  {"sub-pad", required_argument, NULL, 'B'},
+        {"trace", required_argument, NULL, 't'},     {"sites", required_argument, NULL, 's'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -166,6 +169,10 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             break;
         case 'P':
             if (tb_cli_long(cmd, "--task-pad", optarg, 0, 1L << 30, &o->task_pad))
+                return TB_EXIT_USAGE;
+            break;
+        case 'B':
+            if (tb_cli_long(cmd, "--sub-pad", optarg, 0, 1L << 20, &o->sub_pad))
                 return TB_EXIT_USAGE;
             break;
         case 'w':
@@ -420,6 +427,7 @@ int tb_cmd_bnb(int argc, char **argv)
         tb_bnb_set_force_moves(b, o.force_moves);
         tb_bnb_set_wan_delay(b, o.wan_delay_ms / 1000);
         tb_bnb_set_task_pad(b, (size_t)o.task_pad);
+        tb_bnb_set_sub_pad(b, (size_t)o.sub_pad);
         tb_bnb_set_sites(b, (int)o.sites);
         if (o.trace)
             tb_bnb_set_trace_file(b, o.trace);

@@ -153,6 +153,12 @@ TB_API int tb_bnb_set_trace_file(tb_bnb *b, const char *path);
  * to model a program that ships its problem data with each task, as S5's
  * did (its D_in, about 120 KB for the BMI problem of the paper's size). */
 TB_API int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes);
+/* Add this many bytes per subproblem to every message that returns or moves
+ * subproblems (a worker's result, a master's give, the supervisor's move; at
+ * most 1 MiB): to model a program whose subproblems are bigger on the wire
+ * than the problem's own encoding, as S5's were (24 nx + 24 ny + 16 B each
+ * in its D_out, against 16 nx + 16 ny + 16 for apps/bnb/bmi.c). */
+TB_API int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes);
 /* Progress lines (bounds, gap, pending) on stream from the supervisor every
  * TENBIN_PROGRESS_INTERVAL seconds (NULL, the default: none). */
 TB_API int tb_bnb_set_progress(tb_bnb *b, FILE *stream);

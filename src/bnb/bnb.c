@@ -65,6 +65,7 @@ struct tb_bnb {
     double gap, task_time, node_cost, status_interval, wan_delay;
     int groups, sites, depth, startup, force_moves;
     size_t task_pad;
+    size_t sub_pad; /* per subproblem returned or moved (tb_bnb_set_sub_pad) */
     tb_bnb_balance balance;
     FILE *progress;
     double progress_interval; /* s between progress lines (TENBIN_PROGRESS_INTERVAL) */
@@ -168,6 +169,18 @@ static void close_actor(actor *a)
         a->base.finished = 1;
 }
 
+/* Append n zero bytes the receiver ignores (tb_bnb_set_task_pad and
+ * tb_bnb_set_sub_pad: the message sizes of a program that ships more). */
+static int pad(tb_buf *m, size_t n)
+{
+    if (n == 0)
+        return TB_OK;
+    TB_CHECK(tb_buf_reserve(m, n));
+    memset(m->data + m->len, 0, n);
+    m->len += n;
+    return TB_OK;
+}
+
 static int set_timer(actor *a, double at, uint64_t id)
 {
     a->timer_pending = 1;
@@ -253,7 +266,8 @@ static int pack_result(actor *a, tb_buf *m, double seconds)
         TB_CHECK(tb_buf_pack_bytes(m, NULL, 0));
     a->weng.improved = 0;
     TB_CHECK(tb_buf_pack_u32(m, a->nout));
-    return tb_buf_append(m, a->out.data, a->out.len);
+    TB_CHECK(tb_buf_append(m, a->out.data, a->out.len));
+    return pad(m, (size_t)a->nout * a->b->sub_pad);
 }
 
 static int start_task(actor *a)
@@ -427,11 +441,7 @@ static int master_feed(actor *a)
         }
         for (int k = 0; k < 4; k++) /* the count, little-endian as tb_buf packs */
             m->data[8 + 8 + 4 + k] = (unsigned char)(got >> (8 * k));
-        if (a->b->task_pad > 0) { /* bytes the worker ignores (tb_bnb_set_task_pad) */
-            TB_CHECK(tb_buf_reserve(m, a->b->task_pad));
-            memset(m->data + m->len, 0, a->b->task_pad);
-            m->len += a->b->task_pad;
-        }
+        TB_CHECK(pad(m, a->b->task_pad));
         TB_CHECK(send_msg(a, s->rank, T_TASK));
     }
     /* Tell the supervisor at once when the group runs dry (it may move
@@ -619,6 +629,7 @@ static int master_give(actor *a, uint64_t want)
         free(sub.data);
         TB_CHECK(rc);
     }
+    TB_CHECK(pad(m, (size_t)k * a->b->sub_pad));
     a->moved_out += k;
     a->gives_sent++;
     a->to_sup++;
@@ -779,6 +790,8 @@ static int sup_deal(actor *a, const double *w)
         rc = tb_buf_pack_u32(&a->msg, cnt[g]);
         if (rc == TB_OK)
             rc = tb_buf_append(&a->msg, bufs[g].data, bufs[g].len);
+        if (rc == TB_OK)
+            rc = pad(&a->msg, (size_t)cnt[g] * b->sub_pad);
         if (rc == TB_OK) {
             a->moves_sent[g]++;
             a->st[g].queued += cnt[g];
@@ -1531,6 +1544,14 @@ int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
     if (!b || bytes > ((size_t)1 << 30))
         return TB_ERR_RANGE;
     b->task_pad = bytes;
+    return TB_OK;
+}
+
+int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes)
+{
+    if (!b || bytes > ((size_t)1 << 20))
+        return TB_ERR_RANGE;
+    b->sub_pad = bytes;
     return TB_OK;
 }
 

@@ -134,6 +134,7 @@ static size_t first_bad(const tree *t)
 typedef struct cfg {
     int groups, depth, startup, force;
     double gap;
+    size_t pad; /* task pad and per-subproblem pad, bytes */
 } cfg;
 
 static int configure(tb_bnb *b, const cfg *c)
@@ -144,6 +145,8 @@ static int configure(tb_bnb *b, const cfg *c)
     TB_CHECK(tb_bnb_set_force_moves(b, c->force));
     TB_CHECK(tb_bnb_set_gap(b, c->gap));
     TB_CHECK(tb_bnb_set_task_time(b, 1e-3));
+    TB_CHECK(tb_bnb_set_task_pad(b, c->pad));
+    TB_CHECK(tb_bnb_set_sub_pad(b, c->pad));
     return tb_bnb_set_status_interval(b, 1e-3);
 }
 
@@ -199,10 +202,12 @@ static void check_mpi(uint32_t D, const cfg *c)
     TB_ASSERT(path >> D == 0 && leaf(path) == s.optimum);
 }
 
-static void test_mpi_once(void) { check_mpi(12, &(cfg){0, 2, 4, 0, 0}); }
-static void test_mpi_once_auto_depth(void) { check_mpi(12, &(cfg){0, 0, 4, 0, 0}); }
-static void test_mpi_once_groups_moves(void) { check_mpi(12, &(cfg){3, 1, 4, 1, 0}); }
-static void test_mpi_once_no_startup(void) { check_mpi(11, &(cfg){2, 3, 0, 1, 0}); }
+static void test_mpi_once(void) { check_mpi(12, &(cfg){0, 2, 4, 0, 0, 0}); }
+static void test_mpi_once_auto_depth(void) { check_mpi(12, &(cfg){0, 0, 4, 0, 0, 0}); }
+static void test_mpi_once_groups_moves(void) { check_mpi(12, &(cfg){3, 1, 4, 1, 0, 0}); }
+/* Padded tasks, results, gives and moves: the receivers skip the padding. */
+static void test_mpi_once_padded(void) { check_mpi(11, &(cfg){2, 1, 4, 1, 0, 3000}); }
+static void test_mpi_once_no_startup(void) { check_mpi(11, &(cfg){2, 3, 0, 1, 0, 0}); }
 
 /* The exact bound prunes: still the optimum, proven. */
 static void test_mpi_prunes(void)
@@ -211,7 +216,7 @@ static void test_mpi_prunes(void)
     tree_init(&t, 12, 1);
     tb_bnb *b = NULL;
     TB_ASSERT_OK(tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, &t));
-    int rc = configure(b, &(cfg){0, 2, 2, 0, 0});
+    int rc = configure(b, &(cfg){0, 2, 2, 0, 0, 0});
     if (rc == TB_OK)
         rc = tb_bnb_run(b);
     tb_bnb_summary s;
@@ -328,7 +333,7 @@ static void test_mpi_wan_delay_bnb(void)
     tb_bnb *b = NULL;
     int rc = tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, &t);
     if (rc == TB_OK)
-        rc = configure(b, &(cfg){size > 3 ? 2 : 1, 2, 2, 1, 0});
+        rc = configure(b, &(cfg){size > 3 ? 2 : 1, 2, 2, 1, 0, 0});
     if (rc == TB_OK)
         rc = tb_bnb_set_wan_delay(b, 0.005);
     if (rc == TB_OK)
@@ -389,17 +394,17 @@ static void check_sim(uint32_t D, const char *spec, int P, const cfg *c, double 
         *makespan = s.makespan_s;
 }
 
-static void test_sim_once_small(void) { check_sim(10, "hosts=4,L=10us,o=2us", 3, &(cfg){0, 2, 4, 0, 0}, NULL); }
-static void test_sim_once_self_master(void) { check_sim(10, "hosts=2", 2, &(cfg){0, 0, 4, 0, 0}, NULL); }
+static void test_sim_once_small(void) { check_sim(10, "hosts=4,L=10us,o=2us", 3, &(cfg){0, 2, 4, 0, 0, 0}, NULL); }
+static void test_sim_once_self_master(void) { check_sim(10, "hosts=2", 2, &(cfg){0, 0, 4, 0, 0, 0}, NULL); }
 static void test_sim_once_64_clusters(void)
 {
     check_sim(14, "hosts=64,clusters=4,speed=0.2-5,L=20us,o=5us,wan-L=10ms", 64,
-              &(cfg){0, 0, 4, 1, 0}, NULL);
+              &(cfg){0, 0, 4, 1, 0, 0}, NULL);
 }
 static void test_sim_once_1024(void)
 {
     check_sim(15, "hosts=1024,clusters=8,speed=0.5-2,L=5us,o=1us,wan-L=1ms", 1024,
-              &(cfg){0, 2, 2, 1, 0}, NULL);
+              &(cfg){0, 2, 2, 1, 0, 0}, NULL);
 }
 /* Thousands of simulated ranks, three platform seeds (other speeds, so
  * other timings and moves). */
@@ -419,7 +424,7 @@ static void test_sim_once_4096_seeds(void)
         if (rc == TB_OK)
             rc = tb_bnb_create_sim(&b, plat, 4096, &tree_ops, &t);
         if (rc == TB_OK)
-            rc = configure(b, &(cfg){0, 1, 1, 1, 0});
+            rc = configure(b, &(cfg){0, 1, 1, 1, 0, 0});
         if (rc == TB_OK)
             rc = tb_bnb_set_node_cost(b, 1e-3);
         if (rc == TB_OK)
@@ -438,19 +443,30 @@ static void test_sim_once_4096_seeds(void)
 
 static void test_sim_once_seed_balance_no_startup(void)
 {
-    check_sim(12, "hosts=32,clusters=4,speed=1-4,wan-L=5ms", 32, &(cfg){0, 1, 0, 1, 0}, NULL);
+    check_sim(12, "hosts=32,clusters=4,speed=1-4,wan-L=5ms", 32, &(cfg){0, 1, 0, 1, 0, 0}, NULL);
 }
 
 /* Bit-reproducible: the same run twice gives the same makespan. */
 static void test_sim_deterministic(void)
 {
     double a = -1, b = -2;
-    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0},
+    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0, 0},
               &a);
-    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0},
+    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0, 0},
               &b);
     if (size == 1)
         TB_ASSERT(a == b && a > 0);
+}
+
+/* Padding subproblems costs time on the wire (simulated) and nothing else. */
+static void test_sim_sub_pad(void)
+{
+    double plain = -1, padded = -1;
+    const char *spec = "hosts=8,clusters=2,L=10us,G=10ns,wan-L=2ms";
+    check_sim(12, spec, 8, &(cfg){0, 1, 4, 1, 0, 0}, &plain);
+    check_sim(12, spec, 8, &(cfg){0, 1, 4, 1, 0, 1 << 16}, &padded);
+    if (size == 1)
+        TB_ASSERT(padded > plain && plain > 0);
 }
 
 /* A gap: stops early, and what it says holds. */
@@ -463,7 +479,7 @@ static void test_sim_gap(void)
     tb_platform *plat = NULL;
     tb_bnb *b = NULL;
     tb_bnb_summary s;
-    int rc = run_sim(&t, "hosts=8", 8, &(cfg){0, 2, 4, 0, 0.5}, &s, &plat, &b);
+    int rc = run_sim(&t, "hosts=8", 8, &(cfg){0, 2, 4, 0, 0.5, 0}, &s, &plat, &b);
     tb_bnb_destroy(&b);
     tb_platform_destroy(&plat);
     free(t.visits);
@@ -589,7 +605,7 @@ static void test_problem_error(void)
             tree_init(&t, 8, 0);
             tb_bnb *b = NULL;
             TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, P, &ops, &t));
-            TB_ASSERT_OK(configure(b, &(cfg){0, 2, 2, 0, 0}));
+            TB_ASSERT_OK(configure(b, &(cfg){0, 2, 2, 0, 0, 0}));
             TB_ASSERT_EQ_INT(tb_bnb_run(b), TB_ERR_TASK);
             tb_bnb_destroy(&b);
             free(t.visits);
@@ -614,6 +630,7 @@ static void test_api_errors(void)
     TB_ASSERT_EQ_INT(tb_bnb_set_groups(b, 4), TB_ERR_SIZE);
     TB_ASSERT_EQ_INT(tb_bnb_set_depth(b, 65), TB_ERR_RANGE);
     TB_ASSERT_EQ_INT(tb_bnb_set_task_time(b, 0), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_bnb_set_sub_pad(b, (2u << 20)), TB_ERR_RANGE);
     tb_bnb_summary s;
     TB_ASSERT_EQ_INT(tb_bnb_get_summary(b, &s), TB_ERR_STATE);
     tb_bnb_destroy(&b);
@@ -626,6 +643,7 @@ static const tb_test tests[] = {
     {"mpi_once_auto_depth", test_mpi_once_auto_depth},
     {"mpi_once_groups_moves", test_mpi_once_groups_moves},
     {"mpi_once_no_startup", test_mpi_once_no_startup},
+    {"mpi_once_padded", test_mpi_once_padded},
     {"mpi_prunes", test_mpi_prunes},
     {"mpi_wan_delay_rtt", test_mpi_wan_delay_rtt},
     {"mpi_wan_delay_bnb", test_mpi_wan_delay_bnb},
@@ -636,6 +654,7 @@ static const tb_test tests[] = {
     {"sim_once_4096_seeds", test_sim_once_4096_seeds},
     {"sim_once_seed_balance_no_startup", test_sim_once_seed_balance_no_startup},
     {"sim_deterministic", test_sim_deterministic},
+    {"sim_sub_pad", test_sim_sub_pad},
     {"sim_gap", test_sim_gap},
     {"bmi_bound_sampling", test_bmi_bound_sampling},
     {"problem_error", test_problem_error},
