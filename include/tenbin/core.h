@@ -318,6 +318,16 @@ typedef struct tb_stats {
 /* Statistics of n values (n may be 0: all fields 0).  Does not modify x. */
 TB_API int tb_stats_compute(const double *x, size_t n, tb_stats *out);
 
+/* Least-squares line y = intercept + slope x, with the standard errors of
+ * both (0 when n == 2: two points fit exactly). */
+typedef struct tb_linfit {
+    double slope, intercept;
+    double se_slope, se_intercept;
+} tb_linfit;
+
+/* Fit n >= 2 points with at least two distinct x (TB_ERR_RANGE otherwise). */
+TB_API int tb_linfit_compute(const double *x, const double *y, size_t n, tb_linfit *out);
+
 /* ------------------------------------------------------------------ */
 /* Small helpers shared by the tools                                   */
 /* ------------------------------------------------------------------ */

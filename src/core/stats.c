@@ -56,3 +56,39 @@ int tb_stats_compute(const double *x, size_t n, tb_stats *out)
     out->stddev = sqrt(ss / (double)n);
     return TB_OK;
 }
+
+int tb_linfit_compute(const double *x, const double *y, size_t n, tb_linfit *out)
+{
+    if (out == NULL || x == NULL || y == NULL)
+        return TB_ERR_INVALID;
+    if (n < 2)
+        return TB_ERR_RANGE;
+    double mx = 0, my = 0;
+    for (size_t i = 0; i < n; i++) {
+        mx += x[i];
+        my += y[i];
+    }
+    mx /= (double)n;
+    my /= (double)n;
+    double sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+    }
+    if (!(sxx > 0))
+        return TB_ERR_RANGE;
+    tb_linfit f = {.slope = sxy / sxx};
+    f.intercept = my - f.slope * mx;
+    if (n > 2) {
+        double ss = 0;
+        for (size_t i = 0; i < n; i++) {
+            double r = y[i] - f.intercept - f.slope * x[i];
+            ss += r * r;
+        }
+        double s2 = ss / (double)(n - 2);
+        f.se_slope = sqrt(s2 / sxx);
+        f.se_intercept = sqrt(s2 * (1.0 / (double)n + mx * mx / sxx));
+    }
+    *out = f;
+    return TB_OK;
+}

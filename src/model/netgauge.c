@@ -202,22 +202,22 @@ static int read_rows(ng_reader *r)
     return rc;
 }
 
-/* Least-squares slope of gap over size for rows[lo, hi) (distinct sizes). */
+/* Least-squares slope of gap over size for rows[lo, hi) (distinct sizes);
+ * NaN if it cannot be fitted. */
 static double slope(const ng_row *rows, size_t lo, size_t hi)
 {
-    double mx = 0, my = 0, k = (double)(hi - lo);
-    for (size_t i = lo; i < hi; i++) {
-        mx += rows[i].size;
-        my += rows[i].gap;
+    size_t n = hi - lo;
+    double *x = malloc(2 * n * sizeof *x), *y = x + n;
+    tb_linfit f;
+    if (!x)
+        return NAN;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = rows[lo + i].size;
+        y[i] = rows[lo + i].gap;
     }
-    mx /= k;
-    my /= k;
-    double sxy = 0, sxx = 0;
-    for (size_t i = lo; i < hi; i++) {
-        sxy += (rows[i].size - mx) * (rows[i].gap - my);
-        sxx += (rows[i].size - mx) * (rows[i].size - mx);
-    }
-    return sxy / sxx;
+    int rc = tb_linfit_compute(x, y, n, &f);
+    free(x);
+    return rc == TB_OK ? f.slope : NAN;
 }
 
 static int derive(ng_reader *r, tb_loggps *out)
@@ -234,7 +234,7 @@ static int derive(ng_reader *r, tb_loggps *out)
     }
     size_t m = r->nrows, k = (m + 1) / 2 < 2 ? 2 : (m + 1) / 2;
     double G = slope(r->rows, m - k, m);
-    if (G < 0) {
+    if (!(G >= 0)) {
         tb__model_err(r->err, r->errlen, "%s: negative G (%g us per byte, fitted over sizes "
                       "%.17g to %.17g)", r->path, G, r->rows[m - k].size, r->rows[m - 1].size);
         return TB_ERR_RANGE;

@@ -1133,6 +1133,24 @@ static void test_stats(void)
     TB_ASSERT_EQ_INT(tb_stats_compute(NULL, 2, &s), TB_ERR_INVALID);
 }
 
+/* Least squares, worked by hand: slope 9.5 / 5, residual variance 0.7 / 2. */
+static void test_linfit(void)
+{
+    double x[] = {0, 1, 2, 3}, y[] = {1, 3, 4, 7};
+    tb_linfit f;
+    TB_ASSERT_OK(tb_linfit_compute(x, y, 4, &f));
+    TB_ASSERT_NEAR(f.slope, 1.9, 1e-14);
+    TB_ASSERT_NEAR(f.intercept, 0.9, 1e-14);
+    TB_ASSERT_NEAR(f.se_slope, sqrt(0.07), 1e-14);
+    TB_ASSERT_NEAR(f.se_intercept, sqrt(0.245), 1e-14);
+    TB_ASSERT_OK(tb_linfit_compute(x, y, 2, &f)); /* two points: exact, no error */
+    TB_ASSERT(f.slope == 2 && f.intercept == 1 && f.se_slope == 0 && f.se_intercept == 0);
+    double same[] = {2, 2, 2};
+    TB_ASSERT_EQ_INT(tb_linfit_compute(same, y, 3, &f), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_linfit_compute(x, y, 1, &f), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(tb_linfit_compute(NULL, y, 3, &f), TB_ERR_INVALID);
+}
+
 /* ---------------------------------------------------------------- */
 /* Parsing and files                                                 */
 /* ---------------------------------------------------------------- */
@@ -1273,6 +1291,7 @@ static const tb_test tests[] = {
     {"progress_format", test_progress_format},
     {"progress_throttle", test_progress_throttle},
     {"stats", test_stats},
+    {"linfit", test_linfit},
     {"parse_long", test_parse_long},
     {"parse_double", test_parse_double},
     {"write_atomic", test_write_atomic},
