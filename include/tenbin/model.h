@@ -175,6 +175,55 @@ TB_API double tb_net_lookahead(const tb_platform *p, int P);
 TB_API int tb_loggps_read_netgauge(const char *path, tb_loggps *out, char *err, size_t errlen);
 
 /*
+ * LogGPS parameters from measurements (what `tenbin probe` takes on real
+ * MPI; docs/platform.md, "Measuring a platform").  Seconds and bytes.
+ *
+ * Per message size s (ascending, at least two sizes, the first the size
+ * the per-message parameters are read at): half a ping-pong round trip, the
+ * time inside MPI_Send, inside MPI_Recv of a message that has arrived, and
+ * the gap between back-to-back sends, (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)
+ * as Netgauge measures it; each a median with its standard error.  Per run
+ * size P (one or more): the send and receive overheads of the first size
+ * with P ranks.  eager: the largest size sent without waiting for the
+ * receiver (the rendezvous threshold S), 0 if not measured.
+ *
+ * The fit (model: a message of k bytes costs the sender os + ob P + O k,
+ * travels L + (k-1) G, costs the receiver or + ob P + O k; back-to-back
+ * sends are g + (k-1) G apart):
+ *   O  = least-squares slope of (os + or)/2 over the eager sizes (>= 0)
+ *   ob = least-squares slope of the first size's (os + or)/2 over P (>= 0;
+ *        0 with one P)
+ *   os, or = the mean over the runs of the overhead less ob P + O s0
+ *   G  = least-squares slope of the gap over the larger half of the sizes
+ *   g  = gap(s0) - (s0 - 1) G,  L = half_rtt(s0) - os(P0) - or(P0) - (s0 - 1) G
+ *        (P0 the run the sizes were measured in), both at least 0
+ *   S  = eager (65536 if 0)
+ * err holds each parameter's standard error (propagated as if independent).
+ */
+typedef struct tb_probe_size {
+    double bytes;
+    double half_rtt, os, or_, gap;             /* medians */
+    double e_half_rtt, e_os, e_or, e_gap;      /* their standard errors */
+} tb_probe_size;
+
+typedef struct tb_probe_run {
+    int P;
+    double os, or_, e_os, e_or;
+} tb_probe_run;
+
+typedef struct tb_probe_fit {
+    tb_loggps net;
+    tb_loggps err;
+} tb_probe_fit;
+
+/* P0 is the run size the per-size measurements come from.  Errors:
+ * TB_ERR_RANGE with one line in err (fewer than two sizes, sizes not
+ * ascending, a negative or non-finite value, no run, G < 0). */
+TB_API int tb_probe_fit_loggps(const tb_probe_size *sizes, size_t nsizes, int P0,
+                               const tb_probe_run *runs, size_t nruns, double eager,
+                               tb_probe_fit *out, char *err, size_t errlen);
+
+/*
  * Cursor over a host's speed: piecewise-constant segments in time order,
  * generated lazily and deterministically (the load process from the
  * platform's seed and the host index).
