@@ -21,6 +21,8 @@ typedef struct tb_cli_cmd {
 
 /* Rank of this process in MPI_COMM_WORLD, or 0 before MPI is initialised. */
 int tb_cli_rank(void);
+/* For commands that start MPI themselves: errors then come from rank 0 only. */
+void tb_cli_set_rank(int rank);
 /* "tenbin CMD: message" on stderr, from rank 0 only. */
 void tb_cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -44,6 +46,7 @@ int tb_cmd_flow(int argc, char **argv);
 int tb_cmd_himeno(int argc, char **argv);
 int tb_cmd_info(int argc, char **argv);
 int tb_cmd_mandel(int argc, char **argv);
+int tb_cmd_probe(int argc, char **argv);
 int tb_cmd_sim(int argc, char **argv);
 
 #endif

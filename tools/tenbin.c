@@ -23,12 +23,16 @@ static const tb_cli_cmd commands[] = {
     {"info", tb_cmd_info, "version, MPI library, and the TENBIN_* environment variables", 0},
     {"mandel", tb_cmd_mandel, "render the Mandelbrot set with the master-worker runtime (mpiexec)",
      1},
+    {"probe", tb_cmd_probe,
+     "measure MPI here (or between nodes) as LogGPS parameters and write a platform file", 0},
     {"sim", tb_cmd_sim, "simulate a run on a modelled platform (sim mw)", 0},
 };
 
 static int mpi_rank = 0;
 
 int tb_cli_rank(void) { return mpi_rank; }
+
+void tb_cli_set_rank(int rank) { mpi_rank = rank; }
 
 void tb_cli_error(const char *cmd, const char *fmt, ...)
 {
