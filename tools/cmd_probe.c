@@ -151,7 +151,7 @@ static void measure_size(MPI_Comm comm, int rank, long bytes, long reps, int eag
             MPI_Send(buf, n, MPI_BYTE, 1, TAG, comm);
             MPI_Recv(buf2, n, MPI_BYTE, 1, TAG, comm, MPI_STATUS_IGNORE);
             if (i >= 0)
-                rtt[i] = (tb_wtime() - t0) / 2;
+                rtt[i] = (tb_wtime() - t0 - clock_cost) / 2;
         } else {
             MPI_Recv(buf2, n, MPI_BYTE, 0, TAG, comm, MPI_STATUS_IGNORE);
             MPI_Send(buf, n, MPI_BYTE, 0, TAG, comm);
@@ -472,6 +472,10 @@ static int run_probe(const probe_opts *o)
     tb_probe_run *runs = calloc(o->nranks, sizeof *runs);
     host_info *all = calloc((size_t)W, sizeof *all);
     int ok = buf && buf2 && sz && runs && all, allok = 0;
+    if (buf && buf2) { /* real pages: untouched ones all map one zero page, copied from cache */
+        memset(buf, 0x5a, (size_t)maxb + 1);
+        memset(buf2, 0xa5, (size_t)maxb + 1);
+    }
     MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, world);
     if (!allok) {
         tb_cli_error(cmd, "out of memory for %ld-byte messages", maxb);
