@@ -66,6 +66,7 @@ bench: build
 	bench/s2-flow $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
 	bench/s3-emu $(BUILD)
+	bench/s3-probe $(BUILD)
 	bench/s5-bnb $(BUILD)
 	bench/s5-grid $(BUILD)
 
