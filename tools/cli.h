@@ -40,6 +40,16 @@ struct tb_platform;
 /* Open --platform SPEC|FILE, printing the reason on failure; 0 on success. */
 int tb_cli_platform(const char *cmd, const char *arg, uint64_t seed, struct tb_platform **out);
 
+/* A line chart as an SVG file (written atomically): x[nx] on the x axis, a
+ * line per series (y[nx]; non-finite values are gaps), log10 axes if asked. */
+typedef struct tb_cli_series {
+    const char *name;
+    const double *y;
+} tb_cli_series;
+int tb_cli_line_chart(const char *path, const char *title, const char *xlabel, const char *ylabel,
+                      const double *x, size_t nx, const tb_cli_series *s, size_t ns, int logx,
+                      int logy);
+
 int tb_cmd_bnb(int argc, char **argv);
 int tb_cmd_emu(int argc, char **argv);
 int tb_cmd_flow(int argc, char **argv);

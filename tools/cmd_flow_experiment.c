@@ -63,108 +63,6 @@ static double sd(const cell *c)
     return v > 0 ? sqrt(v) : 0;
 }
 
-/* ---- SVG line charts --------------------------------------------------------- */
-
-typedef struct series {
-    const char *name;
-    const double *y;
-} series;
-
-static double axis(double v, int logscale) { return logscale ? log10(v) : v; }
-
-static int line_chart(const char *path, const char *title, const char *xlabel,
-                      const char *ylabel, const double *x, size_t nx, const series *s, size_t ns,
-                      int logx, int logy)
-{
-    static const char *const colour[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
-    const double L = 70, T = 40, W = 520, H = 300;
-    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-    for (size_t i = 0; i < nx; i++) {
-        x0 = fmin(x0, axis(x[i], logx));
-        x1 = fmax(x1, axis(x[i], logx));
-        for (size_t k = 0; k < ns; k++)
-            if (isfinite(s[k].y[i]) && (!logy || s[k].y[i] > 0)) {
-                y0 = fmin(y0, axis(s[k].y[i], logy));
-                y1 = fmax(y1, axis(s[k].y[i], logy));
-            }
-    }
-    if (!(y1 > y0)) {
-        y0 = isfinite(y0) ? y0 - 1 : 0;
-        y1 = y0 + 2;
-    }
-    if (logy) {
-        y0 = floor(y0);
-        y1 = ceil(y1);
-    } else {
-        double pad = (y1 - y0) * 0.1;
-        y0 -= pad;
-        y1 += pad;
-    }
-    if (!(x1 > x0))
-        x1 = x0 + 1;
-#define PX(v) (L + (axis(v, logx) - x0) / (x1 - x0) * W)
-#define PY(v) (T + H - (axis(v, logy) - y0) / (y1 - y0) * H)
-    tb_buf b = TB_BUF_INIT;
-    int rc = tb_buf_printf(&b,
-                           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-                           "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                           "<title>%s</title><rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-                           "<text x=\"%.0f\" y=\"22\" font-size=\"14\">%s</text>\n"
-                           "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-                           "stroke=\"#333\"/>\n",
-                           L + W + 170, T + H + 50, title, L, title, L, T, W, H);
-    /* y ticks */
-    int ny = logy ? (int)(y1 - y0) : 5;
-    for (int i = 0; i <= ny && !rc; i++) {
-        double v = logy ? pow(10, y0 + i) : y0 + (y1 - y0) * i / ny;
-        rc = tb_buf_printf(&b,
-                           "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                           "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
-                           L, L + W, PY(v), PY(v), L - 6, PY(v) + 4, v);
-    }
-    for (size_t i = 0; i < nx && !rc; i++)
-        rc = tb_buf_printf(&b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n",
-                           PX(x[i]), T + H + 18, x[i]);
-    if (!rc)
-        rc = tb_buf_printf(&b,
-                           "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n"
-                           "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" "
-                           "text-anchor=\"middle\">%s</text>\n",
-                           L + W / 2, T + H + 40, xlabel, T + H / 2, T + H / 2, ylabel);
-    for (size_t k = 0; k < ns && !rc; k++) {
-        const char *c = colour[k % 5];
-        rc = tb_buf_printf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
-                           c);
-        for (size_t i = 0; i < nx && !rc; i++)
-            if (isfinite(s[k].y[i]) && (!logy || s[k].y[i] > 0))
-                rc = tb_buf_printf(&b, "%.1f,%.1f ", PX(x[i]), PY(s[k].y[i]));
-        if (!rc)
-            rc = tb_buf_printf(&b, "\"/>\n");
-        for (size_t i = 0; i < nx && !rc; i++)
-            if (isfinite(s[k].y[i]) && (!logy || s[k].y[i] > 0))
-                rc = tb_buf_printf(&b,
-                                   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\">"
-                                   "<title>%s: %.6g</title></circle>\n",
-                                   PX(x[i]), PY(s[k].y[i]), c, s[k].name, s[k].y[i]);
-        if (!rc)
-            rc = tb_buf_printf(&b,
-                               "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" "
-                               "stroke=\"%s\" stroke-width=\"2\"/><text x=\"%.0f\" "
-                               "y=\"%.0f\">%s</text>\n",
-                               L + W + 12, L + W + 36, T + 14 + 18.0 * (double)k,
-                               T + 14 + 18.0 * (double)k, c, L + W + 42,
-                               T + 18 + 18.0 * (double)k, s[k].name);
-    }
-#undef PX
-#undef PY
-    if (!rc)
-        rc = tb_buf_printf(&b, "</svg>\n");
-    if (!rc)
-        rc = tb_write_file_atomic(path, b.data, b.len);
-    tb_buf_free(&b);
-    return rc;
-}
-
 /* ---- running cells --------------------------------------------------------------- */
 
 typedef struct runner {
@@ -295,20 +193,20 @@ static int table3_and_4(runner *r, int do3, int do4)
                 csv_row(r, 3, lambdas[l], trig3[k], &c3[l][k], paper3[k - 1][l]);
             }
         double y[3][NL], yr[3][NL];
-        series s[3], sr[3];
+        tb_cli_series s[3], sr[3];
         for (int k = 0; k < 3; k++) {
             for (int l = 0; l < NL; l++) {
                 y[k][l] = mean(c3[l][k + 1].norm, c3[l][k + 1].n);
                 yr[k][l] = mean(c3[l][k + 1].resched, c3[l][k + 1].n);
             }
-            s[k] = (series){trig3[k + 1], y[k]};
-            sr[k] = (series){trig3[k + 1], yr[k]};
+            s[k] = (tb_cli_series){trig3[k + 1], y[k]};
+            sr[k] = (tb_cli_series){trig3[k + 1], yr[k]};
         }
         if (chart_path(r, "table3-makespan.svg", path, sizeof path) ||
-            line_chart(path, "Makespan / static schedule (S2 Fig. 12)", "1/lambda",
+            tb_cli_line_chart(path, "Makespan / static schedule (S2 Fig. 12)", "1/lambda",
                        "normalised makespan", lambdas, NL, s, 3, 1, 0) ||
             chart_path(r, "table3-reschedules.svg", path, sizeof path) ||
-            line_chart(path, "Reschedules (S2 Table 3)", "1/lambda", "reschedules", lambdas, NL,
+            tb_cli_line_chart(path, "Reschedules (S2 Table 3)", "1/lambda", "reschedules", lambdas, NL,
                        sr, 3, 1, 1))
             return TB_ERR_IO;
     }
@@ -343,13 +241,13 @@ static int table3_and_4(runner *r, int do3, int do4)
         yr[0][l] = mean(c4[l][1].resched, c4[l][1].n);
         yr[1][l] = mean(c3[l][3].resched, c3[l][3].n);
     }
-    series s[2] = {{"perf-changed-every:N", y[0]}, {"its-finished", y[1]}};
-    series sr[2] = {{"perf-changed-every:N", yr[0]}, {"its-finished", yr[1]}};
+    tb_cli_series s[2] = {{"perf-changed-every:N", y[0]}, {"its-finished", y[1]}};
+    tb_cli_series sr[2] = {{"perf-changed-every:N", yr[0]}, {"its-finished", yr[1]}};
     if (chart_path(r, "table4-makespan.svg", path, sizeof path) ||
-        line_chart(path, "Equal counts: makespan / static (S2 Fig. 13)", "1/lambda",
+        tb_cli_line_chart(path, "Equal counts: makespan / static (S2 Fig. 13)", "1/lambda",
                    "normalised makespan", lambdas, NL, s, 2, 1, 0) ||
         chart_path(r, "table4-reschedules.svg", path, sizeof path) ||
-        line_chart(path, "Equal counts: reschedules (S2 Table 4)", "1/lambda", "reschedules",
+        tb_cli_line_chart(path, "Equal counts: reschedules (S2 Table 4)", "1/lambda", "reschedules",
                    lambdas, NL, sr, 2, 1, 0))
         return TB_ERR_IO;
     return TB_OK;
@@ -369,7 +267,7 @@ static int table5(runner *r)
     }
     print_header("Table 5: reschedules and makespan / static, by CCR (1/lambda = 100)");
     double y[3][NC], yr[3][NC];
-    series s[3], sr[3];
+    tb_cli_series s[3], sr[3];
     for (int k = 1; k < 4; k++) {
         for (int c = 0; c < NC; c++) {
             print_row(trig3[k], ccrs[c], &c5[c][k], paper5[k - 1][c]);
@@ -378,14 +276,14 @@ static int table5(runner *r)
             y[k - 1][c] = mean(c5[c][k].norm, c5[c][k].n);
             yr[k - 1][c] = mean(c5[c][k].resched, c5[c][k].n);
         }
-        s[k - 1] = (series){trig3[k], y[k - 1]};
-        sr[k - 1] = (series){trig3[k], yr[k - 1]};
+        s[k - 1] = (tb_cli_series){trig3[k], y[k - 1]};
+        sr[k - 1] = (tb_cli_series){trig3[k], yr[k - 1]};
     }
     if (chart_path(r, "table5-makespan.svg", path, sizeof path) ||
-        line_chart(path, "Makespan / static by CCR (S2 Fig. 14)", "CCR", "normalised makespan",
+        tb_cli_line_chart(path, "Makespan / static by CCR (S2 Fig. 14)", "CCR", "normalised makespan",
                    ccrs, NC, s, 3, 1, 0) ||
         chart_path(r, "table5-reschedules.svg", path, sizeof path) ||
-        line_chart(path, "Reschedules by CCR (S2 Table 5)", "CCR", "reschedules", ccrs, NC, sr, 3,
+        tb_cli_line_chart(path, "Reschedules by CCR (S2 Table 5)", "CCR", "reschedules", ccrs, NC, sr, 3,
                    1, 1))
         return TB_ERR_IO;
     return TB_OK;
