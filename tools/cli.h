@@ -35,6 +35,10 @@ void tb_cli_error(const char *cmd, const char *fmt, ...)
 int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv);
 /* Parse an integer option value, printing the error; returns 0 on success. */
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
+/* A list of integers in [min, max], ascending and distinct: "2,4,8" or
+ * FIRST:LAST:STEP (inclusive); at most cap values.  0, or -1 after one line. */
+int tb_cli_long_list(const char *cmd, const char *opt, const char *val, long min, long max,
+                     long *out, size_t cap, size_t *n);
 
 struct tb_platform;
 /* Open --platform SPEC|FILE, printing the reason on failure; 0 on success. */

@@ -577,54 +577,6 @@ static int run_probe(const probe_opts *o)
 
 /* ---- options and launching --------------------------------------------------- */
 
-/* "2,4,8" or "a:b:step" (inclusive); ascending, distinct, in [min, max]. */
-static int parse_list(const char *opt, const char *val, long min, long max, long *out,
-                      size_t *n)
-{
-    *n = 0;
-    long a, b, step;
-    char tail;
-    if (sscanf(val, "%ld:%ld:%ld%c", &a, &b, &step, &tail) == 3) {
-        if (step < 1 || a > b || a < min || b > max) {
-            tb_cli_error(cmd, "%s: expected FIRST:LAST:STEP with %ld <= FIRST <= LAST <= %ld "
-                              "and STEP >= 1, got '%s'", opt, min, max, val);
-            return -1;
-        }
-        for (long v = a; v <= b; v += step) {
-            if (*n == MAX_LIST) {
-                tb_cli_error(cmd, "%s: more than %d values in '%s'", opt, MAX_LIST, val);
-                return -1;
-            }
-            out[(*n)++] = v;
-        }
-        return 0;
-    }
-    char *copy = strdup(val), *save = NULL;
-    if (!copy)
-        return -1;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long v;
-        if (*n == MAX_LIST || tb_cli_long(cmd, opt, tok, min, max, &v)) {
-            if (*n == MAX_LIST)
-                tb_cli_error(cmd, "%s: more than %d values in '%s'", opt, MAX_LIST, val);
-            free(copy);
-            return -1;
-        }
-        if (*n > 0 && v <= out[*n - 1]) {
-            tb_cli_error(cmd, "%s: values must ascend, got '%s'", opt, val);
-            free(copy);
-            return -1;
-        }
-        out[(*n)++] = v;
-    }
-    free(copy);
-    if (*n == 0) {
-        tb_cli_error(cmd, "%s: empty list", opt);
-        return -1;
-    }
-    return 0;
-}
-
 static int inside_mpiexec(void)
 {
     const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK",
@@ -656,11 +608,11 @@ int tb_cmd_probe(int argc, char **argv)
             o.out = optarg;
             break;
         case 'r':
-            if (parse_list("--ranks", optarg, 2, 4096, o.ranks, &o.nranks))
+            if (tb_cli_long_list(cmd, "--ranks", optarg, 2, 4096, o.ranks, MAX_LIST, &o.nranks))
                 return TB_EXIT_USAGE;
             break;
         case 's':
-            if (parse_list("--sizes", optarg, 1, 1L << 28, o.sizes, &o.nsizes))
+            if (tb_cli_long_list(cmd, "--sizes", optarg, 1, 1L << 28, o.sizes, MAX_LIST, &o.nsizes))
                 return TB_EXIT_USAGE;
             if (o.nsizes < 2) {
                 tb_cli_error(cmd, "--sizes: G needs two sizes or more, got '%s'", optarg);

@@ -1,10 +1,12 @@
 /*
  * tenbin.c - the one command-line tool: `tenbin SUBCOMMAND [options]`.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "tenbin/core.h"
 
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +56,54 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
         return 0;
     tb_cli_error(cmd, "%s: expected an integer in %ld..%ld, got '%s'", opt, min, max, val);
     return -1;
+}
+
+/* "2,4,8" or "a:b:step" (inclusive); ascending, distinct, in [min, max]. */
+int tb_cli_long_list(const char *cmd, const char *opt, const char *val, long min, long max,
+                     long *out, size_t cap, size_t *n)
+{
+    *n = 0;
+    long a, b, step;
+    char tail;
+    if (sscanf(val, "%ld:%ld:%ld%c", &a, &b, &step, &tail) == 3) {
+        if (step < 1 || a > b || a < min || b > max) {
+            tb_cli_error(cmd, "%s: expected FIRST:LAST:STEP with %ld <= FIRST <= LAST <= %ld "
+                              "and STEP >= 1, got '%s'", opt, min, max, val);
+            return -1;
+        }
+        for (long v = a; v <= b; v += step) {
+            if (*n == cap) {
+                tb_cli_error(cmd, "%s: more than %zu values in '%s'", opt, cap, val);
+                return -1;
+            }
+            out[(*n)++] = v;
+        }
+        return 0;
+    }
+    char *copy = strdup(val), *save = NULL;
+    if (!copy)
+        return -1;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (*n == cap || tb_cli_long(cmd, opt, tok, min, max, &v)) {
+            if (*n == cap)
+                tb_cli_error(cmd, "%s: more than %zu values in '%s'", opt, cap, val);
+            free(copy);
+            return -1;
+        }
+        if (*n > 0 && v <= out[*n - 1]) {
+            tb_cli_error(cmd, "%s: values must ascend, got '%s'", opt, val);
+            free(copy);
+            return -1;
+        }
+        out[(*n)++] = v;
+    }
+    free(copy);
+    if (*n == 0) {
+        tb_cli_error(cmd, "%s: empty list", opt);
+        return -1;
+    }
+    return 0;
 }
 
 int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv)
