@@ -35,6 +35,8 @@ void tb_cli_error(const char *cmd, const char *fmt, ...)
 int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv);
 /* Parse an integer option value, printing the error; returns 0 on success. */
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
+/* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
+int tb_cli_writable(const char *cmd, const char *opt, const char *path);
 /* A list of integers in [min, max], ascending and distinct: "2,4,8" or
  * FIRST:LAST:STEP (inclusive); at most cap values.  0, or -1 after one line. */
 int tb_cli_long_list(const char *cmd, const char *opt, const char *val, long min, long max,
@@ -56,6 +58,10 @@ int tb_cli_line_chart(const char *path, const char *title, const char *xlabel, c
 
 int tb_cmd_bnb(int argc, char **argv);
 int tb_cmd_emu(int argc, char **argv);
+int tb_cmd_emu_sweep(int argc, char **argv);
+/* libtenbin-emu.so: TENBIN_EMU_LIBRARY, else beside the executable, else in
+ * the library directory relative to it.  0, or -1 if not found. */
+int tb_cli_emu_library(char *out, size_t n);
 int tb_cmd_flow(int argc, char **argv);
 int tb_cmd_himeno(int argc, char **argv);
 int tb_cmd_info(int argc, char **argv);

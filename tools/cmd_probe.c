@@ -647,6 +647,8 @@ int tb_cmd_probe(int argc, char **argv)
         tb_cli_error(cmd, "--out FILE is required (the platform file to write)");
         return TB_EXIT_USAGE;
     }
+    if (tb_cli_writable(cmd, "--out", o.out))
+        return TB_EXIT_FAIL;
     if (o.ranks[0] != 2) { /* the pair's measurements are at P = 2 */
         if (o.nranks == MAX_LIST) {
             tb_cli_error(cmd, "--ranks: at most %d values with 2 added", MAX_LIST - 1);

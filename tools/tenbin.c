@@ -4,11 +4,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tenbin/core.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tenbin/config.h"
@@ -55,6 +57,24 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
     if (rc == TB_OK)
         return 0;
     tb_cli_error(cmd, "%s: expected an integer in %ld..%ld, got '%s'", opt, min, max, val);
+    return -1;
+}
+
+/* Whether a file can be written at path (its directory exists and takes
+ * new files), checked before hours of measuring rather than after. */
+int tb_cli_writable(const char *cmd, const char *opt, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (access(dir, W_OK | X_OK) == 0)
+        return 0;
+    tb_cli_error(cmd, "%s %s: cannot write: %s", opt, path, strerror(errno));
     return -1;
 }
 

@@ -164,6 +164,11 @@ int tb_probe_fit_loggps(const tb_probe_size *sz, size_t ns, int P0, const tb_pro
         e[i] = sz[ns - k + i].e_gap;
     }
     rc = fit(x, y, e, k, &lf);
+    /* A slope below zero by less than two of its standard errors is a G too
+     * small to see over these sizes (e.g. 1 and 2 bytes): zero.  Further
+     * below, the measurements contradict the model. */
+    if (rc == TB_OK && lf.slope < 0 && lf.slope + 2 * lf.se_slope >= 0)
+        lf.slope = 0;
     if (rc == TB_OK && !(lf.slope >= 0)) {
         tb__model_err(err, errlen, "probe: negative G (%g s per byte, fitted over sizes %.17g "
                       "to %.17g)", lf.slope, x[0], x[k - 1]);

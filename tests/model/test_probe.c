@@ -164,6 +164,15 @@ static void test_errors(void)
     for (int i = 0; i < NS; i++) /* gaps that shrink with size */
         bad[i].gap = 1e-3 / (i + 1);
     expect_err(bad, NS, 2, runs, NR, 0, "negative G");
+    /* Gaps that fall with size by less than their noise: G is zero. */
+    memcpy(bad, sz, sizeof bad);
+    for (int i = 0; i < NS; i++) {
+        bad[i].gap = 1e-6 - 1e-16 * bad[i].bytes;
+        bad[i].e_gap = 1e-7;
+    }
+    tb_probe_fit f;
+    TB_ASSERT_OK(tb_probe_fit_loggps(bad, NS, 2, runs, NR, 0, &f, NULL, 0));
+    TB_ASSERT(f.net.G == 0 && f.err.G > 0);
     tb_probe_run twice[2] = {runs[0], runs[0]};
     expect_err(sz, NS, 2, twice, 2, 0, "P = 2 measured twice");
     expect_err(sz, NS, 2, runs, NR, -1, "bad rendezvous threshold");
