@@ -41,6 +41,7 @@ static void emu_usage(FILE *out)
             "  --listen ADDR          address of this machine that the ranks report to\n"
             "                         (default 127.0.0.1; across nodes, one they all reach)\n"
             "  -h, --help             this text\n\n"
+            "       tenbin emu sweep ... (over a range of P and master counts: --help)\n\n"
             "Exit status: 0 predicted, 1 the program or the emulation failed, 2 bad usage.\n"
             "docs/emulator.md says what is modelled and how.\n",
             TENBIN_MPIEXEC);
@@ -48,7 +49,7 @@ static void emu_usage(FILE *out)
 
 /* libtenbin-emu.so: TENBIN_EMU_LIBRARY, else beside this executable (build
  * tree), else in the library directory relative to it (installed). */
-static int find_library(char *out, size_t n)
+int tb_cli_emu_library(char *out, size_t n)
 {
     const char *env = getenv("TENBIN_EMU_LIBRARY");
     if (env && *env) {
@@ -125,6 +126,8 @@ static int print_json(const tb_emu_result *r, const char *platform, int master)
 
 int tb_cmd_emu(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "sweep") == 0)
+        return tb_cmd_emu_sweep(argc - 1, argv + 1);
     static const struct option opts[] = {
         {"platform", required_argument, NULL, 'P'}, {"ranks", required_argument, NULL, 'n'},
         {"master", required_argument, NULL, 'm'},   {"seed", required_argument, NULL, 's'},
@@ -180,7 +183,7 @@ int tb_cmd_emu(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     char lib[PATH_MAX + 64];
-    if (find_library(lib, sizeof lib) != 0) {
+    if (tb_cli_emu_library(lib, sizeof lib) != 0) {
         tb_cli_error(cmd, "cannot find libtenbin-emu.so next to the tenbin executable (set "
                           "TENBIN_EMU_LIBRARY)");
         return TB_EXIT_FAIL;

@@ -1,0 +1,401 @@
+/*
+ * cmd_emu_sweep.c - `tenbin emu sweep`: emulate one program over a range of
+ * rank counts (and of master counts, for programs that take one), print the
+ * table, plot it, and name the saturation point and the best master count.
+ *
+ * Saturation point (per variant): the smallest P whose predicted makespan
+ * is within --tolerance (default 2 %) of the least makespan of the sweep:
+ * adding ranks beyond it gains at most that much.  The best master count:
+ * the variant with the least makespan (fewer masters on a tie).
+ */
+#define _GNU_SOURCE
+#include "tenbin/core.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tenbin/config.h"
+#include "tenbin/emu.h"
+#include "tenbin/model.h"
+
+static const char *const cmd = "emu sweep";
+
+enum { MAX_P = 256, MAX_M = 16 };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tenbin emu sweep --platform SPEC|FILE --ranks LIST [--masters LIST]\n"
+            "                        [options] -- PROGRAM [ARGS...]\n\n"
+            "Emulate the program at every P of LIST (2,4,8 or FIRST:LAST:STEP) and, with\n"
+            "--masters, for every master count M, replacing {m} in its arguments by M\n"
+            "(e.g. -- msmandel --variant ml:{m}).  Prints the predicted makespans and the\n"
+            "master's send / receive / compute shares, names each variant's saturation\n"
+            "point (the smallest P within --tolerance of its least makespan) and the best\n"
+            "master count.  The program's own output is discarded (tenbin emu shows it).\n\n"
+            "  --platform SPEC|FILE   the target cluster (docs/platform.md)\n"
+            "  --ranks LIST           rank counts P (at most %d values)\n"
+            "  --masters LIST         master counts M (at most %d values; needs {m})\n"
+            "  --tolerance T          saturation: within T of the least makespan (default 0.02)\n"
+            "  --svg FILE             plot: makespan against P, a line per master count\n"
+            "  --master R             the rank whose breakdown is the master's (default 0)\n"
+            "  --json                 the table as one JSON object on the last line\n"
+            "  --seed S, --timeout SECONDS, --mpiexec PATH, --listen ADDR   as tenbin emu\n\n"
+            "Exit status: 0 every run predicted, 1 a run failed (the rest still run),\n"
+            "2 bad usage.\n",
+            MAX_P, MAX_M);
+}
+
+typedef struct cell {
+    int ok;
+    double makespan, compute, send, recv, idle; /* the master's, seconds */
+} cell;
+
+/* argv with {m} replaced by m (NULL-terminated; free with free_args). */
+static char **with_masters(char **argv, int argc, long m)
+{
+    char **out = calloc((size_t)argc + 1, sizeof *out);
+    char num[32];
+    snprintf(num, sizeof num, "%ld", m);
+    for (int i = 0; out && i < argc; i++) {
+        const char *a = argv[i];
+        size_t n = 0;
+        for (const char *p = strstr(a, "{m}"); p; p = strstr(p + 3, "{m}"))
+            n++;
+        out[i] = malloc(strlen(a) + n * strlen(num) + 1);
+        if (!out[i])
+            break;
+        char *w = out[i];
+        for (const char *p = a; *p;) {
+            if (!strncmp(p, "{m}", 3)) {
+                w = stpcpy(w, num);
+                p += 3;
+            } else {
+                *w++ = *p++;
+            }
+        }
+        *w = 0;
+    }
+    return out;
+}
+
+static void free_args(char **a, int argc)
+{
+    for (int i = 0; a && i < argc; i++)
+        free(a[i]);
+    free(a);
+}
+
+/* One emulation with the program's stdout sent to /dev/null. */
+static int run_one(tb_emu_opts *o, char **args, int master, cell *c, char *err, size_t errlen)
+{
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved >= 0 && null >= 0)
+        dup2(null, STDOUT_FILENO);
+    tb_emu_result *r = NULL;
+    int rc = tb_emu_run(o, args, &r, err, errlen);
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    if (null >= 0)
+        close(null);
+    if (rc != TB_OK)
+        return rc;
+    const tb_emu_rank *k = &r->rank[master < r->ranks ? master : 0];
+    *c = (cell){1, r->makespan_s, k->compute_s, k->send_s, k->recv_s, k->idle_s};
+    tb_emu_result_free(&r);
+    return TB_OK;
+}
+
+static double pct(double x, double t)
+{
+    return t > 0 ? 100 * x / t : 0;
+}
+
+int tb_cmd_emu_sweep(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"platform", required_argument, NULL, 'P'},
+        {"ranks", required_argument, NULL, 'n'},
+        {"masters", required_argument, NULL, 'M'},
+        {"tolerance", required_argument, NULL, 'o'},
+        {"svg", required_argument, NULL, 'g'},
+        {"master", required_argument, NULL, 'm'},
+        {"json", no_argument, NULL, 'j'},
+        {"seed", required_argument, NULL, 's'},
+        {"timeout", required_argument, NULL, 'T'},
+        {"mpiexec", required_argument, NULL, 'x'},
+        {"listen", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *platform = NULL, *svg = NULL, *mpiexec = NULL, *listen = NULL;
+    long P[MAX_P], M[MAX_M], master = 0, seed = 1;
+    size_t nP = 0, nM = 0;
+    double tol = 0.02, timeout = 0;
+    int json = 0, c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'P':
+            platform = optarg;
+            break;
+        case 'n':
+            bad = tb_cli_long_list(cmd, "--ranks", optarg, 1, 1 << 20, P, MAX_P, &nP);
+            break;
+        case 'M':
+            bad = tb_cli_long_list(cmd, "--masters", optarg, 1, 1 << 20, M, MAX_M, &nM);
+            break;
+        case 'g':
+            svg = optarg;
+            break;
+        case 'm':
+            bad = tb_cli_long(cmd, "--master", optarg, 0, 1 << 20, &master);
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 's':
+            bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &seed);
+            break;
+        case 'x':
+            mpiexec = optarg;
+            break;
+        case 'L':
+            listen = optarg;
+            break;
+        case 'o':
+            if (tb_parse_double(optarg, &tol) != TB_OK || !(tol >= 0 && tol < 1)) {
+                tb_cli_error(cmd, "--tolerance: expected a fraction in [0, 1), got '%s'", optarg);
+                bad = 1;
+            }
+            break;
+        case 'T':
+            if (tb_parse_double(optarg, &timeout) != TB_OK || !(timeout > 0)) {
+                tb_cli_error(cmd, "--timeout: expected seconds > 0, got '%s'", optarg);
+                bad = 1;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return TB_EXIT_OK;
+        default:
+            return tb_cli_bad_option(cmd, "tenbin emu sweep --help", c, argv);
+        }
+        if (bad)
+            return TB_EXIT_USAGE;
+    }
+    if (!platform || nP == 0) {
+        tb_cli_error(cmd, "--platform and --ranks are required (tenbin emu sweep --help)");
+        return TB_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        tb_cli_error(cmd, "no program given (tenbin emu sweep ... -- PROGRAM ARGS)");
+        return TB_EXIT_USAGE;
+    }
+    int nargs = argc - optind, has_m = 0;
+    for (int i = optind; i < argc; i++)
+        has_m |= strstr(argv[i], "{m}") != NULL;
+    if (nM > 0 && !has_m) {
+        tb_cli_error(cmd, "--masters: no {m} in the program's arguments to put the count in");
+        return TB_EXIT_USAGE;
+    }
+    if (nM == 0 && has_m) {
+        tb_cli_error(cmd, "the program's arguments have {m} but no --masters LIST was given");
+        return TB_EXIT_USAGE;
+    }
+    if (master >= P[0]) {
+        tb_cli_error(cmd, "--master %ld: the smallest P has only %ld ranks", master, P[0]);
+        return TB_EXIT_USAGE;
+    }
+    if (svg && tb_cli_writable(cmd, "--svg", svg))
+        return TB_EXIT_FAIL;
+    char lib[PATH_MAX + 64];
+    if (tb_cli_emu_library(lib, sizeof lib) != 0) {
+        tb_cli_error(cmd, "cannot find libtenbin-emu.so next to the tenbin executable (set "
+                          "TENBIN_EMU_LIBRARY)");
+        return TB_EXIT_FAIL;
+    }
+    /* The platform must hold the largest P: refuse now, not after the sweep. */
+    tb_platform *plat = NULL;
+    if (tb_cli_platform(cmd, platform, (uint64_t)seed, &plat) != 0)
+        return TB_EXIT_USAGE;
+    size_t cores = tb_platform_cores(plat);
+    tb_platform_destroy(&plat);
+    if ((size_t)P[nP - 1] > cores) {
+        tb_cli_error(cmd, "--ranks: P = %ld does not fit the platform's %zu cores", P[nP - 1],
+                     cores);
+        return TB_EXIT_USAGE;
+    }
+    size_t nv = nM ? nM : 1;
+    cell *cells = calloc(nv * nP, sizeof *cells);
+    double *xs = calloc(nP, sizeof *xs), *ys = calloc(nv * nP, sizeof *ys);
+    if (!cells || !xs || !ys) {
+        free(cells), free(xs), free(ys);
+        return TB_EXIT_FAIL;
+    }
+    tb_emu_opts o = {0};
+    o.size = sizeof o;
+    o.platform = platform;
+    o.seed = (uint64_t)seed;
+    o.library = lib;
+    o.mpiexec = mpiexec;
+    o.openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
+    o.timeout = timeout;
+    o.listen = listen;
+    int failed = 0;
+    for (size_t v = 0; v < nv; v++) {
+        char **args = with_masters(argv + optind, nargs, nM ? M[v] : 0);
+        for (size_t i = 0; args && i < nP; i++) {
+            o.ranks = (int)P[i];
+            char err[1024] = "";
+            if (nM)
+                fprintf(stderr, "tenbin emu sweep: P = %ld, %ld master(s)\n", P[i], M[v]);
+            else
+                fprintf(stderr, "tenbin emu sweep: P = %ld\n", P[i]);
+            int rc = run_one(&o, args, (int)master, &cells[v * nP + i], err, sizeof err);
+            if (rc != TB_OK) {
+                failed++;
+                tb_cli_error(cmd, "P = %ld: %s", P[i], err);
+            }
+        }
+        if (!args)
+            failed++;
+        free_args(args, nargs);
+    }
+    /* saturation and the best variant */
+    size_t best_v = 0;
+    double best = INFINITY;
+    long sat[MAX_M], bestP[MAX_M];
+    double least[MAX_M];
+    for (size_t v = 0; v < nv; v++) {
+        least[v] = INFINITY;
+        bestP[v] = sat[v] = 0;
+        for (size_t i = 0; i < nP; i++)
+            if (cells[v * nP + i].ok && cells[v * nP + i].makespan < least[v]) {
+                least[v] = cells[v * nP + i].makespan;
+                bestP[v] = P[i];
+            }
+        for (size_t i = 0; i < nP && isfinite(least[v]); i++)
+            if (cells[v * nP + i].ok && cells[v * nP + i].makespan <= (1 + tol) * least[v]) {
+                sat[v] = P[i];
+                break;
+            }
+        if (least[v] < best) {
+            best = least[v];
+            best_v = v;
+        }
+    }
+    /* the table */
+    tb_buf b = TB_BUF_INIT;
+    if (!json) {
+        tb_buf_printf(&b, "predicted makespan (s) on %s\n%6s", platform, "P");
+        for (size_t v = 0; v < nv; v++) {
+            char label[48] = "makespan";
+            if (nM)
+                snprintf(label, sizeof label, "%ld master%s", M[v], M[v] == 1 ? "" : "s");
+            tb_buf_printf(&b, " %14s", label);
+        }
+        tb_buf_printf(&b, "   master (rank %ld) of %s: compute / send / receive / idle %%\n",
+                      master, nM ? "the best master count" : "the run");
+        for (size_t i = 0; i < nP; i++) {
+            tb_buf_printf(&b, "%6ld", P[i]);
+            for (size_t v = 0; v < nv; v++) {
+                const cell *k = &cells[v * nP + i];
+                k->ok ? tb_buf_printf(&b, " %14.6f", k->makespan)
+                      : tb_buf_printf(&b, " %14s", "failed");
+            }
+            const cell *k = &cells[best_v * nP + i];
+            if (k->ok)
+                tb_buf_printf(&b, "   %5.1f / %5.1f / %5.1f / %5.1f", pct(k->compute, k->makespan),
+                              pct(k->send, k->makespan), pct(k->recv, k->makespan),
+                              pct(k->idle, k->makespan));
+            tb_buf_printf(&b, "\n");
+        }
+        for (size_t v = 0; v < nv; v++) {
+            if (!isfinite(least[v]))
+                continue;
+            if (nM)
+                tb_buf_printf(&b, "%ld master(s): ", M[v]);
+            tb_buf_printf(&b,
+                          "saturation point P = %ld (within %.3g %% of the least makespan, "
+                          "%.6f s at P = %ld)\n",
+                          sat[v], 100 * tol, least[v], bestP[v]);
+        }
+        if (nM && isfinite(best))
+            tb_buf_printf(&b, "best master count: %ld (%.6f s at P = %ld)\n", M[best_v], best,
+                          bestP[best_v]);
+    } else {
+        tb_buf_printf(&b, "{\"command\": \"emu sweep\", \"platform\": ");
+        tb_buf_json_string(&b, platform);
+        tb_buf_printf(&b, ", \"tolerance\": %.17g, \"ranks\": [", tol);
+        for (size_t i = 0; i < nP; i++)
+            tb_buf_printf(&b, "%s%ld", i ? ", " : "", P[i]);
+        tb_buf_printf(&b, "], \"variants\": [");
+        for (size_t v = 0; v < nv; v++) {
+            tb_buf_printf(&b, "%s{\"masters\": ", v ? ", " : "");
+            nM ? tb_buf_printf(&b, "%ld", M[v]) : tb_buf_printf(&b, "null");
+            const char *key[] = {"makespan_s", "master_compute_s", "master_send_s", "master_recv_s",
+                                 "master_idle_s"};
+            for (int q = 0; q < 5; q++) {
+                tb_buf_printf(&b, ", \"%s\": [", key[q]);
+                for (size_t i = 0; i < nP; i++) {
+                    const cell *k = &cells[v * nP + i];
+                    double val[] = {k->makespan, k->compute, k->send, k->recv, k->idle};
+                    k->ok ? tb_buf_printf(&b, "%s%.17g", i ? ", " : "", val[q])
+                          : tb_buf_printf(&b, "%snull", i ? ", " : "");
+                }
+                tb_buf_printf(&b, "]");
+            }
+            if (isfinite(least[v]))
+                tb_buf_printf(&b,
+                              ", \"saturation_P\": %ld, \"best_P\": %ld, \"best_makespan_s\": "
+                              "%.17g}",
+                              sat[v], bestP[v], least[v]);
+            else
+                tb_buf_printf(&b, ", \"saturation_P\": null, \"best_P\": null, "
+                                  "\"best_makespan_s\": null}");
+        }
+        tb_buf_printf(&b, "], \"best_masters\": ");
+        nM &&isfinite(best) ? tb_buf_printf(&b, "%ld", M[best_v]) : tb_buf_printf(&b, "null");
+        tb_buf_printf(&b, ", \"failed_runs\": %d}\n", failed);
+    }
+    fwrite(b.data, 1, b.len, stdout);
+    fflush(stdout);
+    tb_buf_free(&b);
+    int rc = failed ? TB_EXIT_FAIL : TB_EXIT_OK;
+    if (svg) {
+        tb_cli_series s[MAX_M];
+        char names[MAX_M][48];
+        for (size_t i = 0; i < nP; i++)
+            xs[i] = (double)P[i];
+        for (size_t v = 0; v < nv; v++) {
+            for (size_t i = 0; i < nP; i++)
+                ys[v * nP + i] = cells[v * nP + i].ok ? cells[v * nP + i].makespan : NAN;
+            if (nM)
+                snprintf(names[v], sizeof names[v], "%ld master%s", M[v], M[v] == 1 ? "" : "s");
+            else
+                snprintf(names[v], sizeof names[v], "predicted");
+            s[v] = (tb_cli_series){names[v], ys + v * nP};
+        }
+        if (tb_cli_line_chart(svg, "tenbin emu sweep: predicted makespan", "ranks P",
+                              "makespan (s)", xs, nP, s, nv, 0, 0) != TB_OK) {
+            tb_cli_error(cmd, "--svg %s: cannot write it", svg);
+            rc = TB_EXIT_FAIL;
+        }
+    }
+    free(cells), free(xs), free(ys);
+    return rc;
+}
