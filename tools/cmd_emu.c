@@ -224,9 +224,9 @@ int tb_cmd_emu(int argc, char **argv)
     /* Not silent: a prediction some choices of which could not be checked. */
     if (r->unchecked > 0)
         fprintf(stderr,
-                "tenbin emu: warning: %" PRIu64 " wildcard receive(s) were decided while the sender "
-                "was held in a real send to the receiver, so a message it would have relayed "
-                "through a third rank could not be ruled out (docs/emulator.md, Limits)\n",
+                "tenbin emu: warning: %" PRIu64 " wildcard receive(s) were decided while a rank "
+                "was held in a real send to the receiver, so a message it would have sent, or "
+                "relayed through a third rank, could not be ruled out (docs/emulator.md, Limits)\n",
                 r->unchecked);
     tb_emu_result_free(&r);
     return rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;

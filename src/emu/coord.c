@@ -321,17 +321,46 @@ static int any_source(const crank *r)
     return 0;
 }
 
+/* Is rank k held in the real MPI by a message to j that j has not taken? */
+static int held_for(const coord *c, int k, int j)
+{
+    const crank *o = &c->r[k];
+    return o->state == TB_EMU_SENDING && o->deadline == (double)j;
+}
+
+/* ... by a message the model sends by rendezvous (it said so with the
+ * acknowledgement it waits for)?  Then it cannot act before j takes it, in
+ * the model as in the real MPI (docs/emulator.md, "Senders the real MPI
+ * holds"): a decision of j that only k holds back is made without k, and
+ * counted as unchecked; waiting would wait for ever.  (A send held only by
+ * the real MPI may be let go without j: it counts.) */
+static int held_rdv(const coord *c, int k, int j)
+{
+    const crank *o = &c->r[k];
+    return held_for(c, k, j) && o->npat == 1 && o->pat[0].ctx == TB_EMU_ACK_CTX &&
+           o->pat[0].src == j;
+}
+
 /* Least such bound over the ranks that could send j a message its patterns
- * match, but j and s (s = -1: none); *who gets the rank that has it. */
-static double bound_to(const coord *c, int j, int s, int *who)
+ * match, but j and s (s = -1: none); *who gets the rank that has it.  With
+ * held, ranks held for j are left out and *held gets the least of their
+ * bounds (INFINITY: none). */
+static double bound_to(const coord *c, int j, int s, int *who, double *held)
 {
     const crank *r = &c->r[j];
     double h = INFINITY;
     *who = -1;
+    if (held)
+        *held = INFINITY;
     for (int k = 0; k < c->P; k++) {
         if (k == j || k == s || !may_send(r, k))
             continue;
         double b = bound_from(c, j, k);
+        if (held && held_rdv(c, k, j)) {
+            if (b < *held)
+                *held = b;
+            continue;
+        }
         if (b < h) {
             h = b;
             *who = k;
@@ -362,7 +391,7 @@ static void tree_set(coord *c, int k, double v)
  * >= ev[k] + lookahead, so only the ranks whose ev[k] + lookahead is not
  * after x can say no: the tree finds them without looking at the others,
  * and the first that says no ends the search. */
-static int safe_before(const coord *c, int j, int s, double x)
+static int safe_before(const coord *c, int j, int s, double x, int *held)
 {
     const crank *r = &c->r[j];
     double la = c->lookahead;
@@ -378,8 +407,13 @@ static int safe_before(const coord *c, int j, int s, double x)
             continue;
         }
         int k = (int)(i - c->tsize);
-        if (k != j && k != s && may_send(r, k) && !before(x, bound_from(c, j, k), la))
+        if (k != j && k != s && may_send(r, k) && !before(x, bound_from(c, j, k), la)) {
+            if (held && held_rdv(c, k, j)) {
+                *held = 1; /* it cannot act before j: without it, unchecked */
+                continue;
+            }
             return 0;
+        }
     }
     return 1;
 }
@@ -437,7 +471,7 @@ static int decide_ahead(coord *c, int j, const cmsg *cand, size_t *n)
         cmsg *m = c->scratch[i];
         double x = m->arrival;
         if ((c->P > 2 && !before(x, c->ev[m->src] + 2 * la, la)) ||
-            !safe_before(c, j, (int)m->src, x))
+            !safe_before(c, j, (int)m->src, x, NULL))
             break;
         m->ahead = 1;
     }
@@ -494,15 +528,15 @@ static int decide_pass(coord *c, int *progress)
             /* s held in the real MPI by a message its receiver has not
              * taken cannot act until someone decides without knowing
              * what it does next: decide, and say so in the result. */
-            const crank *o = &c->r[cand->src];
-            if (o->state == TB_EMU_SENDING && o->deadline == (double)j && !before(x, via_s, la) &&
-                x <= r->deadline) {
+            if (held_for(c, (int)cand->src, j) && !before(x, via_s, la) && x <= r->deadline) {
                 via_s = INFINITY;
                 unchecked = 1; /* counted if the decision is made */
             }
         }
+        int held = 0;
         if (cand && x <= r->deadline && before(x, via_s, la) &&
-            safe_before(c, j, (int)cand->src, x)) {
+            safe_before(c, j, (int)cand->src, x, &held)) {
+            unchecked |= held;
             cmsg copy = *cand;
             size_t nahead = 0;
             if (r->take && r->npat == 1 && r->pat[0].src < 0 && r->deadline == INFINITY &&
@@ -520,9 +554,12 @@ static int decide_pass(coord *c, int *progress)
             *progress = 1;
             continue;
         }
-        double h;
+        double h, hheld;
         if (r->deadline < INFINITY && x > r->deadline &&
-            before(r->deadline, h = bound_to(c, j, -1, &who), la)) {
+            before(r->deadline, h = bound_to(c, j, -1, &who, &hheld), la)) {
+            c->unchecked += !before(r->deadline, hheld, la);
+            if (hheld < h)
+                h = hheld; /* the horizon: what is known */
             r->pending = 0;
             r->asked = 0;
             r->state = TB_EMU_RUNNING;

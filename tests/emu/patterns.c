@@ -37,6 +37,12 @@
  *                                  large BYTES the relayed byte arrives first;
  *                                  HOW: isend (MPI_Isend + MPI_Wait) or rsend
  *                                  (MPI_Rsend) for the large one, else MPI_Send)
+ *   patterns held BYTES            3 ranks: 1 sends BYTES to 0 (tag 5) at once; 2
+ *                                  computes 20 ms of CPU time, then sends 0 an int
+ *                                  (tag 1); 0 takes tag 1 from MPI_ANY_SOURCE, then
+ *                                  rank 1's message, and prints "held: 2 then 1"
+ *                                  (with BYTES above the real MPI's eager limit
+ *                                  rank 1 is held in its send until 0 posts it)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
@@ -489,6 +495,29 @@ static int ahead(int bytes)
     return 0;
 }
 
+static int held(int bytes)
+{
+    char *buf = calloc((size_t)bytes + 1, 1);
+    int v = 7;
+    if (rank == 1) {
+        MPI_Send(buf, bytes, MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        clock_t c0 = clock();
+        volatile double x = 0;
+        while ((double)(clock() - c0) / CLOCKS_PER_SEC < 0.02)
+            x += 1;
+        MPI_Send(&v, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Status st;
+        MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &st);
+        int first = st.MPI_SOURCE;
+        MPI_Recv(buf, bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &st);
+        printf("held: %d then %d\n", first, st.MPI_SOURCE);
+    }
+    free(buf);
+    return 0;
+}
+
 static int wtime(void)
 {
     double t0 = MPI_Wtime();
@@ -531,6 +560,8 @@ int main(int argc, char **argv)
         rc = waitany(atoi(argv[2]));
     else if (!strcmp(mode, "chain") && (argc == 3 || argc == 4) && size == 3)
         rc = chain(atoi(argv[2]), argc == 4 ? argv[3] : "send");
+    else if (!strcmp(mode, "held") && argc == 3 && size == 3)
+        rc = held(atoi(argv[2]));
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
     else if (!strcmp(mode, "ahead") && argc == 3)

@@ -117,6 +117,8 @@ static struct emu {
     long sleep_max_ns;  /* longest sleep of a real wait */
     long sleep_long_ns; /* a wait the coordinator ends (it wakes us) */
     int sending_to;     /* world rank a real send holds us for, or -1 */
+    int sending_rdv;    /* ... and the model waits for its receiver too */
+    pattern sending_ack; /* then: the acknowledgement it waits for */
     size_t copy_min;    /* eager sends above this go from a copy */
     int said_sending;   /* the last report said so */
     double clock, cpu_exit, last_start;
@@ -355,7 +357,9 @@ static void report(int state, const pattern *pat, int npat)
     /* Running, but held in a real send: the coordinator must know (its
      * destination travels as the deadline). */
     E.said_sending = state == TB_EMU_RUNNING && E.sending_to >= 0;
-    if (E.said_sending)
+    if (E.said_sending && E.sending_rdv) /* it acts only after its receiver took it */
+        pack_report(TB_EMU_REPORT, TB_EMU_SENDING, TB_EMU_PEEK, E.sending_to, &E.sending_ack, 1);
+    else if (E.said_sending)
         pack_report(TB_EMU_REPORT, TB_EMU_SENDING, TB_EMU_PEEK, E.sending_to, pat, npat);
     else
         pack_report(TB_EMU_REPORT, state, TB_EMU_PEEK, INFINITY, pat, npat);
@@ -972,9 +976,12 @@ static double wait_ack(int dst_world, const ecomm *c, uint64_t seq, double arriv
 static void send_finish(ereq *q)
 {
     E.sending_to = q->dst_world;
+    E.sending_rdv = q->need_ack && !q->acked;
+    E.sending_ack = (pattern){TB_EMU_ACK_CTX, q->dst_world, (int32_t)(q->h.seq & 0x7fffffff)};
     real_wait(&q->hreal, MPI_STATUS_IGNORE);
     real_wait(&q->real, MPI_STATUS_IGNORE);
     E.sending_to = -1;
+    E.sending_rdv = 0;
     if (E.said_sending)
         report(TB_EMU_RUNNING, NULL, 0); /* not held any more */
     if (q->need_ack && !q->acked) {
