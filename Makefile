@@ -67,6 +67,8 @@ bench: build
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
 	bench/s3-emu $(BUILD)
 	bench/s3-probe $(BUILD)
+	bench/s3-real $(BUILD)
+	bench/s3-seed $(BUILD)
 	bench/s5-bnb $(BUILD)
 	bench/s5-grid $(BUILD)
 

@@ -34,7 +34,8 @@ int tb_cli_line_chart(const char *path, const char *title, const char *xlabel,
         y1 = ceil(y1);
     } else {
         double pad = (y1 - y0) * 0.1;
-        y0 -= pad;
+        /* non-negative data (times, counts) keeps its axis at or above 0 */
+        y0 = y0 >= 0 && y0 - pad < 0 ? 0 : y0 - pad;
         y1 += pad;
     }
     if (!(x1 > x0))

@@ -1,9 +1,13 @@
 /*
  * mw.c - a plain MPI master-worker bag of N zero-work tasks, shaped like
  * Tenbin's `single` policy with chunk 1, for comparing `tenbin sim mw` with
- * SimGrid SMPI (bench/simgrid/run).
+ * SimGrid SMPI (bench/simgrid/run) and tenbin emu with real runs (bench/s3-*).
  *
- *   mpirun -n P mw N          (or smpirun ... mw N)
+ *   mpirun -n P mw N [W]      (or smpirun ... mw N)
+ *
+ * W (default 0): work per task, W steps of a dependent floating-point chain
+ * on the worker (about 1.3 ns each on a 2020s x86 core), so that a task has a
+ * CPU cost the emulator measures; 0 is the zero-work bag.
  *
  * Rank 0 is the master, ranks 1..P-1 the workers.  The master sends one task
  * to each worker, then loops: MPI_Recv(MPI_ANY_SOURCE) a result and, while
@@ -79,9 +83,16 @@ int main(int argc, char **argv)
 
     char *end = NULL;
     long long n = argc > 1 ? strtoll(argv[1], &end, 10) : -1;
-    if (argc != 2 || *end != '\0' || n < 0 || size < 2) {
+    int bad = argc < 2 || argc > 3 || *end != '\0' || n < 0 || size < 2;
+    long long work = 0;
+    if (!bad && argc == 3) {
+        work = strtoll(argv[2], &end, 10);
+        bad = *end != '\0' || work < 0;
+    }
+    if (bad) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -n P mw N   (P >= 2 ranks, N >= 0 tasks)\n");
+            fprintf(stderr, "usage: mpirun -n P mw N [W]   (P >= 2 ranks, N >= 0 tasks, "
+                            "W >= 0 work steps per task)\n");
         MPI_Finalize();
         return 2;
     }
@@ -129,10 +140,14 @@ int main(int argc, char **argv)
                 break;
             }
             memcpy(msg, stop, TASK_BYTES);
-            /* zero work: the result carries the task's id back */
+            /* the work, then the result carries the task's id back */
             uint64_t id = get_id(msg);
+            double x = (double)id;
+            for (long long i = 0; i < work; i++)
+                x = x * 0.999999 + 1.0;
             memset(msg, 0, sizeof msg);
             put_id(msg, id);
+            memcpy(msg + 20, &x, sizeof x); /* the payload: keeps the loop */
             MPI_Send(msg, RESULT_BYTES, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
         }
     }

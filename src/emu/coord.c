@@ -1506,8 +1506,14 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             break;
         }
         if (o->timeout > 0 && now_s() - t0 > o->timeout) {
-            snprintf(why, sizeof why, "no end after %g s of real time (stopped; see --timeout)",
-                     o->timeout);
+            if (nhello < c.P) /* still starting: say how far it got */
+                snprintf(why, sizeof why,
+                         "no end after %g s of real time (stopped; see --timeout): %d of %d "
+                         "ranks were out of MPI_Init",
+                         o->timeout, nhello, c.P);
+            else
+                snprintf(why, sizeof why,
+                         "no end after %g s of real time (stopped; see --timeout)", o->timeout);
             failed = 2;
             dump_state(&c, "stopped by the timeout");
             kill_all(&c, child, SIGTERM);

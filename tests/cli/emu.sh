@@ -294,6 +294,19 @@ SH
 chmod +x nopreload.sh
 expect_fail 1 "^tenbin emu: .*only 1 of 2 ranks started under the emulator" \
     emu --platform hosts=2 -n 2 -- ./nopreload.sh "$PAT" pingpong 10 10
+# --timeout while a rank is still starting (MPI_Init waits for every rank):
+# says how far the start got, and
+# leaves no process behind.
+cat > slowstart.sh <<'SH'
+#!/bin/sh
+if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 1 ]; then sleep 30; fi
+exec "$@"
+SH
+chmod +x slowstart.sh
+expect_fail 1 "^tenbin emu: no end after 5 s of real time (stopped; see --timeout): 0 of 2 ranks were out of MPI_Init" \
+    emu --timeout 5 --platform hosts=2 -n 2 -- ./slowstart.sh "$PAT" pingpong 10 10
+sleep 1
+! pgrep -f "slowstart.sh $PAT" > /dev/null || fail "--timeout left processes: $(pgrep -af slowstart)"
 # The coordinator killed outright (no chance to stop anyone): the ranks see
 # it gone (on their ring, at their next look at the connection) and end, and
 # the launcher with them.
