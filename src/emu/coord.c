@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "tenbin/emu.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1137,9 +1138,83 @@ static pid_t launch(const tb_emu_opts *o, char *const argv[], const char *coord_
     return pid;
 }
 
+/* Signal every descendant of root and its process group (a launcher puts
+ * each rank in a group of its own; a rank that has not said hello, e.g.
+ * one still in a wrapper script, is known only as a descendant).  Linux's
+ * /proc; without it, nothing. */
+static void kill_descendants(pid_t root, int sig)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    size_t n = 0, cap = 0;
+    pid_t(*pp)[3] = NULL; /* pid, parent, group */
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[len] = 0;
+        const char *rp = strrchr(line, ')'); /* the name may hold spaces */
+        int ppid, pgid;
+        char st;
+        if (!rp || sscanf(rp + 1, " %c %d %d", &st, &ppid, &pgid) != 3)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 256;
+            void *g = realloc(pp, nc * sizeof *pp);
+            if (!g)
+                break;
+            pp = g;
+            cap = nc;
+        }
+        pp[n][0] = (pid_t)pid;
+        pp[n][1] = (pid_t)ppid;
+        pp[n][2] = (pid_t)pgid;
+        n++;
+    }
+    closedir(d);
+    /* Breadth first from root: mark, then signal (children before their
+     * parent could reap them and their pids be reused is not a concern
+     * here: a parent that reaps is not stopped yet). */
+    unsigned char *in = calloc(n ? n : 1, 1);
+    int grew = 1;
+    while (in && grew) {
+        grew = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (in[i])
+                continue;
+            int parent_in = pp[i][1] == root;
+            for (size_t k = 0; !parent_in && k < n; k++)
+                parent_in = in[k] && pp[k][0] == pp[i][1];
+            if (parent_in) {
+                in[i] = 1;
+                grew = 1;
+            }
+        }
+    }
+    for (size_t i = 0; in && i < n; i++)
+        if (in[i]) {
+            if (pp[i][2] > 1 && pp[i][2] != getpgrp())
+                kill(-pp[i][2], sig);
+            kill(pp[i][0], sig);
+        }
+    free(in);
+    free(pp);
+}
+
 static void kill_all(coord *c, pid_t child, int sig)
 {
     if (child > 0) {
+        kill_descendants(child, sig);
         kill(-child, sig);
         kill(child, sig);
     }
@@ -1152,7 +1227,9 @@ static void kill_all(coord *c, pid_t child, int sig)
 static int reap(coord *c, pid_t child)
 {
     int status = 0;
-    for (int i = 0; i < 50; i++) {
+    /* 5 s: a launcher stopping hundreds of ranks on a loaded machine is
+     * slow, and SIGKILL would leave it no chance to stop them itself. */
+    for (int i = 0; i < 250; i++) {
         pid_t w = waitpid(child, &status, WNOHANG);
         if (w == child)
             return status;
