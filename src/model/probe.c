@@ -171,7 +171,7 @@ int tb_probe_fit_loggps(const tb_probe_size *sz, size_t ns, int P0, const tb_pro
         lf.slope = 0;
     if (rc == TB_OK && !(lf.slope >= 0)) {
         tb__model_err(err, errlen, "probe: negative G (%g s per byte, fitted over sizes %.17g "
-                      "to %.17g)", lf.slope, x[0], x[k - 1]);
+                      "to %.17g; sizes further apart measure it)", lf.slope, x[0], x[k - 1]);
         rc = TB_ERR_RANGE;
     }
     free(x);

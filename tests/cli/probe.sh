@@ -28,7 +28,7 @@ grep -q '"optimum": 9147,' out.txt || fail "simulated on the probed platform: $(
 
 # Under an explicit mpiexec: the table, and the file.
 rm -f plat.json
-"$MPIEXEC" $NP 2 "$TENBIN" probe --out plat.json --ranks 2 --sizes 1,2 --reps 10 > out.txt 2> err.txt ||
+"$MPIEXEC" $NP 2 "$TENBIN" probe --out plat.json --ranks 2 --sizes 1,65536 --reps 10 > out.txt 2> err.txt ||
     fail "mpiexec probe: $(cat err.txt)"
 grep -q "^  G .* ns per byte" out.txt || fail "probe: no G line: $(cat out.txt)"
 grep -q "^wrote plat.json" out.txt || fail "probe: no 'wrote': $(cat out.txt)"
