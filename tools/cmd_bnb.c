@@ -13,6 +13,7 @@
 
 #include "../apps/bnb/problems.h"
 #include "cli.h"
+#include "web.h"
 
 static const char *const cmd = "bnb";
 
@@ -27,6 +28,8 @@ typedef struct bnb_opts {
     const char *sim;
     const char *trace;
     long sim_ranks;
+    const char *web;  /* --web [HOST:]PORT, or NULL */
+    int web_public;
 } bnb_opts;
 
 static void bnb_usage(FILE *out)
@@ -68,6 +71,11 @@ static void bnb_usage(FILE *out)
             "                         instead of the groups (a flat group across sites)\n"
             "  --json                 the result as one JSON object on the last line of stdout\n"
             "  --trace FILE.json      a Chrome trace of the run (tasks, start-up, bounds, queues)\n"
+            "  --web [HOST:]PORT      serve a live view of the run (bounds, pending work, groups,\n"
+            "                         the incumbent, a stop button) on HOST (default 127.0.0.1;\n"
+            "                         port 0: any free one); the URL and the stop token go to\n"
+            "                         stderr\n"
+            "  --web-public           allow --web on an address that is not loopback\n"
             "  -q, --quiet            no progress lines on stderr\n"
             "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
             "  --ranks P              simulated ranks (default: the platform's cores)\n"
@@ -97,6 +105,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"force-moves", no_argument, NULL, 'F'},     {"wan-delay", required_argument, NULL, 'w'},
         {"task-pad", required_argument, NULL, 'P'},  {"sub-pad", required_argument, NULL, 'B'},
         {"trace", required_argument, NULL, 't'},     {"sites", required_argument, NULL, 's'},
+        {"web", required_argument, NULL, 'W'},       {"web-public", no_argument, NULL, 'U'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -163,6 +172,12 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         case 't':
             o->trace = optarg;
             break;
+        case 'W':
+            o->web = optarg;
+            break;
+        case 'U':
+            o->web_public = 1;
+            break;
         case 's':
             if (tb_cli_long(cmd, "--sites", optarg, 1, 1 << 24, &o->sites))
                 return TB_EXIT_USAGE;
@@ -221,11 +236,146 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
                           "delay between clusters");
         return TB_EXIT_USAGE;
     }
+    if (o->web_public && !o->web) {
+        tb_cli_error(cmd, "--web-public goes with --web");
+        return TB_EXIT_USAGE;
+    }
     if (!o->sim && (o->sim_ranks || o->node_cost >= 0)) {
         tb_cli_error(cmd, "--ranks and --node-cost go with --sim");
         return TB_EXIT_USAGE;
     }
     return -1;
+}
+
+/* The live view: the supervisor's state as the page's JSON. */
+typedef struct web_run {
+    tb_web *web;
+    const bnb_opts *o;
+    void *ctx;
+    double *last_nodes, last_t; /* per group: for the throughput */
+    double *rate;
+    tb_buf state, point, sol;
+} web_run;
+
+static int json_num(tb_buf *b, const char *key, double v)
+{
+    return isfinite(v) ? tb_buf_printf(b, "\"%s\": %.17g", key, v)
+                       : tb_buf_printf(b, "\"%s\": null", key);
+}
+
+static int web_watch(void *arg, const tb_bnb_state *st)
+{
+    web_run *w = arg;
+    const bnb_opts *o = w->o;
+    int max = o->prob->ops->sense == TB_BNB_MAXIMIZE;
+    double upper = max ? st->bound : st->incumbent, lower = max ? st->incumbent : st->bound;
+    double dt = st->elapsed_s - w->last_t;
+    for (int g = 0; g < st->ngroups && dt > 0; g++) {
+        double dn = (double)st->groups[g].nodes - w->last_nodes[g];
+        w->rate[g] = w->last_t > 0 || st->elapsed_s > 0 ? dn / dt : 0;
+        w->last_nodes[g] = (double)st->groups[g].nodes;
+    }
+    if (dt > 0)
+        w->last_t = st->elapsed_s;
+    tb_buf *b = &w->state, *p = &w->point;
+    tb_buf_clear(b);
+    tb_buf_clear(p);
+    tb_buf_clear(&w->sol);
+    int rc = tb_buf_printf(b, "{\"running\": true, \"problem\": ");
+    rc |= tb_buf_json_string(b, o->prob->name);
+    rc |= tb_buf_printf(b, ", \"file\": ");
+    rc |= tb_buf_json_string(b, o->file);
+    rc |= tb_buf_printf(b, ", \"sense\": \"%s\", \"elapsed_s\": %.6f, ",
+                        max ? "max" : "min", st->elapsed_s);
+    rc |= json_num(b, "upper", upper);
+    rc |= tb_buf_printf(b, ", ");
+    rc |= json_num(b, "lower", lower);
+    rc |= tb_buf_printf(b, ", ");
+    rc |= json_num(b, "gap", st->gap);
+    rc |= tb_buf_printf(b, ", \"target_gap\": %.17g, \"pending\": %" PRIu64 ", \"nodes\": %" PRIu64
+                           ", \"groups\": [",
+                        o->gap, st->pending, st->nodes);
+    rc |= tb_buf_printf(p, "{\"t\": %.6f, ", st->elapsed_s);
+    rc |= json_num(p, "upper", upper);
+    rc |= tb_buf_printf(p, ", ");
+    rc |= json_num(p, "lower", lower);
+    rc |= tb_buf_printf(p, ", \"pending\": %" PRIu64 ", \"groups\": [", st->pending);
+    for (int g = 0; g < st->ngroups; g++) {
+        const tb_bnb_watch_group *G = &st->groups[g];
+        double idle = G->workers * st->elapsed_s - G->busy_s;
+        rc |= tb_buf_printf(b,
+                            "%s{\"name\": \"group %d\", \"workers\": %d, \"pending\": %" PRIu64
+                            ", \"nodes\": %" PRIu64 ", \"tasks\": %" PRIu64
+                            ", \"busy_s\": %.6f, \"idle_s\": %.6f, \"throughput\": %.6g}",
+                            g ? ", " : "", g, G->workers, G->pending, G->nodes, G->tasks,
+                            G->busy_s, idle > 0 ? idle : 0, w->rate[g]);
+        rc |= tb_buf_printf(p, "%s%" PRIu64, g ? ", " : "", G->pending);
+    }
+    rc |= tb_buf_printf(p, "]}");
+    rc |= tb_buf_printf(b, "], \"solution\": ");
+    if (st->solution &&
+        o->prob->solution_json(w->ctx, st->solution, st->solution_len, &w->sol) == TB_OK)
+        rc |= tb_buf_append(b, w->sol.data, w->sol.len);
+    else
+        rc |= tb_buf_printf(b, "null");
+    rc |= tb_buf_printf(b, "}");
+    if (rc == TB_OK)
+        tb_web_publish(w->web, (const char *)b->data, b->len, (const char *)p->data, p->len, 1);
+    return tb_web_stop_asked(w->web);
+}
+
+/* The run's end, as the last state: running false, proven, the result. */
+static void web_final(web_run *w, const tb_bnb_summary *s)
+{
+    const bnb_opts *o = w->o;
+    tb_buf *b = &w->state;
+    tb_buf_clear(b);
+    tb_buf_clear(&w->sol);
+    double lower = s->sense == TB_BNB_MINIMIZE ? s->bound : s->optimum;
+    double upper = s->sense == TB_BNB_MINIMIZE ? s->optimum : s->bound;
+    int rc = tb_buf_printf(b, "{\"running\": false, \"problem\": ");
+    rc |= tb_buf_json_string(b, o->prob->name);
+    rc |= tb_buf_printf(b, ", \"file\": ");
+    rc |= tb_buf_json_string(b, o->file);
+    rc |= tb_buf_printf(b, ", \"sense\": \"%s\", \"elapsed_s\": %.6f, ",
+                        s->sense == TB_BNB_MAXIMIZE ? "max" : "min", s->makespan_s);
+    rc |= json_num(b, "upper", s->found ? upper : NAN);
+    rc |= tb_buf_printf(b, ", ");
+    rc |= json_num(b, "lower", s->found ? lower : NAN);
+    rc |= tb_buf_printf(b, ", ");
+    rc |= json_num(b, "gap", s->gap);
+    rc |= tb_buf_printf(b,
+                        ", \"target_gap\": %.17g, \"proven\": %s, \"nodes\": %" PRIu64
+                        ", \"groups\": [",
+                        o->gap, s->proven ? "true" : "false", s->nodes);
+    for (int g = 0; g < s->ngroups; g++) {
+        const tb_bnb_group *G = &s->groups[g];
+        rc |= tb_buf_printf(b,
+                            "%s{\"name\": \"group %d\", \"workers\": %d, \"pending\": 0"
+                            ", \"nodes\": %" PRIu64 ", \"tasks\": %" PRIu64
+                            ", \"busy_s\": %.6f, \"idle_s\": %.6f, \"throughput\": 0}",
+                            g ? ", " : "", g, G->workers, G->nodes, G->tasks, G->busy_s,
+                            G->idle_s);
+    }
+    rc |= tb_buf_printf(b, "], \"solution\": ");
+    if (s->found &&
+        o->prob->solution_json(w->ctx, s->solution, s->solution_len, &w->sol) == TB_OK)
+        rc |= tb_buf_append(b, w->sol.data, w->sol.len);
+    else
+        rc |= tb_buf_printf(b, "null");
+    rc |= tb_buf_printf(b, "}");
+    if (rc == TB_OK)
+        tb_web_publish(w->web, (const char *)b->data, b->len, NULL, 0, 0);
+}
+
+static void web_run_free(web_run *w)
+{
+    tb_web_destroy(&w->web);
+    free(w->last_nodes);
+    free(w->rate);
+    tb_buf_free(&w->state);
+    tb_buf_free(&w->point);
+    tb_buf_free(&w->sol);
 }
 
 static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
@@ -384,6 +534,37 @@ int tb_cmd_bnb(int argc, char **argv)
         o.prob->destroy(ctx);
         return TB_EXIT_USAGE;
     }
+    /* The live view: served by rank 0, where the supervisor runs. */
+    web_run web = {0};
+    web.o = &o;
+    web.ctx = ctx;
+    if (o.web) {
+        ok = 1;
+        if (rank == 0 && tb_web_start(&web.web, o.web, o.web_public, err, sizeof err) != 0) {
+            tb_cli_error(cmd, "%s", err);
+            ok = 0;
+        } else if (!o.sim && size < 2) {
+            tb_cli_error(cmd, "--web needs 2 ranks or more (one rank runs the sequential search, "
+                              "which has no supervisor to watch)");
+            tb_web_destroy(&web.web);
+            ok = 0;
+        }
+        if (!o.sim)
+            MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!ok) {
+            o.prob->destroy(ctx);
+            return TB_EXIT_USAGE;
+        }
+        if (rank == 0) {
+            if (o.web_public)
+                fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this "
+                                "machine: anyone who reaches it sees the run\n",
+                        tb_web_host(web.web));
+            fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(web.web),
+                    tb_web_port(web.web), tb_web_token(web.web));
+            fflush(stderr);
+        }
+    }
     tb_platform *plat = NULL;
     tb_bnb *b = NULL;
     int exit_code = TB_EXIT_OK;
@@ -440,6 +621,12 @@ int tb_cmd_bnb(int argc, char **argv)
             tb_bnb_set_node_cost(b, o.node_cost);
         if (!o.quiet && rank == 0)
             tb_bnb_set_progress(b, stderr);
+        if (web.web) {
+            web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);
+            web.rate = calloc((size_t)size, sizeof *web.rate);
+            if (web.last_nodes && web.rate)
+                tb_bnb_set_watch(b, web_watch, &web, 0.5);
+        }
         rc = tb_bnb_run(b);
         if (rc != TB_OK) {
             tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
@@ -455,11 +642,14 @@ int tb_cmd_bnb(int argc, char **argv)
             } else {
                 print_result(&o, ctx, &s);
             }
+            if (web.web)
+                web_final(&web, &s);
         }
     } else if (exit_code == TB_EXIT_OK) {
         tb_cli_error(cmd, "cannot start: %s", tb_strerror(rc));
         exit_code = TB_EXIT_FAIL;
     }
+    web_run_free(&web);
     tb_bnb_destroy(&b);
     tb_platform_destroy(&plat);
     o.prob->destroy(ctx);

@@ -164,7 +164,10 @@ int main(int argc, char **argv)
             continue;
         if (!c->needs_mpi)
             return c->run(argc - 1, argv + 1);
-        MPI_Init(&argc, &argv);
+        /* Funneled: only this thread calls MPI (bnb --web serves from
+         * threads of its own that never do). */
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
         tb_log_set_rank(mpi_rank);
         int rc = c->run(argc - 1, argv + 1);

@@ -162,6 +162,38 @@ TB_API int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes);
 /* Progress lines (bounds, gap, pending) on stream from the supervisor every
  * TENBIN_PROGRESS_INTERVAL seconds (NULL, the default: none). */
 TB_API int tb_bnb_set_progress(tb_bnb *b, FILE *stream);
+/* What the supervisor knows of a group during a run (tb_bnb_state). */
+typedef struct tb_bnb_watch_group {
+    int workers;       /* ranks that expand (the master itself if none) */
+    uint64_t pending;  /* subproblems queued at its master or in its workers' tasks */
+    uint64_t nodes;    /* expanded by its workers so far */
+    uint64_t tasks;    /* tasks its workers finished */
+    double busy_s;     /* its workers' expanding time so far, summed */
+} tb_bnb_watch_group;
+
+/* The supervisor's view of a run, as of its latest statuses. */
+typedef struct tb_bnb_state {
+    double elapsed_s;  /* since the start of the run (virtual when simulated) */
+    int found;         /* an incumbent exists */
+    double incumbent;  /* its value in the problem's sense (+-inf before one) */
+    double bound;      /* the proven bound in the problem's sense (-+inf before one) */
+    double gap;        /* |incumbent - bound| / |incumbent|, INFINITY when undefined */
+    uint64_t pending;  /* subproblems left, everywhere */
+    uint64_t nodes;    /* expanded so far, everywhere */
+    const void *solution; /* the incumbent's bytes (the problem's encoding), or NULL */
+    size_t solution_len;
+    int ngroups;
+    const tb_bnb_watch_group *groups; /* [ngroups] */
+} tb_bnb_state;
+
+/* Called on rank 0 by the supervisor every `interval` seconds of run time
+ * (the first time at once), while the run goes on; the state and what it
+ * points to are valid during the call only.  Return nonzero to stop the
+ * search as if the gap were reached: the run ends cleanly (every rank
+ * finishes), with the incumbent and bound it has, unproven unless they
+ * already meet.  Not called after the run (tb_bnb_get_summary is). */
+typedef int (*tb_bnb_watch_fn)(void *arg, const tb_bnb_state *state);
+TB_API int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval);
 /* Testing: the supervisor moves subproblems at every status (not only when
  * a group runs dry). */
 TB_API int tb_bnb_set_force_moves(tb_bnb *b, int on);

@@ -69,6 +69,9 @@ struct tb_bnb {
     tb_bnb_balance balance;
     FILE *progress;
     double progress_interval; /* s between progress lines (TENBIN_PROGRESS_INTERVAL) */
+    tb_bnb_watch_fn watch;    /* tb_bnb_set_watch, or NULL */
+    void *watch_arg;
+    double watch_interval;
     char *trace_path;
     int ran;
     /* layout */
@@ -148,6 +151,9 @@ typedef struct actor {
     int s_stopping, proven;
     double lower, final_lower;
     uint64_t s_nodes;
+    double next_progress, next_watch; /* run times of the next line, the next watch */
+    int stop_asked;                   /* the watch asked for the end */
+    tb_bnb_watch_group *wg;           /* [ngroups]: the watch's groups */
 } actor;
 
 static double outward(const tb_bnb *b, double v)
@@ -849,7 +855,7 @@ static int sup_check(actor *a)
             TB_CHECK(tb_trace_counter(a->tr, "bounds", "bound", tb_tp_now(&a->base),
                                       outward(a->b, l)));
     }
-    if (pending == 0 || (isfinite(inc) && !(a->lower < cut)))
+    if (pending == 0 || (isfinite(inc) && !(a->lower < cut)) || a->stop_asked)
         return sup_stop(a, !(a->lower < inc), a->lower);
     return TB_OK;
 }
@@ -1025,8 +1031,11 @@ static int sup_start(actor *a)
         return rc;
     }
     a->lower = -INFINITY;
-    if (a->b->progress)
-        TB_CHECK(set_timer(a, a->b->progress_interval, TIMER_PROGRESS));
+    if (a->b->progress || a->b->watch) {
+        a->next_progress = a->b->progress_interval;
+        a->next_watch = 0;
+        TB_CHECK(set_timer(a, a->b->watch ? 0 : a->next_progress, TIMER_PROGRESS));
+    }
     if (a->b->startup > 0) {
         a->t_startup = tb_tp_now(&a->base);
         tb_compute c = {startup_fn, a, -1.0};
@@ -1136,26 +1145,64 @@ static int sup_message(actor *a, int src, int tag, const void *data, size_t len)
     return TB_ERR_PARSE;
 }
 
-static int sup_progress(actor *a)
+/* The supervisor's view now (the groups in a->wg). */
+static void sup_state(actor *a, tb_bnb_state *st)
 {
     const tb_bnb *b = a->b;
     uint64_t pending = a->pool.n, nodes = a->s_nodes;
     for (int g = 0; g < b->ngroups; g++) {
-        pending += a->st[g].queued + a->st[g].inflight;
-        nodes += a->st[g].nodes;
+        const mstat *m = &a->st[g];
+        pending += m->queued + m->inflight;
+        nodes += m->nodes;
+        if (a->wg)
+            a->wg[g] = (tb_bnb_watch_group){b->nworkers[g] > 0 ? b->nworkers[g] : 1,
+                                            m->queued + m->inflight, m->nodes, m->tasks, m->busy};
     }
-    double up = outward(b, a->eng.inc), lo = outward(b, a->lower);
-    double gap = isfinite(a->eng.inc) && a->eng.inc != 0 && isfinite(a->lower)
-                     ? fabs(a->eng.inc - a->lower) / fabs(a->eng.inc)
-                     : INFINITY;
-    fprintf(b->progress,
-            "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %" PRIu64
-            "  nodes %" PRIu64 "\n",
-            tb_tp_now(&a->base), up, lo, 100 * gap, pending, nodes);
-    fflush(b->progress);
+    *st = (tb_bnb_state){0};
+    st->elapsed_s = tb_tp_now(&a->base);
+    st->found = isfinite(a->eng.inc);
+    st->incumbent = outward(b, a->eng.inc);
+    st->bound = outward(b, a->lower);
+    st->gap = isfinite(a->eng.inc) && a->eng.inc != 0 && isfinite(a->lower)
+                  ? fabs(a->eng.inc - a->lower) / fabs(a->eng.inc)
+                  : INFINITY;
+    st->pending = pending;
+    st->nodes = nodes;
+    st->solution = st->found && a->eng.sol.len ? a->eng.sol.data : NULL;
+    st->solution_len = st->solution ? a->eng.sol.len : 0;
+    st->ngroups = b->ngroups;
+    st->groups = a->wg;
+}
+
+/* Progress lines and the watch, each at its own interval, on one timer. */
+static int sup_tick(actor *a)
+{
+    const tb_bnb *b = a->b;
+    double now = tb_tp_now(&a->base);
+    tb_bnb_state st;
+    if (b->progress && now >= a->next_progress) {
+        sup_state(a, &st);
+        fprintf(b->progress,
+                "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %" PRIu64
+                "  nodes %" PRIu64 "\n",
+                now, st.incumbent, st.bound, 100 * st.gap, st.pending, st.nodes);
+        fflush(b->progress);
+        a->next_progress = now + b->progress_interval;
+    }
+    if (b->watch && now >= a->next_watch) {
+        sup_state(a, &st);
+        a->next_watch = now + b->watch_interval;
+        if (b->watch(b->watch_arg, &st) && !a->stop_asked) {
+            a->stop_asked = 1;
+            TB_CHECK(sup_check(a));
+        }
+    }
     if (a->s_stopping)
         return TB_OK;
-    return set_timer(a, tb_tp_now(&a->base) + b->progress_interval, TIMER_PROGRESS);
+    double next = b->progress ? a->next_progress : INFINITY;
+    if (b->watch && a->next_watch < next)
+        next = a->next_watch;
+    return set_timer(a, next, TIMER_PROGRESS);
 }
 
 /* ---- actor dispatch ------------------------------------------------------ */
@@ -1213,7 +1260,7 @@ static int on_timer(tb_actor *ba, uint64_t id)
         return TB_OK;
     }
     if (a->role == ROLE_SUP && id == TIMER_PROGRESS)
-        return a->s_stopping ? TB_OK : sup_progress(a);
+        return a->s_stopping ? TB_OK : sup_tick(a);
     if (a->role == ROLE_MASTER && id == TIMER_STATUS && !a->stopping) {
         if (a->dirty)
             TB_CHECK(master_status(a));
@@ -1263,8 +1310,9 @@ static int actor_init(actor *a, tb_bnb *b, int rank)
         a->req_out = calloc((size_t)G, sizeof *a->req_out);
         a->finaled = calloc((size_t)G, sizeof *a->finaled);
         a->gs = calloc((size_t)G, sizeof *a->gs);
+        a->wg = calloc((size_t)G, sizeof *a->wg);
         if (!a->st || !a->gives_recv || !a->moves_sent || !a->sent_to || !a->got_from ||
-            !a->final_expect || !a->req_out || !a->finaled || !a->gs)
+            !a->final_expect || !a->req_out || !a->finaled || !a->gs || !a->wg)
             return TB_ERR_NOMEM;
         return TB_OK;
     }
@@ -1316,6 +1364,7 @@ static void actor_free(actor *a)
     free(a->req_out);
     free(a->finaled);
     free(a->gs);
+    free(a->wg);
 }
 
 /* ---- layout -------------------------------------------------------------- */
@@ -1562,6 +1611,16 @@ int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
     b->progress = stream;
     b->progress_interval = 1.0;
     tb_env_double("TENBIN_PROGRESS_INTERVAL", &b->progress_interval);
+    return TB_OK;
+}
+
+int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
+{
+    if (!b || !(interval > 0 && interval <= 3600))
+        return TB_ERR_INVALID;
+    b->watch = fn;
+    b->watch_arg = arg;
+    b->watch_interval = interval;
     return TB_OK;
 }
 

@@ -328,8 +328,13 @@ while ps -eo stat=,args= | awk -v pat="$PAT pingpong 100000000" '$1 !~ /^Z/ && i
     sleep 0.1; i=$((i + 1))
 done
 ls /dev/shm 2>/dev/null | grep -q '^tenbin-emu-' && fail "left in /dev/shm after the coordinator was killed"
-# Nothing left running (zombies waiting for their reaper are not running).
+# Nothing of this test left running (zombies waiting for their reaper are
+# not running; other tests' emulations run in their own directories).
 sleep 0.5
-left=$(ps -eo stat=,args= | awk -v pat="$PAT" '$1 !~ /^Z/ && index($0, pat) && !/awk/')
+here=$(pwd -P)
+left=$(for p in $(pgrep -f "$PAT"); do
+    [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$here" ] || continue
+    ps -o stat=,args= -p "$p" | awk '$1 !~ /^Z/'
+done)
 [ -z "$left" ] || fail "processes left behind: $left"
 echo "emu: all checks passed"

@@ -1,0 +1,86 @@
+#!/bin/sh
+# tenbin bnb --web: the live view of a real mpiexec run, over HTTP (curl):
+# the page, the state with every documented key, the history growing, the
+# event stream, the error statuses (404, 405 with Allow, 401, 403, 413), and
+# a stop with the token that ends the run cleanly (exit 0, not proven); bad
+# --web options give one line and exit 2.  No timing is judged.
+# Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, TB_TEST_TMP.
+set -eu
+TSP=$(cd "$(dirname "$0")/../data/tsplib" && pwd)
+cd "$TB_TEST_TMP"
+NP=${MPIEXEC_NUMPROC_FLAG:--n}
+. "$(dirname "$0")/expect.inc"
+command -v curl > /dev/null || fail "curl is not installed (scripts/bootstrap installs it)"
+
+# kroA100 takes about 12 s on one worker: the stop comes first.
+"$MPIEXEC" $NP 3 "$TENBIN" bnb tsp "$TSP/kroA100.tsp" --web 127.0.0.1:0 --json \
+    > run.out 2> run.err &
+run=$!
+i=0
+while ! grep -q "web view at" run.err && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+line=$(grep "^tenbin: web view at http://127.0.0.1:[0-9]*/ (token [0-9a-f]\{32\})$" run.err) ||
+    { kill $run; fail "no web view line: $(cat run.err)"; }
+url=$(echo "$line" | sed 's/.* at \(http[^ ]*\) .*/\1/')
+tok=$(echo "$line" | sed 's/.*(token \([0-9a-f]*\))$/\1/')
+code() { curl -s -o body.txt -w "%{http_code}" "$@"; }
+check() { # STATUS WHAT CURL-ARGS...
+    want=$1 what=$2
+    shift 2
+    got=$(code "$@")
+    [ "$got" = "$want" ] || { kill $run; fail "$what: HTTP $got, want $want: $(cat body.txt)"; }
+}
+check 200 "the page" "$url"
+grep -q "<title>tenbin bnb: live view</title>" body.txt || { kill $run; fail "page: $(head -c 200 body.txt)"; }
+! grep -q "https\?://[a-z]" body.txt || { kill $run; fail "the page refers to another site"; }
+check 200 "state" "${url}api/state"
+for k in running upper lower gap pending nodes elapsed_s groups solution; do
+    grep -q "\"$k\": " body.txt || { kill $run; fail "state: no \"$k\": $(cat body.txt)"; }
+done
+for k in name workers pending throughput idle_s; do
+    grep -q "\"groups\": \[{.*\"$k\": " body.txt || { kill $run; fail "state groups: no \"$k\": $(cat body.txt)"; }
+done
+grep -q '"running": true' body.txt || { kill $run; fail "state: not running: $(cat body.txt)"; }
+check 200 "history" "${url}api/history"
+n1=$(grep -o '"t": ' body.txt | wc -l)
+sleep 1.2
+check 200 "history" "${url}api/history"
+n2=$(grep -o '"t": ' body.txt | wc -l)
+[ "$n2" -gt "$n1" ] && [ "$n1" -ge 1 ] || { kill $run; fail "history does not grow: $n1 then $n2"; }
+grep -q '^\[{"t": [0-9.]*, "upper": ' body.txt || { kill $run; fail "history: $(head -c 200 body.txt)"; }
+timeout 5 curl -s -N "${url}api/events" > events.txt || true
+grep -q '^data: {"running": true' events.txt || { kill $run; fail "events: $(head -c 200 events.txt)"; }
+check 404 "unknown path" "${url}nope"
+check 404 "no directories" "${url}api/"
+check 405 "POST /api/state" -X POST "${url}api/state"
+curl -s -D headers.txt -o /dev/null -X POST "${url}api/state"
+grep -qi "^Allow: GET, HEAD" headers.txt || { kill $run; fail "405 without Allow: $(cat headers.txt)"; }
+check 405 "GET /api/stop" "${url}api/stop"
+check 401 "stop without a token" -X POST "${url}api/stop"
+check 403 "stop with a wrong token" -X POST -H "Authorization: Bearer 0123456789abcdef0123456789abcdef" \
+    "${url}api/stop"
+head -c 70000 /dev/zero > big.bin
+check 413 "an oversized body" -X POST -H "Authorization: Bearer $tok" --data-binary @big.bin \
+    "${url}api/stop"
+check 200 "state after the oversized body" "${url}api/state"
+grep -q '"running": true' body.txt || { kill $run; fail "an oversized stop stopped the run"; }
+check 200 "stop with the token" -X POST -H "Authorization: Bearer $tok" "${url}api/stop"
+grep -q '"stopping": true' body.txt || { kill $run; fail "stop: $(cat body.txt)"; }
+set +e
+wait $run
+got=$?
+set -e
+[ "$got" = 0 ] || fail "the stopped run: exit $got: $(cat run.err)"
+json=$(tail -n 1 run.out)
+echo "$json" | grep -q '"proven": false' || fail "the stopped run: not unproven: $json"
+echo "$json" | grep -q '"optimum": [0-9]' || fail "the stopped run: no incumbent: $json"
+! curl -s -o /dev/null "${url}api/state" || fail "the server outlived the run"
+
+# Errors: one line, exit 2.
+K=$(cd "$(dirname "$0")/../data/knapsack" && pwd)/knapPI_1_100_1000_1.txt
+expect 2 "not a loopback address; serving the run to the network needs --web-public" \
+    bnb knapsack "$K" --web 192.0.2.1:0
+expect 2 "--web abc: expected \[HOST:\]PORT with PORT in 0..65535" bnb knapsack "$K" --web abc
+expect 2 "'nohost' is not an IPv4 address" bnb knapsack "$K" --web nohost:0
+expect 2 "--web-public goes with --web" bnb knapsack "$K" --web-public
+expect 2 "--web needs 2 ranks or more" bnb knapsack "$K" --web 0
+echo "bnb web: ok"

@@ -1,0 +1,31 @@
+/*
+ * web.h - the live web view of a run (libmicrohttpd): the latest state as
+ * JSON, its history, Server-Sent Events, a token-protected stop, and the
+ * page embedded in the binary (tools/web/index.html).  The run publishes
+ * states from its own thread; the server answers from its own.
+ */
+#ifndef TENBIN_TOOLS_WEB_H
+#define TENBIN_TOOLS_WEB_H
+
+#include <stddef.h>
+
+typedef struct tb_web tb_web;
+
+/* Serve on spec "[HOST:]PORT" (default host 127.0.0.1; port 0: any free
+ * one).  A host other than a loopback address needs public != 0.  0, or -1
+ * with the reason in err. */
+int tb_web_start(tb_web **out, const char *spec, int public, char *err, size_t errlen);
+int tb_web_port(const tb_web *w);
+const char *tb_web_host(const tb_web *w);
+/* The bearer token POST /api/stop needs (32 hex digits). */
+const char *tb_web_token(const tb_web *w);
+/* A new state (one JSON object) and its history point (one JSON object,
+ * appended to /api/history); running = 0 for the last one.  Copied. */
+void tb_web_publish(tb_web *w, const char *state, size_t len, const char *point, size_t plen,
+                    int running);
+/* Whether a stop was asked (POST /api/stop with the token). */
+int tb_web_stop_asked(tb_web *w);
+/* Stop serving (closes the event streams) and free. */
+void tb_web_destroy(tb_web **w);
+
+#endif
