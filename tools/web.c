@@ -49,6 +49,7 @@ struct tb_web {
     tb_buf history; /* "p1,p2,..." (no brackets) */
     uint64_t version;
     int running, closing, stop_asked;
+    int streams; /* event streams open */
 };
 
 /* One event stream's place. */
@@ -98,7 +99,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
         while (!w->closing && w->version == s->sent &&
                pthread_cond_timedwait(&w->cv, &w->mu, &until) == 0)
             ;
-        if (w->closing) {
+        if (w->closing && w->version == s->sent) {
             pthread_mutex_unlock(&w->mu);
             return MHD_CONTENT_READER_END_OF_STREAM;
         }
@@ -123,6 +124,10 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void stream_free(void *cls)
 {
     stream *s = cls;
+    pthread_mutex_lock(&s->w->mu);
+    s->w->streams--;
+    pthread_cond_broadcast(&s->w->cv);
+    pthread_mutex_unlock(&s->w->mu);
     tb_buf_free(&s->pend);
     free(s);
 }
@@ -139,6 +144,9 @@ static enum MHD_Result events(tb_web *w, struct MHD_Connection *c)
         free(s);
         return MHD_NO;
     }
+    pthread_mutex_lock(&w->mu);
+    w->streams++;
+    pthread_mutex_unlock(&w->mu);
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
     MHD_add_response_header(r, "Cache-Control", "no-store");
     enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
@@ -349,6 +357,14 @@ void tb_web_destroy(tb_web **wp)
     if (!w)
         return;
     pthread_mutex_lock(&w->mu);
+    /* Let the open event streams deliver the last state (they end after
+     * it), for at most 2 s. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    while (!w->running && w->streams > 0 &&
+           pthread_cond_timedwait(&w->cv, &w->mu, &until) == 0)
+        ;
     w->closing = 1;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
