@@ -556,6 +556,20 @@ int tb_cmd_bnb(int argc, char **argv)
             return TB_EXIT_USAGE;
         }
         if (rank == 0) {
+            tb_buf pj = TB_BUF_INIT;
+            int prc = tb_buf_printf(&pj, "{\"problem\": ");
+            prc |= tb_buf_json_string(&pj, o.prob->name);
+            prc |= tb_buf_printf(&pj, ", \"file\": ");
+            prc |= tb_buf_json_string(&pj, o.file);
+            prc |= tb_buf_printf(&pj, ", \"view\": ");
+            if (o.prob->view_json)
+                prc |= o.prob->view_json(ctx, &pj);
+            else
+                prc |= tb_buf_printf(&pj, "null");
+            prc |= tb_buf_printf(&pj, "}");
+            if (prc == TB_OK)
+                tb_web_set_problem(web.web, (const char *)pj.data, pj.len);
+            tb_buf_free(&pj);
             if (o.web_public)
                 fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this "
                                 "machine: anyone who reaches it sees the run\n",

@@ -7,6 +7,8 @@
  *   GET  /              the page (tools/web/index.html, embedded at build time)
  *   GET  /api/state     the latest state, one JSON object
  *   GET  /api/history   every history point so far, a JSON array
+ *   GET  /api/problem   what does not change (the problem, its file, e.g. a TSP's
+ *                       coordinates), one JSON object
  *   GET  /api/events    Server-Sent Events: the state at each change, at most
  *                       1 s apart; the stream ends after the last state
  *   POST /api/stop      Authorization: Bearer TOKEN (401 without, 403 wrong):
@@ -47,6 +49,7 @@ struct tb_web {
     pthread_cond_t cv;
     tb_buf state;   /* the latest state */
     tb_buf history; /* "p1,p2,..." (no brackets) */
+    tb_buf problem; /* GET /api/problem */
     uint64_t version;
     int running, closing, stop_asked;
     int streams; /* event streams open */
@@ -189,7 +192,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", tb_web_page, tb_web_page_len,
                          NULL);
         }
-        if (strcmp(url, "/api/state") == 0 || strcmp(url, "/api/history") == 0) {
+        if (strcmp(url, "/api/state") == 0 || strcmp(url, "/api/history") == 0 ||
+            strcmp(url, "/api/problem") == 0) {
             if (!get && !head)
                 return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, "GET, HEAD");
             tb_buf b = TB_BUF_INIT;
@@ -198,6 +202,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             if (url[5] == 's')
                 rc = w->state.len ? tb_buf_append(&b, w->state.data, w->state.len)
                                   : tb_buf_printf(&b, "{\"running\": true}");
+            else if (url[5] == 'p')
+                rc = w->problem.len ? tb_buf_append(&b, w->problem.data, w->problem.len)
+                                    : tb_buf_printf(&b, "{}");
             else
                 rc = tb_buf_printf(&b, "[%.*s]", (int)w->history.len,
                                    w->history.len ? (const char *)w->history.data : "");
@@ -343,6 +350,14 @@ void tb_web_publish(tb_web *w, const char *state, size_t len, const char *point,
     pthread_mutex_unlock(&w->mu);
 }
 
+void tb_web_set_problem(tb_web *w, const char *json, size_t len)
+{
+    pthread_mutex_lock(&w->mu);
+    tb_buf_clear(&w->problem);
+    (void)tb_buf_append(&w->problem, json, len);
+    pthread_mutex_unlock(&w->mu);
+}
+
 int tb_web_stop_asked(tb_web *w)
 {
     pthread_mutex_lock(&w->mu);
@@ -374,6 +389,7 @@ void tb_web_destroy(tb_web **wp)
     pthread_cond_destroy(&w->cv);
     tb_buf_free(&w->state);
     tb_buf_free(&w->history);
+    tb_buf_free(&w->problem);
     free(w);
     *wp = NULL;
 }

@@ -23,6 +23,9 @@ const char *tb_web_token(const tb_web *w);
  * appended to /api/history); running = 0 for the last one.  Copied. */
 void tb_web_publish(tb_web *w, const char *state, size_t len, const char *point, size_t plen,
                     int running);
+/* What does not change during the run (GET /api/problem: one JSON object,
+ * e.g. the TSP's coordinates); copied. */
+void tb_web_set_problem(tb_web *w, const char *json, size_t len);
 /* Whether a stop was asked (POST /api/stop with the token). */
 int tb_web_stop_asked(tb_web *w);
 /* Stop serving (closes the event streams) and free. */

@@ -31,6 +31,9 @@ typedef struct tb_bnb_problem {
     /* Non-zero if the solution is a JSON object whose members are repeated
      * at the top of the --json result (bmi: "x" and "y"). */
     int solution_at_top;
+    /* Optional: what the live view draws the incumbent on, as a JSON object
+     * (tsp: the cities' coordinates). */
+    int (*view_json)(void *ctx, tb_buf *out);
 } tb_bnb_problem;
 
 extern const tb_bnb_problem tb_bnb_knapsack;

@@ -52,6 +52,7 @@ typedef struct tsp {
     int *adj;          /* 2n: the two neighbours of each city in a tour-shaped 1-tree */
     uint16_t *tour;
     tb_buf buf;
+    double *xy;        /* 2n: the cities' coordinates, or NULL (EXPLICIT) */
 } tsp;
 
 static inline int32_t dist(const tsp *T, int i, int j) { return T->d[(size_t)i * T->n + j]; }
@@ -509,6 +510,7 @@ static void t_destroy(void *ctx)
     tsp *T = ctx;
     if (!T)
         return;
+    free(T->xy);
     free(T->d);
     free(T->tour0);
     free(T->state);
@@ -798,6 +800,8 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
     T->n = n;
     T->root_iters = 1000;
     T->child_iters = 50;
+    T->xy = xy; /* the live view draws the tour on them */
+    xy = NULL;
     rc = alloc_scratch(T);
     if (rc == TB_OK)
         heuristic(T);
@@ -849,9 +853,23 @@ static int t_check(void *ctx, const void *sol, size_t len, double value)
     return rc;
 }
 
+/* The cities' coordinates for the live view (GEO: latitude and longitude
+ * as TSPLIB writes them). */
+static int t_view_json(void *ctx, tb_buf *out)
+{
+    const tsp *T = ctx;
+    if (!T->xy)
+        return tb_buf_printf(out, "{\"n\": %d, \"coords\": null}", T->n);
+    int rc = tb_buf_printf(out, "{\"n\": %d, \"coords\": [", T->n);
+    for (int i = 0; i < T->n && rc == TB_OK; i++)
+        rc = tb_buf_printf(out, "%s[%.10g, %.10g]", i ? ", " : "", T->xy[2 * i], T->xy[2 * i + 1]);
+    return rc == TB_OK ? tb_buf_printf(out, "]}") : rc;
+}
+
 const tb_bnb_problem tb_bnb_tsp = {.name = "tsp",
                                    .ops = &tsp_ops,
                                    .load = t_load,
                                    .destroy = t_destroy,
                                    .solution_json = t_solution_json,
-                                   .check = t_check};
+                                   .check = t_check,
+                                   .view_json = t_view_json};

@@ -40,6 +40,9 @@ for k in name workers pending throughput idle_s; do
     grep -q "\"groups\": \[{.*\"$k\": " body.txt || { kill $run; fail "state groups: no \"$k\": $(cat body.txt)"; }
 done
 grep -q '"running": true' body.txt || { kill $run; fail "state: not running: $(cat body.txt)"; }
+check 200 "problem" "${url}api/problem"
+grep -q '^{"problem": "tsp", "file": ".*kroA100.tsp", "view": {"n": 100, "coords": \[\[1380, 939\], ' body.txt ||
+    { kill $run; fail "problem: $(head -c 200 body.txt)"; }
 check 200 "history" "${url}api/history"
 n1=$(grep -o '"t": ' body.txt | wc -l)
 sleep 1.2

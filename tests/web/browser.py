@@ -34,7 +34,7 @@ if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
 opts = webdriver.ChromeOptions()
 opts.binary_location = CHROMIUM
 for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-          "--window-size=1200,1400", "--no-first-run", "--disable-extensions"):
+          "--window-size=1200,1300", "--no-first-run", "--disable-extensions"):
     opts.add_argument(a)
 driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
 try:
@@ -70,6 +70,10 @@ try:
         fail("no group rows")
     if "tour of length" not in text("inc"):
         fail("no incumbent tour shown: '%s'" % text("inc")[:100])
+    if len(driver.find_elements(By.CSS_SELECTOR, "#tour circle")) != 100:
+        fail("the tour is not drawn on kroA100's 100 cities")
+    if not driver.find_elements(By.CSS_SELECTOR, "#tour polyline"):
+        fail("the tour is not drawn")
     driver.save_screenshot(SHOT)
     driver.find_element(By.ID, "stop").click()
     alert = wait("no confirmation asked", lambda: driver.switch_to.alert)
