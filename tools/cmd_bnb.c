@@ -5,8 +5,11 @@
  */
 #include "tenbin/bnb.h"
 
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@ typedef struct bnb_opts {
     long sim_ranks;
     const char *web;  /* --web [HOST:]PORT, or NULL */
     int web_public;
+    const char *history; /* --history FILE, or NULL */
 } bnb_opts;
 
 static void bnb_usage(FILE *out)
@@ -46,6 +50,8 @@ static void bnb_usage(FILE *out)
             "                         EXPLICIT); the tour as 0-based cities from city 0\n"
             "  bmi FILE               S5's BMI eigenvalue problem (JSON; needs --gap > 0, default\n"
             "                         1e-3): minimise the largest eigenvalue of F(x, y) on a box\n\n"
+            "  tenbin bnb replay FILE.json --web [HOST:]PORT\n"
+            "                         serve a finished run's --history as its live view\n"
             "  tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S]\n"
             "                         write a random BMI instance (default the seed's size:\n"
             "                         m = 24, nx = ny = 6) as JSON on stdout\n\n"
@@ -76,6 +82,8 @@ static void bnb_usage(FILE *out)
             "                         port 0: any free one); the URL and the stop token go to\n"
             "                         stderr\n"
             "  --web-public           allow --web on an address that is not loopback\n"
+            "  --history FILE.json    write the run's history (what --web shows) at the end,\n"
+            "                         for tenbin bnb replay FILE.json --web [HOST:]PORT\n"
             "  -q, --quiet            no progress lines on stderr\n"
             "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
             "  --ranks P              simulated ranks (default: the platform's cores)\n"
@@ -106,6 +114,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"task-pad", required_argument, NULL, 'P'},  {"sub-pad", required_argument, NULL, 'B'},
         {"trace", required_argument, NULL, 't'},     {"sites", required_argument, NULL, 's'},
         {"web", required_argument, NULL, 'W'},       {"web-public", no_argument, NULL, 'U'},
+        {"history", required_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -178,6 +187,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         case 'U':
             o->web_public = 1;
             break;
+        case 'H':
+            o->history = optarg;
+            break;
         case 's':
             if (tb_cli_long(cmd, "--sites", optarg, 1, 1 << 24, &o->sites))
                 return TB_EXIT_USAGE;
@@ -236,6 +248,8 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
                           "delay between clusters");
         return TB_EXIT_USAGE;
     }
+    if (o->history && tb_cli_writable(cmd, "--history", o->history))
+        return TB_EXIT_USAGE;
     if (o->web_public && !o->web) {
         tb_cli_error(cmd, "--web-public goes with --web");
         return TB_EXIT_USAGE;
@@ -255,6 +269,8 @@ typedef struct web_run {
     double *last_nodes, last_t; /* per group: for the throughput */
     double *rate;
     tb_buf state, point, sol;
+    tb_buf hist;    /* every point so far, comma-separated */
+    tb_buf problem; /* what does not change (GET /api/problem) */
 } web_run;
 
 static int json_num(tb_buf *b, const char *key, double v)
@@ -319,9 +335,34 @@ static int web_watch(void *arg, const tb_bnb_state *st)
     else
         rc |= tb_buf_printf(b, "null");
     rc |= tb_buf_printf(b, "}");
-    if (rc == TB_OK)
+    if (rc == TB_OK && w->o->history) {
+        if (w->hist.len)
+            rc = tb_buf_append(&w->hist, ",", 1);
+        if (rc == TB_OK)
+            rc = tb_buf_append(&w->hist, p->data, p->len);
+    }
+    if (rc == TB_OK && w->web)
         tb_web_publish(w->web, (const char *)b->data, b->len, (const char *)p->data, p->len, 1);
-    return tb_web_stop_asked(w->web);
+    return w->web ? tb_web_stop_asked(w->web) : 0;
+}
+
+/* What does not change, into w->problem. */
+static int web_problem(web_run *w)
+{
+    const bnb_opts *o = w->o;
+    tb_buf *pj = &w->problem;
+    tb_buf_clear(pj);
+    int rc = tb_buf_printf(pj, "{\"problem\": ");
+    rc |= tb_buf_json_string(pj, o->prob->name);
+    rc |= tb_buf_printf(pj, ", \"file\": ");
+    rc |= tb_buf_json_string(pj, o->file);
+    rc |= tb_buf_printf(pj, ", \"view\": ");
+    if (o->prob->view_json)
+        rc |= o->prob->view_json(w->ctx, pj);
+    else
+        rc |= tb_buf_printf(pj, "null");
+    rc |= tb_buf_printf(pj, "}");
+    return rc ? TB_ERR_NOMEM : TB_OK;
 }
 
 /* The run's end, as the last state: running false, proven, the result. */
@@ -364,8 +405,23 @@ static void web_final(web_run *w, const tb_bnb_summary *s)
     else
         rc |= tb_buf_printf(b, "null");
     rc |= tb_buf_printf(b, "}");
-    if (rc == TB_OK)
+    if (rc == TB_OK && w->web)
         tb_web_publish(w->web, (const char *)b->data, b->len, NULL, 0, 0);
+}
+
+/* --history: {"problem": ..., "final": ..., "history": [...]}, written
+ * atomically after web_final. */
+static int write_history(web_run *w)
+{
+    tb_buf f = TB_BUF_INIT;
+    int rc = tb_buf_printf(&f, "{\"problem\": %.*s,\n \"final\": %.*s,\n \"history\": [%.*s]}\n",
+                           (int)w->problem.len, (const char *)w->problem.data, (int)w->state.len,
+                           (const char *)w->state.data, (int)w->hist.len,
+                           w->hist.len ? (const char *)w->hist.data : "");
+    if (rc == TB_OK)
+        rc = tb_write_file_atomic(w->o->history, f.data, f.len);
+    tb_buf_free(&f);
+    return rc;
 }
 
 static void web_run_free(web_run *w)
@@ -376,6 +432,8 @@ static void web_run_free(web_run *w)
     tb_buf_free(&w->state);
     tb_buf_free(&w->point);
     tb_buf_free(&w->sol);
+    tb_buf_free(&w->hist);
+    tb_buf_free(&w->problem);
 }
 
 static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
@@ -456,6 +514,102 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
     tb_buf_free(&sol);
 }
 
+/* tenbin bnb replay FILE.json --web [HOST:]PORT [--web-public]: a finished
+ * run's history (--history) served as the live view would show it at the
+ * end, until SIGINT or SIGTERM. */
+static int replay(int argc, char **argv)
+{
+    static const struct option opts[] = {{"web", required_argument, NULL, 'W'},
+                                         {"web-public", no_argument, NULL, 'U'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *spec = NULL;
+    int pub = 0, c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'W':
+            spec = optarg;
+            break;
+        case 'U':
+            pub = 1;
+            break;
+        case 'h':
+            printf("usage: tenbin bnb replay FILE.json --web [HOST:]PORT [--web-public]\n"
+                   "Serve the history a run wrote with --history as its live view, until\n"
+                   "interrupted (Ctrl-C).\n");
+            return TB_EXIT_OK;
+        default:
+            return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
+        }
+    }
+    if (optind + 1 != argc || !spec) {
+        tb_cli_error(cmd, "replay: expected 'replay FILE.json --web [HOST:]PORT'");
+        return TB_EXIT_USAGE;
+    }
+    const char *path = argv[optind];
+    char err[512];
+    char *text = NULL;
+    size_t len = 0;
+    if (tb_read_file(path, (size_t)1 << 30, &text, &len, err, sizeof err) != TB_OK) {
+        tb_cli_error(cmd, "replay: %s", err);
+        return TB_EXIT_USAGE;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    cJSON *prob = cJSON_GetObjectItemCaseSensitive(root, "problem");
+    cJSON *fin = cJSON_GetObjectItemCaseSensitive(root, "final");
+    cJSON *hist = cJSON_GetObjectItemCaseSensitive(root, "history");
+    if (!cJSON_IsObject(prob) || !cJSON_IsObject(fin) || !cJSON_IsArray(hist)) {
+        tb_cli_error(cmd, "replay: %s: not a history written by tenbin bnb --history (%s)", path,
+                     !root ? "not JSON" : "expected the members problem, final and history");
+        cJSON_Delete(root);
+        return TB_EXIT_USAGE;
+    }
+    /* SIGINT and SIGTERM end the replay: blocked before the server's
+     * threads start (they inherit it), then waited for. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    tb_web *w = NULL;
+    if (tb_web_start(&w, spec, pub, err, sizeof err) != 0) {
+        tb_cli_error(cmd, "%s", err);
+        cJSON_Delete(root);
+        return TB_EXIT_USAGE;
+    }
+    char *p = cJSON_PrintUnformatted(prob), *f = cJSON_PrintUnformatted(fin);
+    char *h = cJSON_PrintUnformatted(hist);
+    int ok = p && f && h;
+    if (ok) {
+        tb_web_set_problem(w, p, strlen(p));
+        size_t hl = strlen(h); /* "[...]": the items inside */
+        tb_web_set_history(w, h + 1, hl >= 2 ? hl - 2 : 0);
+        tb_web_publish(w, f, strlen(f), NULL, 0, 0);
+    }
+    free(p);
+    free(f);
+    free(h);
+    cJSON_Delete(root);
+    if (!ok) {
+        tb_web_destroy(&w);
+        tb_cli_error(cmd, "replay: out of memory");
+        return TB_EXIT_FAIL;
+    }
+    if (pub)
+        fprintf(stderr, "tenbin: warning: the replay is served on %s, beyond this machine\n",
+                tb_web_host(w));
+    fprintf(stderr, "tenbin: replay of %s at http://%s:%d/ (Ctrl-C ends it)\n", path,
+            tb_web_host(w), tb_web_port(w));
+    fflush(stderr);
+    int sig = 0;
+    sigwait(&set, &sig);
+    tb_web_destroy(&w);
+    return TB_EXIT_OK;
+}
+
 /* tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S] */
 static int generate(int argc, char **argv)
 {
@@ -513,6 +667,8 @@ int tb_cmd_bnb(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "generate") == 0)
         return generate(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+        return replay(argc - 1, argv + 1);
     bnb_opts o = {.gap = -1, .task_time = 0.01, .node_cost = -1, .status_interval = 0.05,
                   .startup = 4};
     int st = parse_opts(argc, argv, &o);
@@ -556,20 +712,8 @@ int tb_cmd_bnb(int argc, char **argv)
             return TB_EXIT_USAGE;
         }
         if (rank == 0) {
-            tb_buf pj = TB_BUF_INIT;
-            int prc = tb_buf_printf(&pj, "{\"problem\": ");
-            prc |= tb_buf_json_string(&pj, o.prob->name);
-            prc |= tb_buf_printf(&pj, ", \"file\": ");
-            prc |= tb_buf_json_string(&pj, o.file);
-            prc |= tb_buf_printf(&pj, ", \"view\": ");
-            if (o.prob->view_json)
-                prc |= o.prob->view_json(ctx, &pj);
-            else
-                prc |= tb_buf_printf(&pj, "null");
-            prc |= tb_buf_printf(&pj, "}");
-            if (prc == TB_OK)
-                tb_web_set_problem(web.web, (const char *)pj.data, pj.len);
-            tb_buf_free(&pj);
+            if (web_problem(&web) == TB_OK)
+                tb_web_set_problem(web.web, (const char *)web.problem.data, web.problem.len);
             if (o.web_public)
                 fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this "
                                 "machine: anyone who reaches it sees the run\n",
@@ -635,10 +779,12 @@ int tb_cmd_bnb(int argc, char **argv)
             tb_bnb_set_node_cost(b, o.node_cost);
         if (!o.quiet && rank == 0)
             tb_bnb_set_progress(b, stderr);
-        if (web.web) {
+        if (rank == 0 && (web.web || o.history)) {
             web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);
             web.rate = calloc((size_t)size, sizeof *web.rate);
-            if (web.last_nodes && web.rate)
+            /* Out of memory here: the run goes on unwatched (every rank
+             * must call tb_bnb_run), and --history says so at the end. */
+            if (web.last_nodes && web.rate && (web.web || web_problem(&web) == TB_OK))
                 tb_bnb_set_watch(b, web_watch, &web, 0.5);
         }
         rc = tb_bnb_run(b);
@@ -656,8 +802,12 @@ int tb_cmd_bnb(int argc, char **argv)
             } else {
                 print_result(&o, ctx, &s);
             }
-            if (web.web)
+            if (web.web || o.history)
                 web_final(&web, &s);
+            if (o.history && write_history(&web) != TB_OK) {
+                tb_cli_error(cmd, "--history %s: cannot write it", o.history);
+                exit_code = TB_EXIT_FAIL;
+            }
         }
     } else if (exit_code == TB_EXIT_OK) {
         tb_cli_error(cmd, "cannot start: %s", tb_strerror(rc));

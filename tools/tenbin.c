@@ -162,7 +162,11 @@ int main(int argc, char **argv)
         const tb_cli_cmd *c = &commands[i];
         if (strcmp(argv[1], c->name) != 0)
             continue;
-        if (!c->needs_mpi)
+        /* bnb's generate and replay do not search: no MPI (replay waits
+         * for SIGINT/SIGTERM, which MPI's own threads would take). */
+        int bnb_tool = strcmp(c->name, "bnb") == 0 && argc > 2 &&
+                       (strcmp(argv[2], "generate") == 0 || strcmp(argv[2], "replay") == 0);
+        if (!c->needs_mpi || bnb_tool)
             return c->run(argc - 1, argv + 1);
         /* Funneled: only this thread calls MPI (bnb --web serves from
          * threads of its own that never do). */

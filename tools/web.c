@@ -358,6 +358,14 @@ void tb_web_set_problem(tb_web *w, const char *json, size_t len)
     pthread_mutex_unlock(&w->mu);
 }
 
+void tb_web_set_history(tb_web *w, const char *items, size_t len)
+{
+    pthread_mutex_lock(&w->mu);
+    tb_buf_clear(&w->history);
+    (void)tb_buf_append(&w->history, items, len);
+    pthread_mutex_unlock(&w->mu);
+}
+
 int tb_web_stop_asked(tb_web *w)
 {
     pthread_mutex_lock(&w->mu);

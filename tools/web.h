@@ -26,6 +26,8 @@ void tb_web_publish(tb_web *w, const char *state, size_t len, const char *point,
 /* What does not change during the run (GET /api/problem: one JSON object,
  * e.g. the TSP's coordinates); copied. */
 void tb_web_set_problem(tb_web *w, const char *json, size_t len);
+/* Replace the history by items, the inside of a JSON array; copied. */
+void tb_web_set_history(tb_web *w, const char *items, size_t len);
 /* Whether a stop was asked (POST /api/stop with the token). */
 int tb_web_stop_asked(tb_web *w);
 /* Stop serving (closes the event streams) and free. */

@@ -78,6 +78,41 @@ echo "$json" | grep -q '"proven": false' || fail "the stopped run: not unproven:
 echo "$json" | grep -q '"optimum": [0-9]' || fail "the stopped run: no incumbent: $json"
 ! curl -s -o /dev/null "${url}api/state" || fail "the server outlived the run"
 
+# --history, then tenbin bnb replay serves it until SIGTERM (exit 0).
+K=$(cd "$(dirname "$0")/../data/knapsack" && pwd)/knapPI_1_100_1000_1.txt
+"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --history hist.json --json -q > hrun.out ||
+    fail "--history run: exit $?"
+grep -q '^{"problem": {"problem": "knapsack", ' hist.json || fail "hist.json: $(head -c 200 hist.json)"
+grep -q '^ "final": {"running": false, .*"proven": true' hist.json || fail "hist.json final: $(cat hist.json)"
+grep -q '^ "history": \[' hist.json || fail "hist.json history: $(cat hist.json)"
+"$TENBIN" bnb replay hist.json --web 127.0.0.1:0 2> replay.err &
+rp=$!
+i=0
+while ! grep -q "replay of hist.json at" replay.err && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+rurl=$(sed -n 's/.* at \(http[^ ]*\) .*/\1/p' replay.err)
+[ -n "$rurl" ] || { kill $rp; fail "replay: no line: $(cat replay.err)"; }
+run=$rp
+check 200 "replay state" "${rurl}api/state"
+grep -q '"running":false,"problem":"knapsack".*"proven":true' body.txt ||
+    { kill $rp; fail "replay state: $(cat body.txt)"; }
+check 200 "replay history" "${rurl}api/history"
+grep -q '^\[' body.txt || { kill $rp; fail "replay history: $(head -c 100 body.txt)"; }
+check 200 "replay page" "$rurl"
+kill -TERM $rp
+set +e
+wait $rp
+got=$?
+set -e
+[ "$got" = 0 ] || fail "replay after SIGTERM: exit $got"
+echo '{"problem": 1}' > bad.json
+expect 2 "replay: bad.json: not a history written by tenbin bnb --history" \
+    bnb replay bad.json --web 127.0.0.1:0
+echo 'nonsense' > bad2.json
+expect 2 "replay: bad2.json: not a history written by tenbin bnb --history (not JSON)" \
+    bnb replay bad2.json --web 127.0.0.1:0
+expect 2 "replay: no/such.json: cannot read" bnb replay no/such.json --web 127.0.0.1:0
+expect 2 "--history no/such/dir/h.json: cannot write" bnb knapsack "$K" --history no/such/dir/h.json
+
 # Errors: one line, exit 2.
 K=$(cd "$(dirname "$0")/../data/knapsack" && pwd)/knapPI_1_100_1000_1.txt
 expect 2 "not a loopback address; serving the run to the network needs --web-public" \
