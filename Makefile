@@ -71,6 +71,7 @@ bench: build
 	bench/s3-seed $(BUILD)
 	bench/s5-bnb $(BUILD)
 	bench/s5-grid $(BUILD)
+	bench/s5-web $(BUILD)
 
 install: build
 	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
