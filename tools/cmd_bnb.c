@@ -6,6 +6,8 @@
 #include "tenbin/bnb.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -13,6 +15,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../apps/bnb/problems.h"
 #include "cli.h"
@@ -50,6 +54,8 @@ static void bnb_usage(FILE *out)
             "                         EXPLICIT); the tour as 0-based cities from city 0\n"
             "  bmi FILE               S5's BMI eigenvalue problem (JSON; needs --gap > 0, default\n"
             "                         1e-3): minimise the largest eigenvalue of F(x, y) on a box\n\n"
+            "  mpiexec -n P tenbin bnb serve --web [HOST:]PORT [--max-upload BYTES]\n"
+            "                         a page that starts runs on these ranks from an upload\n"
             "  tenbin bnb replay FILE.json --web [HOST:]PORT\n"
             "                         serve a finished run's --history as its live view\n"
             "  tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S]\n"
@@ -271,6 +277,7 @@ typedef struct web_run {
     tb_buf state, point, sol;
     tb_buf hist;    /* every point so far, comma-separated */
     tb_buf problem; /* what does not change (GET /api/problem) */
+    int serve;      /* tenbin bnb serve: the page offers to start runs */
 } web_run;
 
 static int json_num(tb_buf *b, const char *key, double v)
@@ -352,7 +359,7 @@ static int web_problem(web_run *w)
     const bnb_opts *o = w->o;
     tb_buf *pj = &w->problem;
     tb_buf_clear(pj);
-    int rc = tb_buf_printf(pj, "{\"problem\": ");
+    int rc = tb_buf_printf(pj, "{%s\"problem\": ", w->serve ? "\"serve\": true, " : "");
     rc |= tb_buf_json_string(pj, o->prob->name);
     rc |= tb_buf_printf(pj, ", \"file\": ");
     rc |= tb_buf_json_string(pj, o->file);
@@ -610,6 +617,331 @@ static int replay(int argc, char **argv)
     return TB_EXIT_OK;
 }
 
+/* ---- tenbin bnb serve ------------------------------------------------------ */
+
+/* The next run, handed from the server's thread to rank 0's loop. */
+typedef struct serve_job {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int have, busy, quit;
+    int prob;
+    double gap;
+    long groups;
+    char name[128];
+    tb_buf bytes;
+    char dir[64]; /* rank 0's scratch directory for checking uploads */
+} serve_job;
+
+/* Is the upload an instance the problem reads?  On error, its message with
+ * the scratch directory taken out ("name:3: ..."). */
+static int serve_check(serve_job *j, int pi, const char *name, const void *body, size_t len,
+                       char *msg, size_t msglen)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", j->dir, name);
+    if (tb_write_file_atomic(path, body, len) != TB_OK) {
+        snprintf(msg, msglen, "cannot keep the upload: %s", strerror(errno));
+        return 0;
+    }
+    void *ctx = NULL;
+    char err[512] = "";
+    int rc = problems[pi]->load(path, &ctx, err, sizeof err);
+    problems[pi]->destroy(ctx);
+    unlink(path);
+    if (rc == TB_OK)
+        return 1;
+    size_t dl = strlen(j->dir) + 1;
+    const char *e = strncmp(err, j->dir, dl - 1) == 0 && err[dl - 1] == '/' ? err + dl : err;
+    snprintf(msg, msglen, "%s", e);
+    return 0;
+}
+
+static int serve_start(void *arg, const char *problem, const char *gap, const char *groups,
+                       const char *name, const void *body, size_t len, char *msg, size_t msglen)
+{
+    serve_job *j = arg;
+    int pi = -1;
+    for (size_t i = 0; problem && i < sizeof problems / sizeof problems[0]; i++)
+        if (strcmp(problem, problems[i]->name) == 0)
+            pi = (int)i;
+    if (pi < 0) {
+        snprintf(msg, msglen, "problem: expected knapsack, tsp or bmi, got '%s'",
+                 problem ? problem : "");
+        return 400;
+    }
+    double g = problems[pi]->default_gap;
+    if (gap && *gap && (tb_parse_double(gap, &g) != TB_OK || !(g >= 0 && g < 1))) {
+        snprintf(msg, msglen, "gap: expected a number in [0, 1), got '%s'", gap);
+        return 400;
+    }
+    if (problems[pi]->default_gap > 0 && g == 0) {
+        snprintf(msg, msglen, "gap: must be above 0 for %s", problems[pi]->name);
+        return 400;
+    }
+    long G = 0;
+    if (groups && *groups && tb_parse_long(groups, 0, 1 << 20, &G) != TB_OK) {
+        snprintf(msg, msglen, "groups: expected an integer >= 0, got '%s'", groups);
+        return 400;
+    }
+    char nm[128] = "upload";
+    if (name && *name) { /* a file name, not a path */
+        const char *b = strrchr(name, '/');
+        b = b ? b + 1 : name;
+        size_t k = 0;
+        for (; *b && k + 1 < sizeof nm; b++)
+            nm[k++] = isalnum((unsigned char)*b) || strchr("._-", *b) ? *b : '_';
+        nm[k] = 0;
+        if (!k || nm[0] == '.')
+            snprintf(nm, sizeof nm, "upload");
+    }
+    if (len == 0) {
+        snprintf(msg, msglen, "the upload is empty (send the instance as the request's body)");
+        return 400;
+    }
+    pthread_mutex_lock(&j->mu);
+    int busy = j->busy || j->have;
+    pthread_mutex_unlock(&j->mu);
+    if (busy) {
+        snprintf(msg, msglen, "a run is going on: stop it first");
+        return 409;
+    }
+    if (!serve_check(j, pi, nm, body, len, msg, msglen))
+        return 400;
+    pthread_mutex_lock(&j->mu);
+    int code = 202;
+    if (j->busy || j->have) {
+        snprintf(msg, msglen, "a run is going on: stop it first");
+        code = 409;
+    } else {
+        tb_buf_clear(&j->bytes);
+        if (tb_buf_append(&j->bytes, body, len) != TB_OK) {
+            snprintf(msg, msglen, "out of memory");
+            code = 500;
+        } else {
+            j->prob = pi;
+            j->gap = g;
+            j->groups = G;
+            snprintf(j->name, sizeof j->name, "%s", nm);
+            j->have = 1;
+            pthread_cond_broadcast(&j->cv);
+        }
+    }
+    pthread_mutex_unlock(&j->mu);
+    return code;
+}
+
+static void serve_quit(void *arg)
+{
+    serve_job *j = arg;
+    pthread_mutex_lock(&j->mu);
+    j->quit = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* A broadcast from rank 0 that waits without spinning (ranks wait here
+ * between runs for as long as nobody starts one). */
+static void bcast_wait(void *buf, int count, MPI_Datatype t)
+{
+    MPI_Request r;
+    MPI_Ibcast(buf, count, t, 0, MPI_COMM_WORLD, &r);
+    for (;;) {
+        int done = 0;
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* tenbin bnb serve --web [HOST:]PORT [--web-public] [--max-upload BYTES], under
+ * mpiexec: the page starts runs on these ranks, one at a time, until POST
+ * /api/quit. */
+static int serve(int argc, char **argv)
+{
+    static const struct option opts[] = {{"web", required_argument, NULL, 'W'},
+                                         {"web-public", no_argument, NULL, 'U'},
+                                         {"max-upload", required_argument, NULL, 'M'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *spec = NULL;
+    int pub = 0, c, rank = tb_cli_rank(), size = 1;
+    long max_upload = 16L << 20;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'W':
+            spec = optarg;
+            break;
+        case 'U':
+            pub = 1;
+            break;
+        case 'M':
+            if (tb_cli_long(cmd, "--max-upload", optarg, 1, 1L << 30, &max_upload))
+                return TB_EXIT_USAGE;
+            break;
+        case 'h':
+            if (rank == 0)
+                printf("usage: mpiexec -n P tenbin bnb serve --web [HOST:]PORT [--web-public]\n"
+                       "                                 [--max-upload BYTES]\n"
+                       "Serve a page that starts branch-and-bound runs on these ranks from an\n"
+                       "uploaded instance (at most BYTES, default 16 MiB), one at a time, and\n"
+                       "watches them, until POST /api/quit.\n");
+            return TB_EXIT_OK;
+        default:
+            return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
+        }
+    }
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (optind != argc || !spec) {
+        tb_cli_error(cmd, "serve: expected 'serve --web [HOST:]PORT'");
+        return TB_EXIT_USAGE;
+    }
+    if (size < 2) {
+        tb_cli_error(cmd, "serve needs 2 ranks or more (mpiexec -n P tenbin bnb serve ...)");
+        return TB_EXIT_USAGE;
+    }
+    serve_job job = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    web_run web = {0};
+    web.serve = 1;
+    char err[512] = "";
+    int ok = 1;
+    if (rank == 0) {
+        snprintf(job.dir, sizeof job.dir, "/tmp/tenbin-serve-XXXXXX");
+        if (!mkdtemp(job.dir)) {
+            tb_cli_error(cmd, "serve: no scratch directory: %s", strerror(errno));
+            ok = 0;
+        } else if (tb_web_start(&web.web, spec, pub, err, sizeof err) != 0) {
+            tb_cli_error(cmd, "%s", err);
+            rmdir(job.dir);
+            ok = 0;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        tb_web_destroy(&web.web);
+        return TB_EXIT_USAGE;
+    }
+    if (rank == 0) {
+        static const char idle[] = "{\"running\": false, \"serve\": true, \"idle\": true}";
+        tb_web_set_problem(web.web, "{\"serve\": true, \"problem\": null}", 32);
+        tb_web_publish(web.web, idle, sizeof idle - 1, NULL, 0, 0);
+        tb_web_set_serve(web.web, serve_start, serve_quit, &job, (size_t)max_upload);
+        if (pub)
+            fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this machine: "
+                            "anyone who reaches it sees the runs\n",
+                    tb_web_host(web.web));
+        fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(web.web),
+                tb_web_port(web.web), tb_web_token(web.web));
+        fflush(stderr);
+    }
+    int exit_code = TB_EXIT_OK;
+    char mydir[64] = "";
+    if (rank != 0) {
+        snprintf(mydir, sizeof mydir, "/tmp/tenbin-serve-XXXXXX");
+        if (!mkdtemp(mydir))
+            mydir[0] = 0;
+    }
+    for (;;) {
+        long hdr[4] = {0, 0, 0, 0}; /* quit, problem, groups, bytes */
+        double gap = 0;
+        char name[128] = "";
+        if (rank == 0) {
+            pthread_mutex_lock(&job.mu);
+            while (!job.have && !job.quit)
+                pthread_cond_wait(&job.cv, &job.mu);
+            hdr[0] = job.quit;
+            if (!job.quit) {
+                hdr[1] = job.prob;
+                hdr[2] = job.groups;
+                hdr[3] = (long)job.bytes.len;
+                gap = job.gap;
+                snprintf(name, sizeof name, "%s", job.name);
+                job.busy = 1;
+                job.have = 0;
+            }
+            pthread_mutex_unlock(&job.mu);
+        }
+        bcast_wait(hdr, 4, MPI_LONG);
+        if (hdr[0])
+            break;
+        bcast_wait(&gap, 1, MPI_DOUBLE);
+        bcast_wait(name, (int)sizeof name, MPI_CHAR);
+        char *bytes = malloc((size_t)hdr[3] + 1);
+        if (!bytes) /* cannot take part: the others would wait for ever */
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        if (rank == 0)
+            memcpy(bytes, job.bytes.data, (size_t)hdr[3]);
+        bcast_wait(bytes, (int)hdr[3], MPI_BYTE);
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s", rank == 0 ? job.dir : mydir, name);
+        int wrote = tb_write_file_atomic(path, bytes, (size_t)hdr[3]) == TB_OK;
+        free(bytes);
+        bnb_opts o = {.prob = problems[hdr[1]], .file = name, .gap = gap, .task_time = 0.01,
+                      .node_cost = -1, .status_interval = 0.05, .startup = 4,
+                      .groups = hdr[2]};
+        void *ctx = NULL;
+        int rc = wrote ? o.prob->load(path, &ctx, err, sizeof err) : TB_ERR_IO;
+        int all = rc == TB_OK;
+        MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        tb_bnb *b = NULL;
+        if (all && tb_bnb_create(&b, MPI_COMM_WORLD, o.prob->ops, ctx) == TB_OK) {
+            tb_bnb_set_gap(b, o.gap);
+            tb_bnb_set_groups(b, (int)o.groups <= size - 1 ? (int)o.groups : 0);
+            tb_bnb_set_task_time(b, o.task_time);
+            if (rank == 0) {
+                web.o = &o;
+                web.ctx = ctx;
+                tb_buf_clear(&web.hist);
+                free(web.last_nodes);
+                free(web.rate);
+                web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);
+                web.rate = calloc((size_t)size, sizeof *web.rate);
+                web.last_t = 0;
+                tb_web_clear_stop(web.web);
+                tb_web_set_history(web.web, "", 0);
+                if (web_problem(&web) == TB_OK)
+                    tb_web_set_problem(web.web, (const char *)web.problem.data, web.problem.len);
+                if (web.last_nodes && web.rate)
+                    tb_bnb_set_watch(b, web_watch, &web, 0.5);
+            }
+            rc = tb_bnb_run(b);
+            if (rank == 0) {
+                tb_bnb_summary s;
+                if (rc == TB_OK && tb_bnb_get_summary(b, &s) == TB_OK) {
+                    web_final(&web, &s);
+                    fprintf(stderr, "tenbin: %s %s: %s %.10g\n", o.prob->name, name,
+                            s.proven ? "proven" : "stopped at", s.optimum);
+                } else {
+                    tb_cli_error(cmd, "serve: the run of %s failed: %s", name, tb_strerror(rc));
+                }
+            }
+            tb_bnb_destroy(&b);
+        } else if (rank == 0) {
+            tb_cli_error(cmd, "serve: %s: could not be started on every rank", name);
+        }
+        if (ctx)
+            o.prob->destroy(ctx);
+        unlink(path);
+        if (rank == 0) {
+            pthread_mutex_lock(&job.mu);
+            job.busy = 0;
+            pthread_mutex_unlock(&job.mu);
+        }
+    }
+    if (rank == 0) {
+        web.o = NULL;
+        rmdir(job.dir);
+    } else if (mydir[0]) {
+        rmdir(mydir);
+    }
+    web_run_free(&web);
+    tb_buf_free(&job.bytes);
+    return exit_code;
+}
+
 /* tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S] */
 static int generate(int argc, char **argv)
 {
@@ -669,6 +1001,8 @@ int tb_cmd_bnb(int argc, char **argv)
         return generate(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "replay") == 0)
         return replay(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+        return serve(argc - 1, argv + 1);
     bnb_opts o = {.gap = -1, .task_time = 0.01, .node_cost = -1, .status_interval = 0.05,
                   .startup = 4};
     int st = parse_opts(argc, argv, &o);

@@ -53,7 +53,17 @@ struct tb_web {
     uint64_t version;
     int running, closing, stop_asked;
     int streams; /* event streams open */
+    tb_web_start_fn start; /* serve mode, or NULL */
+    tb_web_quit_fn quit;
+    void *serve_arg;
+    size_t max_upload;
 };
+
+/* A POST /api/start being received. */
+typedef struct web_upload {
+    tb_buf body;
+    int too_big;
+} web_upload;
 
 /* One event stream's place. */
 typedef struct stream {
@@ -172,6 +182,20 @@ static int token_ok(const tb_web *w, const char *auth)
     return d == 0;
 }
 
+/* A request is over: free what a POST /api/start gathered. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    (void)c;
+    (void)toe;
+    if (*con_cls && *con_cls != cls) {
+        web_upload *up = *con_cls;
+        tb_buf_free(&up->body);
+        free(up);
+    }
+    *con_cls = NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
@@ -179,10 +203,42 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     (void)version;
     (void)upload;
     tb_web *w = cls;
+    if (*con_cls != NULL && *con_cls != (void *)w) { /* the body of a POST /api/start */
+        web_upload *up = *con_cls;
+        if (*upload_size > 0) {
+            if (up->body.len + *upload_size > w->max_upload)
+                up->too_big = 1;
+            else if (tb_buf_append(&up->body, upload, *upload_size) != TB_OK)
+                up->too_big = 1;
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (up->too_big)
+            return reply_json(c, 413, "{\"error\": \"the upload is too large\"}");
+        char msg[1024] = "";
+        const char *q[4] = {"problem", "gap", "groups", "name"};
+        const char *v[4];
+        for (int i = 0; i < 4; i++)
+            v[i] = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, q[i]);
+        int code = w->start(w->serve_arg, v[0], v[1], v[2], v[3], up->body.data, up->body.len,
+                            msg, sizeof msg);
+        tb_buf j = TB_BUF_INIT;
+        int rc = code == 202 ? tb_buf_printf(&j, "{\"started\": true}")
+                             : tb_buf_printf(&j, "{\"error\": ");
+        if (code != 202 && rc == TB_OK) {
+            rc = tb_buf_json_string(&j, msg);
+            if (rc == TB_OK)
+                rc = tb_buf_printf(&j, "}");
+        }
+        enum MHD_Result r =
+            rc == TB_OK ? reply(c, (unsigned)code, "application/json", j.data, j.len, NULL) : MHD_NO;
+        tb_buf_free(&j);
+        return r;
+    }
     if (*con_cls == NULL) { /* headers only, so far: answer now, read no body */
         *con_cls = w;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > WEB_BODY_MAX)
+        if (cl && strtoull(cl, NULL, 10) > WEB_BODY_MAX && strcmp(url, "/api/start") != 0)
             return reply_json(c, 413, "{\"error\": \"request body too large\"}");
         int get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
         int post = strcmp(method, "POST") == 0;
@@ -236,6 +292,27 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             return reply_json(c, MHD_HTTP_OK,
                               running ? "{\"stopping\": true}"
                                       : "{\"stopping\": false, \"error\": \"the run has ended\"}");
+        }
+        if (w->start && (strcmp(url, "/api/start") == 0 || strcmp(url, "/api/quit") == 0)) {
+            if (!post)
+                return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, "POST");
+            const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+            if (!auth)
+                return reply_json(c, MHD_HTTP_UNAUTHORIZED,
+                                  "{\"error\": \"Authorization: Bearer TOKEN is required\"}");
+            if (!token_ok(w, auth))
+                return reply_json(c, MHD_HTTP_FORBIDDEN, "{\"error\": \"wrong token\"}");
+            if (url[5] == 'q') {
+                w->quit(w->serve_arg);
+                return reply_json(c, MHD_HTTP_OK, "{\"quitting\": true}");
+            }
+            if (cl && strtoull(cl, NULL, 10) > w->max_upload)
+                return reply_json(c, 413, "{\"error\": \"the upload is too large\"}");
+            web_upload *up = calloc(1, sizeof *up);
+            if (!up)
+                return MHD_NO;
+            *con_cls = up; /* the body comes in the next calls */
+            return MHD_YES;
         }
         return reply_json(c, MHD_HTTP_NOT_FOUND, "{\"error\": \"not found\"}");
     }
@@ -301,7 +378,8 @@ int tb_web_start(tb_web **out, const char *spec, int public, char *err, size_t e
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, (uint16_t)port, NULL, NULL,
         handle, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)WEB_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        completed, w, MHD_OPTION_END);
     if (!w->d) {
         snprintf(err, errlen,
                  "--web %s: cannot listen on %s:%ld (in use, or not an address of "
@@ -363,6 +441,24 @@ void tb_web_set_history(tb_web *w, const char *items, size_t len)
     pthread_mutex_lock(&w->mu);
     tb_buf_clear(&w->history);
     (void)tb_buf_append(&w->history, items, len);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void tb_web_set_serve(tb_web *w, tb_web_start_fn start, tb_web_quit_fn quit, void *arg,
+                      size_t max_upload)
+{
+    pthread_mutex_lock(&w->mu);
+    w->start = start;
+    w->quit = quit;
+    w->serve_arg = arg;
+    w->max_upload = max_upload;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void tb_web_clear_stop(tb_web *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->stop_asked = 0;
     pthread_mutex_unlock(&w->mu);
 }
 

@@ -28,8 +28,21 @@ void tb_web_publish(tb_web *w, const char *state, size_t len, const char *point,
 void tb_web_set_problem(tb_web *w, const char *json, size_t len);
 /* Replace the history by items, the inside of a JSON array; copied. */
 void tb_web_set_history(tb_web *w, const char *items, size_t len);
+/* `tenbin bnb serve`: POST /api/start?problem=P&gap=G&groups=N&name=FILE with
+ * the instance as the body (at most max_upload bytes, else 413) and the
+ * token calls start from the server's thread: it returns the HTTP status
+ * (202 started, 400 with the parser's message in msg, 409 busy).  POST
+ * /api/quit with the token calls quit.  Without this, both are 404. */
+typedef int (*tb_web_start_fn)(void *arg, const char *problem, const char *gap,
+                               const char *groups, const char *name, const void *body,
+                               size_t len, char *msg, size_t msglen);
+typedef void (*tb_web_quit_fn)(void *arg);
+void tb_web_set_serve(tb_web *w, tb_web_start_fn start, tb_web_quit_fn quit, void *arg,
+                      size_t max_upload);
 /* Whether a stop was asked (POST /api/stop with the token). */
 int tb_web_stop_asked(tb_web *w);
+/* Forget a stop asked (a new run starts). */
+void tb_web_clear_stop(tb_web *w);
 /* Stop serving (closes the event streams) and free. */
 void tb_web_destroy(tb_web **w);
 

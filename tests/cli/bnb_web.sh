@@ -113,6 +113,56 @@ expect 2 "replay: bad2.json: not a history written by tenbin bnb --history (not 
 expect 2 "replay: no/such.json: cannot read" bnb replay no/such.json --web 127.0.0.1:0
 expect 2 "--history no/such/dir/h.json: cannot write" bnb knapsack "$K" --history no/such/dir/h.json
 
+# tenbin bnb serve: runs started from uploads, one at a time, until /api/quit.
+"$MPIEXEC" $NP 3 "$TENBIN" bnb serve --web 127.0.0.1:0 --max-upload 100000 > serve.out 2> serve.err &
+sv=$!
+run=$sv
+i=0
+while ! grep -q "web view at" serve.err && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+surl=$(sed -n 's/.* at \(http[^ ]*\) .*/\1/p' serve.err)
+stok=$(sed -n 's/.*(token \([0-9a-f]*\))$/\1/p' serve.err)
+[ -n "$surl" ] || { kill $sv; fail "serve: no line: $(cat serve.err)"; }
+check 200 "serve: idle state" "${surl}api/state"
+grep -q '"serve": true, "idle": true' body.txt || { kill $sv; fail "serve idle: $(cat body.txt)"; }
+check 401 "serve: start without a token" -X POST --data-binary @"$K" "${surl}api/start?problem=knapsack"
+head -c 200000 /dev/zero > big2.bin
+check 413 "serve: an upload over --max-upload" -X POST -H "Authorization: Bearer $stok" \
+    --data-binary @big2.bin "${surl}api/start?problem=knapsack"
+printf '3 10\n1 2\n' > short.txt
+check 400 "serve: a malformed upload" -X POST -H "Authorization: Bearer $stok" \
+    --data-binary @short.txt "${surl}api/start?problem=knapsack&name=short.txt"
+grep -q '"error": "short.txt:2: expected 3 profits, found 2"' body.txt ||
+    { kill $sv; fail "serve: the parser's message: $(cat body.txt)"; }
+check 400 "serve: an unknown problem" -X POST -H "Authorization: Bearer $stok" --data-binary @"$K" \
+    "${surl}api/start?problem=nope"
+check 202 "serve: a knapsack" -X POST -H "Authorization: Bearer $stok" --data-binary @"$K" \
+    "${surl}api/start?problem=knapsack&name=k1.txt"
+i=0
+until curl -s "${surl}api/state" | grep -q '"file": "k1.txt".*"proven": true' || [ $i -ge 100 ]; do
+    sleep 0.2; i=$((i + 1))
+done
+[ $i -lt 100 ] || { kill $sv; fail "serve: the knapsack did not end proven: $(curl -s "${surl}api/state")"; }
+curl -s "${surl}api/state" | grep -q '"upper": 9147' || { kill $sv; fail "serve: knapsack optimum"; }
+check 202 "serve: a long TSP" -X POST -H "Authorization: Bearer $stok" --data-binary @"$TSP/kroA100.tsp" \
+    "${surl}api/start?problem=tsp&name=kroA100.tsp"
+check 409 "serve: a second run while one goes on" -X POST -H "Authorization: Bearer $stok" \
+    --data-binary @"$K" "${surl}api/start?problem=knapsack"
+check 200 "serve: stop the TSP" -X POST -H "Authorization: Bearer $stok" "${surl}api/stop"
+i=0
+until curl -s "${surl}api/state" | grep -q '"running": false, "problem": "tsp".*"proven": false' ||
+      [ $i -ge 150 ]; do
+    sleep 0.2; i=$((i + 1))
+done
+[ $i -lt 150 ] || { kill $sv; fail "serve: the stopped TSP: $(curl -s "${surl}api/state" | head -c 200)"; }
+check 200 "serve: quit" -X POST -H "Authorization: Bearer $stok" "${surl}api/quit"
+set +e
+wait $sv
+got=$?
+set -e
+[ "$got" = 0 ] || fail "serve after quit: exit $got: $(cat serve.err)"
+grep -q "^tenbin: knapsack k1.txt: proven 9147$" serve.err || fail "serve: $(cat serve.err)"
+expect 2 "serve needs 2 ranks or more" bnb serve --web 127.0.0.1:0
+
 # Errors: one line, exit 2.
 K=$(cd "$(dirname "$0")/../data/knapsack" && pwd)/knapPI_1_100_1000_1.txt
 expect 2 "not a loopback address; serving the run to the network needs --web-public" \
