@@ -59,9 +59,14 @@ int tb_cli_line_chart(const char *path, const char *title, const char *xlabel, c
 int tb_cmd_bnb(int argc, char **argv);
 int tb_cmd_emu(int argc, char **argv);
 int tb_cmd_emu_sweep(int argc, char **argv);
-/* libtenbin-emu.so: TENBIN_EMU_LIBRARY, else beside the executable, else in
- * the library directory relative to it.  0, or -1 if not found. */
-int tb_cli_emu_library(char *out, size_t n);
+struct tb_emu_opts;
+/* The options every emulation of cmd shares: libtenbin-emu.so found
+ * (TENBIN_EMU_LIBRARY, else beside the executable, else in the library
+ * directory relative to it) into lib, the platform, seed, launcher, timeout
+ * and listening address.  0, or -1 after one line. */
+int tb_cli_emu_opts(const char *cmd, struct tb_emu_opts *o, char *lib, size_t liblen,
+                    const char *platform, long seed, const char *mpiexec, double timeout,
+                    const char *listen);
 int tb_cmd_flow(int argc, char **argv);
 int tb_cmd_himeno(int argc, char **argv);
 int tb_cmd_info(int argc, char **argv);

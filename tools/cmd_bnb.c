@@ -629,7 +629,7 @@ typedef struct serve_job {
     long groups;
     char name[128];
     tb_buf bytes;
-    char dir[64]; /* rank 0's scratch directory for checking uploads */
+    char dir[160]; /* rank 0's scratch directory for checking uploads */
 } serve_job;
 
 /* Is the upload an instance the problem reads?  On error, its message with
@@ -637,7 +637,7 @@ typedef struct serve_job {
 static int serve_check(serve_job *j, int pi, const char *name, const void *body, size_t len,
                        char *msg, size_t msglen)
 {
-    char path[256];
+    char path[320];
     snprintf(path, sizeof path, "%s/%s", j->dir, name);
     if (tb_write_file_atomic(path, body, len) != TB_OK) {
         snprintf(msg, msglen, "cannot keep the upload: %s", strerror(errno));
@@ -804,12 +804,15 @@ static int serve(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     serve_job job = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    const char *tmp = getenv("TMPDIR"); /* uploads are kept there while they run */
+    if (!tmp || !*tmp || strlen(tmp) > 100)
+        tmp = "/tmp";
     web_run web = {0};
     web.serve = 1;
     char err[512] = "";
     int ok = 1;
     if (rank == 0) {
-        snprintf(job.dir, sizeof job.dir, "/tmp/tenbin-serve-XXXXXX");
+        snprintf(job.dir, sizeof job.dir, "%s/tenbin-serve-XXXXXX", tmp);
         if (!mkdtemp(job.dir)) {
             tb_cli_error(cmd, "serve: no scratch directory: %s", strerror(errno));
             ok = 0;
@@ -838,9 +841,9 @@ static int serve(int argc, char **argv)
         fflush(stderr);
     }
     int exit_code = TB_EXIT_OK;
-    char mydir[64] = "";
+    char mydir[160] = "";
     if (rank != 0) {
-        snprintf(mydir, sizeof mydir, "/tmp/tenbin-serve-XXXXXX");
+        snprintf(mydir, sizeof mydir, "%s/tenbin-serve-XXXXXX", tmp);
         if (!mkdtemp(mydir))
             mydir[0] = 0;
     }
@@ -875,7 +878,7 @@ static int serve(int argc, char **argv)
         if (rank == 0)
             memcpy(bytes, job.bytes.data, (size_t)hdr[3]);
         bcast_wait(bytes, (int)hdr[3], MPI_BYTE);
-        char path[256];
+        char path[320];
         snprintf(path, sizeof path, "%s/%s", rank == 0 ? job.dir : mydir, name);
         int wrote = tb_write_file_atomic(path, bytes, (size_t)hdr[3]) == TB_OK;
         free(bytes);

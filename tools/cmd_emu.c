@@ -49,7 +49,7 @@ static void emu_usage(FILE *out)
 
 /* libtenbin-emu.so: TENBIN_EMU_LIBRARY, else beside this executable (build
  * tree), else in the library directory relative to it (installed). */
-int tb_cli_emu_library(char *out, size_t n)
+static int emu_library(char *out, size_t n)
 {
     const char *env = getenv("TENBIN_EMU_LIBRARY");
     if (env && *env) {
@@ -67,6 +67,27 @@ int tb_cli_emu_library(char *out, size_t n)
         return 0;
     snprintf(out, n, "%s/%s/libtenbin-emu.so", dir, TENBIN_BIN_TO_LIB);
     return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+int tb_cli_emu_opts(const char *cmd, tb_emu_opts *o, char *lib, size_t liblen,
+                    const char *platform, long seed, const char *mpiexec, double timeout,
+                    const char *listen)
+{
+    if (emu_library(lib, liblen) != 0) {
+        tb_cli_error(cmd, "cannot find libtenbin-emu.so next to the tenbin executable (set "
+                          "TENBIN_EMU_LIBRARY)");
+        return -1;
+    }
+    *o = (tb_emu_opts){0};
+    o->size = sizeof *o;
+    o->platform = platform;
+    o->seed = (uint64_t)seed;
+    o->library = lib;
+    o->mpiexec = mpiexec;
+    o->openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
+    o->timeout = timeout;
+    o->listen = listen;
+    return 0;
 }
 
 static double pct(double x, double total) { return total > 0 ? 100.0 * x / total : 0.0; }
@@ -183,22 +204,11 @@ int tb_cmd_emu(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     char lib[PATH_MAX + 64];
-    if (tb_cli_emu_library(lib, sizeof lib) != 0) {
-        tb_cli_error(cmd, "cannot find libtenbin-emu.so next to the tenbin executable (set "
-                          "TENBIN_EMU_LIBRARY)");
+    tb_emu_opts o;
+    if (tb_cli_emu_opts(cmd, &o, lib, sizeof lib, platform, seed, mpiexec, timeout, listen))
         return TB_EXIT_FAIL;
-    }
-    tb_emu_opts o = {0};
-    o.size = sizeof o;
-    o.platform = platform;
-    o.seed = (uint64_t)seed;
     o.ranks = (int)ranks;
-    o.library = lib;
-    o.mpiexec = mpiexec;
-    o.openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
     o.trace = trace != NULL;
-    o.timeout = timeout;
-    o.listen = listen;
     tb_emu_result *r = NULL;
     char err[1024];
     int rc = tb_emu_run(&o, argv + optind, &r, err, sizeof err);

@@ -223,11 +223,9 @@ int tb_cmd_emu_sweep(int argc, char **argv)
     if (svg && tb_cli_writable(cmd, "--svg", svg))
         return TB_EXIT_FAIL;
     char lib[PATH_MAX + 64];
-    if (tb_cli_emu_library(lib, sizeof lib) != 0) {
-        tb_cli_error(cmd, "cannot find libtenbin-emu.so next to the tenbin executable (set "
-                          "TENBIN_EMU_LIBRARY)");
+    tb_emu_opts o;
+    if (tb_cli_emu_opts(cmd, &o, lib, sizeof lib, platform, seed, mpiexec, timeout, listen))
         return TB_EXIT_FAIL;
-    }
     /* The platform must hold the largest P: refuse now, not after the sweep. */
     tb_platform *plat = NULL;
     if (tb_cli_platform(cmd, platform, (uint64_t)seed, &plat) != 0)
@@ -246,15 +244,6 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         free(cells), free(xs), free(ys);
         return TB_EXIT_FAIL;
     }
-    tb_emu_opts o = {0};
-    o.size = sizeof o;
-    o.platform = platform;
-    o.seed = (uint64_t)seed;
-    o.library = lib;
-    o.mpiexec = mpiexec;
-    o.openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
-    o.timeout = timeout;
-    o.listen = listen;
     int failed = 0;
     for (size_t v = 0; v < nv; v++) {
         char **args = with_masters(argv + optind, nargs, nM ? M[v] : 0);
