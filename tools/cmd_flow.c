@@ -4,11 +4,12 @@
  *                        each task's host, start and finish; Gantt SVG, trace
  *   flow simulate FILE   run it on a platform whose speeds change, with a
  *                        rescheduling trigger
+ *   flow run FILE        run it for real on MPI ranks (cmd_flow_run.c)
  *   flow experiment      S2's Tables 3, 4 and 5 (cmd_flow_experiment.c)
  *   flow convert IN OUT  between the text, WfFormat JSON and DAX formats
  *   flow generate OUT    one of S2's random task networks
  *   flow info FILE       counts: tasks, edges, files, independent task sets
- * Runs in one process; no mpiexec.
+ * All but `flow run` run in one process, without mpiexec.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tenbin/core.h"
@@ -167,11 +168,17 @@ static int open_inputs(const flow_opts *o, tb_flow **f, tb_platform **plat)
 
 static int write_outputs(const flow_opts *o, const tb_flow *f, const tb_flow_schedule *s)
 {
-    if (o->gantt && tb_flow_write_gantt(f, s, o->gantt)) {
-        tb_cli_error(o->cmd, "--gantt: cannot write '%s'", o->gantt);
+    return tb_cli_flow_write(o->cmd, o->gantt, o->trace, f, s);
+}
+
+int tb_cli_flow_write(const char *cmd, const char *gantt, const char *trace, const tb_flow *f,
+                      const tb_flow_schedule *s)
+{
+    if (gantt && tb_flow_write_gantt(f, s, gantt)) {
+        tb_cli_error(cmd, "--gantt: cannot write '%s'", gantt);
         return -1;
     }
-    if (o->trace) {
+    if (trace) {
         tb_trace *tr = NULL;
         int rc = tb_trace_create(&tr, 0, 0.0);
         if (!rc)
@@ -179,10 +186,10 @@ static int write_outputs(const flow_opts *o, const tb_flow *f, const tb_flow_sch
         if (!rc)
             rc = tb_flow_trace_schedule(f, s, tr);
         if (!rc)
-            rc = tb_trace_write(tr, o->trace);
+            rc = tb_trace_write(tr, trace);
         tb_trace_destroy(&tr);
         if (rc) {
-            tb_cli_error(o->cmd, "--trace: cannot write '%s'", o->trace);
+            tb_cli_error(cmd, "--trace: cannot write '%s'", trace);
             return -1;
         }
     }
@@ -479,6 +486,7 @@ int tb_cmd_flow(int argc, char **argv)
     } subs[] = {
         {"schedule", run_schedule, "a static schedule (heft, cpop, peft, minmin, maxmin, olb, random)"},
         {"simulate", run_simulate, "run on a platform whose speeds change, with a trigger"},
+        {"run", tb_cmd_flow_run, "run for real on MPI ranks (under mpiexec), with a trigger"},
         {"experiment", tb_cmd_flow_experiment, "S2's Tables 3, 4 and 5 as CSV and SVG"},
         {"convert", run_convert, "between text, WfFormat JSON and DAX"},
         {"generate", run_generate, "one of S2's random task networks"},
@@ -495,7 +503,7 @@ int tb_cmd_flow(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         if (strcmp(argv[1], subs[i].name) == 0)
             return subs[i].fn(argc - 1, argv + 1);
-    tb_cli_error("flow", "unknown command '%s' (schedule, simulate, experiment, convert, "
+    tb_cli_error("flow", "unknown command '%s' (schedule, simulate, run, experiment, convert, "
                          "generate, info)",
                  argv[1]);
     return TB_EXIT_USAGE;

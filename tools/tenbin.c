@@ -166,7 +166,8 @@ int main(int argc, char **argv)
          * for SIGINT/SIGTERM, which MPI's own threads would take). */
         int bnb_tool = strcmp(c->name, "bnb") == 0 && argc > 2 &&
                        (strcmp(argv[2], "generate") == 0 || strcmp(argv[2], "replay") == 0);
-        if (!c->needs_mpi || bnb_tool)
+        int flow_run = strcmp(c->name, "flow") == 0 && argc > 2 && strcmp(argv[2], "run") == 0;
+        if ((!c->needs_mpi && !flow_run) || bnb_tool)
             return c->run(argc - 1, argv + 1);
         /* Funneled: only this thread calls MPI (bnb --web serves from
          * threads of its own that never do). */

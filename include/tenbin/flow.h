@@ -71,6 +71,13 @@ TB_API int tb_flow_add_file(tb_flow *f, const char *name, double bytes, size_t *
 /* Task `task` reads (output = 0) or writes (output = 1) file `file`. */
 TB_API int tb_flow_task_use(tb_flow *f, size_t task, size_t file, int output);
 
+/* The command that runs task `task`: program (a name looked up in PATH, or
+ * a path) and nargs arguments, copied; run without a shell.  A task has
+ * none until set (WfFormat's execution.tasks[].command, DAX's <argument>).
+ * Errors: TB_ERR_INVALID (empty program), TB_ERR_RANGE, TB_ERR_STATE. */
+TB_API int tb_flow_set_command(tb_flow *f, size_t task, const char *program, size_t nargs,
+                               const char *const *args);
+
 /* Set the name used by error messages and writers (the file name). */
 TB_API int tb_flow_set_name(tb_flow *f, const char *name);
 
@@ -116,6 +123,18 @@ TB_API size_t tb_flow_nfiles(const tb_flow *f);
 TB_API size_t tb_flow_cost_hosts(const tb_flow *f);
 TB_API const char *tb_flow_task_id(const tb_flow *f, size_t task);
 TB_API double tb_flow_task_work(const tb_flow *f, size_t task);
+/* The task's program (NULL: it has no command), its argument count and
+ * i-th argument (NULL past the last). */
+TB_API const char *tb_flow_task_program(const tb_flow *f, size_t task);
+TB_API size_t tb_flow_task_nargs(const tb_flow *f, size_t task);
+TB_API const char *tb_flow_task_arg(const tb_flow *f, size_t task, size_t i);
+/* The files task reads (output = 0) or writes (output = 1): their count,
+ * and *files (if not NULL) the file indices, ascending, each once. */
+TB_API size_t tb_flow_task_files(const tb_flow *f, size_t task, int output,
+                                 const uint32_t **files);
+/* A file's name and size in bytes (NULL / NAN past the last). */
+TB_API const char *tb_flow_file_name(const tb_flow *f, size_t file);
+TB_API double tb_flow_file_size(const tb_flow *f, size_t file);
 /* Independent task sets (S2): maximal sets of >= 2 tasks with the same
  * direct predecessors and the same direct successors.  tb_flow_its_of gives
  * the set of a task, or -1 if it is in none. */
@@ -268,6 +287,72 @@ typedef struct tb_flow_sim_result {
 TB_API int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_flow_sim_opts *o,
                             tb_flow_sim_result *res, tb_flow_schedule *sched_out, char *err,
                             size_t errlen);
+
+/* ---- running for real (MPI) ---------------------------------------------- */
+
+/*
+ * Run a workflow on the ranks of comm: rank 0 schedules with the same
+ * engine tb_flow_simulate uses (scheduler, trigger, queues, no overtaking)
+ * and, unless root_runs is 0, executes tasks too; every other rank
+ * executes.  A task is its command (program and arguments, no shell) run
+ * with posix_spawn in a working directory of its own on its rank, stdout
+ * and stderr kept there; or, in synthetic mode, a CPU loop of its work x
+ * time_scale seconds (at the speed rank 0 measured) that reads its inputs
+ * and writes its outputs at their sizes x size_scale.  Files a task reads
+ * and another rank wrote are sent over MPI before it starts (or read in
+ * place with shared_fs); files no task writes come from input_dir (created
+ * in synthetic mode); files no task reads are gathered into out_dir.
+ *
+ * What the trigger sees are the speeds measured on each rank: a task that
+ * took longer or shorter than its work at the rank's speed says so, and a
+ * relative change above perf_change is a speed change.  Rescheduling moves
+ * only tasks that have not started.  A task that fails (exit != 0, a
+ * signal, a missing output) is retried up to `retries` times, on another
+ * rank when there is one; then the run stops (running tasks are killed),
+ * the result names the task, and TB_ERR_TASK is returned on every rank.
+ * Collective over comm; every rank passes the same workflow and options.
+ */
+typedef struct tb_flow_run_opts {
+    const tb_flow_sched_ops *sched; /* NULL: heft */
+    const char *trigger;            /* NULL: "static" */
+    uint64_t seed;
+    int synthetic;
+    double time_scale;              /* 0: 1 */
+    double size_scale;              /* synthetic: 0 means time_scale */
+    int retries;
+    int shared_fs;                  /* work_dir is seen by every rank */
+    int no_root;                    /* rank 0 only schedules */
+    const char *work_dir;           /* NULL: a new directory under TMPDIR, removed after a
+                                       run that succeeded */
+    const char *input_dir;          /* NULL: "." */
+    const char *out_dir;            /* NULL: workflow outputs stay where they were written */
+    double perf_change;             /* 0: 0.1 */
+    int slow_rank;                  /* synthetic: this rank runs 1/slow_factor as fast */
+    double slow_factor;             /* <= 1: no slowdown */
+    double slow_at;                 /* from this many seconds into the run */
+    const char *log;                /* JSON log of every attempt, written on rank 0 */
+    int progress;                   /* a line on stderr per finished task */
+} tb_flow_run_opts;
+
+typedef struct tb_flow_run_result {
+    double makespan;          /* first start to last end, seconds */
+    double planned;           /* makespan of the first schedule */
+    long reschedules, speed_changes;
+    long attempts, failures;  /* attempts started and failed */
+    uint64_t transfers, transferred_bytes;
+    double sched_cpu_s;
+    long failed_task;         /* the task that stopped the run, or -1 */
+    char message[512];        /* why the run stopped, "" if it did not */
+} tb_flow_run_result;
+
+/* sched_out (optional, initialised by the caller) gets each task's rank
+ * index (a host: ranks in order, rank 0 first unless no_root), start and
+ * end as rank 0 saw them.  Returns TB_OK, TB_ERR_TASK (a task failed:
+ * res->message), or another error with one line in err (bad options,
+ * files, a rank's error). */
+TB_API int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
+                       tb_flow_run_result *res, tb_flow_schedule *sched_out, char *err,
+                       size_t errlen);
 
 /* ---- random task networks (S2 section 5.2) -------------------------------- */
 

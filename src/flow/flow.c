@@ -116,8 +116,19 @@ void tb_flow_destroy(tb_flow **fp)
     if (!fp || !*fp)
         return;
     tb_flow *f = *fp;
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->n; i++) {
         free(f->id[i]);
+        if (f->cmd && f->cmd[i]) {
+            for (char **a = f->cmd[i]; *a; a++)
+                free(*a);
+            free(f->cmd[i]);
+        }
+    }
+    free(f->cmd);
+    free(f->fin_off);
+    free(f->fin);
+    free(f->fout_off);
+    free(f->fout);
     for (size_t i = 0; i < f->nfiles; i++)
         free(f->fname[i]);
     free(f->id);
@@ -168,6 +179,10 @@ static int grow_tasks(tb_flow *f)
     if (!work)
         return TB_ERR_NOMEM;
     f->work = work;
+    char ***cmd = realloc(f->cmd, cap * sizeof *cmd);
+    if (!cmd)
+        return TB_ERR_NOMEM;
+    f->cmd = cmd;
     if (f->q) {
         double *cost = realloc(f->cost, cap * f->q * sizeof *cost);
         if (!cost)
@@ -202,6 +217,7 @@ int tb_flow_add_task(tb_flow *f, const char *id, double work, size_t *index)
     size_t t = f->n;
     f->id[t] = copy;
     f->work[t] = work;
+    f->cmd[t] = NULL;
     for (size_t h = 0; h < f->q; h++)
         f->cost[t * f->q + h] = NAN;
     f->n++;
@@ -231,6 +247,39 @@ int tb_flow_set_costs(tb_flow *f, size_t task, const double *cost)
                                  f->name, f->id[task], h + 1);
         f->cost[task * f->q + h] = cost[h];
     }
+    return TB_OK;
+}
+
+int tb_flow_set_command(tb_flow *f, size_t task, const char *program, size_t nargs,
+                        const char *const *args)
+{
+    if (!f || !program || (nargs && !args))
+        return TB_ERR_INVALID;
+    if (f->final)
+        return TB_ERR_STATE;
+    if (task >= f->n || nargs > (1u << 20))
+        return TB_ERR_RANGE;
+    if (!*program)
+        return tb__flow_fail(f, TB_ERR_INVALID, "%s: task '%s': empty program name", f->name,
+                             f->id[task]);
+    char **argv = calloc(nargs + 2, sizeof *argv);
+    if (!argv)
+        return TB_ERR_NOMEM;
+    int ok = (argv[0] = strdup(program)) != NULL;
+    for (size_t i = 0; i < nargs && ok; i++)
+        ok = args[i] && (argv[i + 1] = strdup(args[i])) != NULL;
+    if (!ok) {
+        for (char **a = argv; *a; a++)
+            free(*a);
+        free(argv);
+        return TB_ERR_NOMEM;
+    }
+    if (f->cmd[task]) {
+        for (char **a = f->cmd[task]; *a; a++)
+            free(*a);
+        free(f->cmd[task]);
+    }
+    f->cmd[task] = argv;
     return TB_OK;
 }
 
@@ -620,6 +669,58 @@ static int find_its(tb_flow *f)
     return TB_OK;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Each task's input and output files as sorted lists without repeats. */
+static int build_file_lists(tb_flow *f)
+{
+    f->fin_off = calloc(f->n + 1, sizeof *f->fin_off);
+    f->fout_off = calloc(f->n + 1, sizeof *f->fout_off);
+    f->fin = malloc((f->nuse ? f->nuse : 1) * sizeof *f->fin);
+    f->fout = malloc((f->nuse ? f->nuse : 1) * sizeof *f->fout);
+    size_t *fill = calloc(2 * (f->n + 1), sizeof *fill);
+    if (!f->fin_off || !f->fout_off || !f->fin || !f->fout || !fill) {
+        free(fill);
+        return TB_ERR_NOMEM;
+    }
+    for (size_t u = 0; u < f->nuse; u++)
+        (f->use[u].output ? f->fout_off : f->fin_off)[f->use[u].task + 1]++;
+    for (size_t t = 0; t < f->n; t++) {
+        f->fin_off[t + 1] += f->fin_off[t];
+        f->fout_off[t + 1] += f->fout_off[t];
+    }
+    size_t *fi = fill, *fo = fill + f->n + 1;
+    for (size_t u = 0; u < f->nuse; u++) {
+        uint32_t t = f->use[u].task;
+        if (f->use[u].output)
+            f->fout[f->fout_off[t] + fo[t]++] = f->use[u].file;
+        else
+            f->fin[f->fin_off[t] + fi[t]++] = f->use[u].file;
+    }
+    free(fill);
+    /* sort each list and drop repeats, compacting in place */
+    for (int out = 0; out < 2; out++) {
+        size_t *off = out ? f->fout_off : f->fin_off;
+        uint32_t *v = out ? f->fout : f->fin;
+        size_t w = 0;
+        for (size_t t = 0; t < f->n; t++) {
+            size_t b = off[t], e = off[t + 1];
+            if (e - b > 1)
+                qsort(v + b, e - b, sizeof *v, cmp_u32);
+            off[t] = w;
+            for (size_t k = b; k < e; k++)
+                if (k == b || v[k] != v[k - 1])
+                    v[w++] = v[k];
+        }
+        off[f->n] = w;
+    }
+    return TB_OK;
+}
+
 int tb_flow_finalize(tb_flow *f)
 {
     if (!f)
@@ -637,6 +738,8 @@ int tb_flow_finalize(tb_flow *f)
         rc = topo_sort(f);
     if (!rc)
         rc = find_its(f);
+    if (!rc)
+        rc = build_file_lists(f);
     if (rc) {
         if (rc == TB_ERR_NOMEM)
             tb__flow_fail(f, rc, "%s: out of memory", f->name);
@@ -662,6 +765,48 @@ const char *tb_flow_task_id(const tb_flow *f, size_t task)
 double tb_flow_task_work(const tb_flow *f, size_t task)
 {
     return f && task < f->n ? f->work[task] : NAN;
+}
+
+const char *tb_flow_task_program(const tb_flow *f, size_t task)
+{
+    return f && task < f->n && f->cmd[task] ? f->cmd[task][0] : NULL;
+}
+
+size_t tb_flow_task_nargs(const tb_flow *f, size_t task)
+{
+    size_t n = 0;
+    if (f && task < f->n && f->cmd[task])
+        while (f->cmd[task][n + 1])
+            n++;
+    return n;
+}
+
+const char *tb_flow_task_arg(const tb_flow *f, size_t task, size_t i)
+{
+    return i < tb_flow_task_nargs(f, task) ? f->cmd[task][i + 1] : NULL;
+}
+
+size_t tb_flow_task_files(const tb_flow *f, size_t task, int output, const uint32_t **files)
+{
+    if (!f || !f->final || task >= f->n) {
+        if (files)
+            *files = NULL;
+        return 0;
+    }
+    const size_t *off = output ? f->fout_off : f->fin_off;
+    if (files)
+        *files = (output ? f->fout : f->fin) + off[task];
+    return off[task + 1] - off[task];
+}
+
+const char *tb_flow_file_name(const tb_flow *f, size_t file)
+{
+    return f && file < f->nfiles ? f->fname[file] : NULL;
+}
+
+double tb_flow_file_size(const tb_flow *f, size_t file)
+{
+    return f && file < f->nfiles ? f->fsize[file] : NAN;
 }
 
 long tb_flow_its_of(const tb_flow *f, size_t task)

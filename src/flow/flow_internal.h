@@ -40,6 +40,7 @@ struct tb_flow {
     size_t n, cap;
     char **id;
     double *work;
+    char ***cmd;         /* per task: NULL, or program and arguments, NULL-terminated */
     size_t q;            /* per-host costs: hosts (0: none) */
     double *cost;        /* n x q, row major, NAN until set */
     tb_flow_names ids;
@@ -68,6 +69,10 @@ struct tb_flow {
     int32_t *its;        /* n: set of each task or -1 */
     size_t nits;
     uint32_t *its_count; /* nits */
+    size_t *fin_off;     /* n + 1: each task's input files fin[fin_off[t] ..) */
+    uint32_t *fin;       /* sorted by file, no repeats */
+    size_t *fout_off;    /* n + 1: likewise its output files */
+    uint32_t *fout;
 };
 
 /* Set f->err (printf-style) and return code. */

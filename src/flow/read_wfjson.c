@@ -301,6 +301,37 @@ static int v15_graph(wf_reader *r, const cJSON *tasks)
     return TB_OK;
 }
 
+/* command {program, arguments[]} of task t, if the record has one. */
+static int exec_command(wf_reader *r, const cJSON *et, const char *path, size_t t)
+{
+    const cJSON *cmd, *args, *v;
+    const char *prog;
+    TB_CHECK(member(r, et, path, "command", cJSON_Object, 0, &cmd));
+    if (cmd == NULL)
+        return TB_OK;
+    char cpath[96];
+    snprintf(cpath, sizeof cpath, "%s.command", path);
+    TB_CHECK(member_str(r, cmd, cpath, "program", 1, &prog));
+    if (prog[0] == '\0')
+        return wf_fail(r, TB_ERR_INVALID, "%s.program: empty", cpath);
+    TB_CHECK(member(r, cmd, cpath, "arguments", cJSON_Array, 0, &args));
+    size_t n = (size_t)(args ? cJSON_GetArraySize(args) : 0), k = 0;
+    const char **argv = calloc(n ? n : 1, sizeof *argv);
+    if (!argv)
+        return wf_fail(r, TB_ERR_NOMEM, "out of memory");
+    int rc = TB_OK;
+    if (args)
+        cJSON_ArrayForEach(v, args) {
+            if ((rc = item_str(r, v, cpath, "arguments", k, &argv[k])) != TB_OK)
+                break;
+            k++;
+        }
+    if (rc == TB_OK && (rc = tb_flow_set_command(r->f, t, prog, n, argv)) != TB_OK)
+        rc = wf_builder_fail(r, rc, cpath);
+    free(argv);
+    return rc;
+}
+
 /* One execution record: the runtime of a task, on machines[0]. */
 static int v15_exec_task(wf_reader *r, const cJSON *et, const char *path)
 {
@@ -320,7 +351,7 @@ static int v15_exec_task(wf_reader *r, const cJSON *et, const char *path)
     TB_CHECK(task_work(r, EXEC ".machines", node, runtime, &work));
     /* The task was added with work 0 before its record was known. */
     r->f->work[t] = work;
-    return TB_OK;
+    return exec_command(r, et, path, t);
 }
 
 static int v15_execution(wf_reader *r, const cJSON *wf)

@@ -268,7 +268,18 @@ static int put_execution(wf_writer *w)
     for (size_t t = 0; t < f->n; t++) {
         TB_CHECK(tb_buf_printf(w->out, "%s\n        {\"id\": ", t ? "," : ""));
         TB_CHECK(put_str(w->out, f->id[t]));
-        TB_CHECK(tb_buf_printf(w->out, ", \"runtimeInSeconds\": %.17g}", runtime_of(f, t)));
+        TB_CHECK(tb_buf_printf(w->out, ", \"runtimeInSeconds\": %.17g", runtime_of(f, t)));
+        if (f->cmd[t]) {
+            TB_CHECK(tb_buf_printf(w->out, ", \"command\": {\"program\": "));
+            TB_CHECK(put_str(w->out, f->cmd[t][0]));
+            TB_CHECK(tb_buf_printf(w->out, ", \"arguments\": ["));
+            for (size_t i = 1; f->cmd[t][i]; i++) {
+                TB_CHECK(tb_buf_printf(w->out, "%s", i > 1 ? ", " : ""));
+                TB_CHECK(put_str(w->out, f->cmd[t][i]));
+            }
+            TB_CHECK(tb_buf_printf(w->out, "]}"));
+        }
+        TB_CHECK(tb_buf_printf(w->out, "}"));
     }
     return tb_buf_printf(w->out, "\n      ]\n    }\n");
 }

@@ -499,6 +499,11 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
     return TB_OK;
 }
 
+void tb_tp_mpi_set_wait_sleep(tb_tp *tp)
+{
+    as_mpi(tp)->wait = WAIT_SLEEP;
+}
+
 void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,
                       uint64_t *bytes_sent, uint64_t *bytes_recv)
 {

@@ -323,6 +323,82 @@ static void test_write_instance(void)
     }
 }
 
+/* WfFormat 1.5's execution.tasks[].command is the task's command, and a
+ * written workflow keeps it. */
+static void test_commands(void)
+{
+    tb_flow *f = read_data("wfinstances/montage-chameleon-2mass-005d-001.json");
+    TB_ASSERT(f != NULL);
+    size_t t;
+    TB_ASSERT(tb_flow_find(f, "mProject_ID0000001", &t) == TB_OK);
+    TB_ASSERT(strcmp(tb_flow_task_program(f, t), "mProject") == 0);
+    TB_ASSERT_EQ_INT(tb_flow_task_nargs(f, t), 4);
+    TB_ASSERT(strcmp(tb_flow_task_arg(f, t, 0), "-X") == 0);
+    TB_ASSERT(strcmp(tb_flow_task_arg(f, t, 3), "region-oversized.hdr") == 0);
+    TB_ASSERT(tb_flow_task_arg(f, t, 4) == NULL);
+    tb_flow *g = round_trip(f, "cmd.json");
+    TB_ASSERT(g != NULL);
+    for (size_t k = 0; k < tb_flow_ntasks(f); k++) {
+        TB_ASSERT(strcmp(tb_flow_task_program(f, k), tb_flow_task_program(g, k)) == 0);
+        TB_ASSERT_EQ_INT(tb_flow_task_nargs(f, k), tb_flow_task_nargs(g, k));
+        for (size_t i = 0; i < tb_flow_task_nargs(f, k); i++)
+            TB_ASSERT(strcmp(tb_flow_task_arg(f, k, i), tb_flow_task_arg(g, k, i)) == 0);
+    }
+    tb_flow_destroy(&g);
+    tb_flow_destroy(&f);
+    /* a task without one, and bad ones */
+    TB_ASSERT(fails_with("{\"schemaVersion\": \"1.5\", \"workflow\": {\"specification\": "
+                         "{\"tasks\": [{\"id\": \"a\", \"parents\": [], \"children\": []}], "
+                         "\"files\": []}, \"execution\": {\"tasks\": [{\"id\": \"a\", "
+                         "\"runtimeInSeconds\": 1, \"command\": {\"arguments\": []}}]}}}",
+                         "c.json", TB_ERR_PARSE, "execution.tasks[0].command.program: missing") == 0);
+    TB_ASSERT(fails_with("{\"schemaVersion\": \"1.5\", \"workflow\": {\"specification\": "
+                         "{\"tasks\": [{\"id\": \"a\", \"parents\": [], \"children\": []}], "
+                         "\"files\": []}, \"execution\": {\"tasks\": [{\"id\": \"a\", "
+                         "\"runtimeInSeconds\": 1, \"command\": {\"program\": \"x\", "
+                         "\"arguments\": [1]}}]}}}",
+                         "c.json", TB_ERR_PARSE, "command.arguments[0]") == 0);
+    f = NULL;
+    TB_ASSERT(tb_flow_create(&f, 0) == TB_OK);
+    TB_ASSERT(tb_flow_add_task(f, "x", 1, &t) == TB_OK);
+    TB_ASSERT(tb_flow_finalize(f) == TB_OK);
+    TB_ASSERT(tb_flow_task_program(f, t) == NULL);
+    TB_ASSERT_EQ_INT(tb_flow_task_nargs(f, t), 0);
+    tb_flow_destroy(&f);
+}
+
+/* Each task's files: ascending, each once, inputs and outputs apart. */
+static void test_task_files(void)
+{
+    tb_flow *f = NULL;
+    size_t a, b, x, y, z;
+    TB_ASSERT(tb_flow_create(&f, 0) == TB_OK);
+    TB_ASSERT(tb_flow_add_task(f, "a", 1, &a) == TB_OK);
+    TB_ASSERT(tb_flow_add_task(f, "b", 1, &b) == TB_OK);
+    TB_ASSERT(tb_flow_add_file(f, "z", 10, &z) == TB_OK);
+    TB_ASSERT(tb_flow_add_file(f, "y", 20, &y) == TB_OK);
+    TB_ASSERT(tb_flow_add_file(f, "x", 30, &x) == TB_OK);
+    TB_ASSERT(tb_flow_task_use(f, b, x, 0) == TB_OK);
+    TB_ASSERT(tb_flow_task_use(f, a, y, 1) == TB_OK);
+    TB_ASSERT(tb_flow_task_use(f, a, z, 1) == TB_OK);
+    TB_ASSERT(tb_flow_task_use(f, b, z, 0) == TB_OK);
+    TB_ASSERT(tb_flow_task_use(f, b, z, 0) == TB_OK); /* twice */
+    TB_ASSERT(tb_flow_task_use(f, b, y, 1) == TB_OK);
+    TB_ASSERT(tb_flow_add_edge(f, a, b, -1) == TB_OK);
+    TB_ASSERT(tb_flow_finalize(f) == TB_OK);
+    const uint32_t *v;
+    TB_ASSERT_EQ_INT(tb_flow_task_files(f, a, 0, &v), 0);
+    TB_ASSERT_EQ_INT(tb_flow_task_files(f, a, 1, &v), 2);
+    TB_ASSERT(v[0] == z && v[1] == y);
+    TB_ASSERT_EQ_INT(tb_flow_task_files(f, b, 0, &v), 2);
+    TB_ASSERT(v[0] == z && v[1] == x);
+    TB_ASSERT_EQ_INT(tb_flow_task_files(f, b, 1, &v), 1);
+    TB_ASSERT(v[0] == y);
+    TB_ASSERT(strcmp(tb_flow_file_name(f, x), "x") == 0 && tb_flow_file_size(f, x) == 30);
+    TB_ASSERT(tb_flow_file_name(f, 3) == NULL);
+    tb_flow_destroy(&f);
+}
+
 /* Edges whose data is not (all) in files get files of their own. */
 static void test_write_edge_files(void)
 {
@@ -561,6 +637,8 @@ static const tb_test tests[] = {
     {"dax_profile", test_dax_profile},
     {"write_instance", test_write_instance},
     {"write_edge_files", test_write_edge_files},
+    {"commands", test_commands},
+    {"task_files", test_task_files},
     {"write_text", test_write_text},
     {"format_of", test_format_of},
     {"wfjson_errors", test_wfjson_errors},
