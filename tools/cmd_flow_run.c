@@ -57,6 +57,8 @@ static void usage(FILE *out)
             "  --no-root              rank 0 only schedules\n"
             "  --log FILE             every attempt as JSON (task, rank, host, start, end, exit,\n"
             "                         attempt)\n"
+            "  --resume LOG           skip the tasks an earlier run's log says ended well and\n"
+            "                         whose outputs are still in its work directory\n"
             "  --gantt FILE.svg       what ran where, as a Gantt chart\n"
             "  --trace FILE.json      the same as a Chrome trace\n"
             "  --seed S               seed of `random` (default 1)\n"
@@ -117,7 +119,8 @@ static int parse(int argc, char **argv, run_opts *o)
         {"gantt", required_argument, NULL, 'g'},      {"trace", required_argument, NULL, 't'},
         {"seed", required_argument, NULL, 's'},       {"progress", no_argument, NULL, 'p'},
         {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
+        {"resume", required_argument, NULL, 'R'},     {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *help = "tenbin flow run --help";
     int c;
@@ -161,6 +164,7 @@ static int parse(int argc, char **argv, run_opts *o)
         case 'F': o->ro.shared_fs = 1; break;
         case 'N': o->ro.no_root = 1; break;
         case 'l': o->ro.log = optarg; break;
+        case 'R': o->ro.resume = optarg; break;
         case 'g': o->gantt = optarg; break;
         case 't': o->trace = optarg; break;
         case 's':
@@ -284,7 +288,9 @@ int tb_cmd_flow_run(int argc, char **argv)
     } else if (rc) {
         tb_cli_error(cmd, "%s", err[0] ? err : tb_strerror(rc));
         /* what is wrong before anything runs is the input's fault */
-        ex = rc == TB_ERR_INVALID || rc == TB_ERR_SIZE || rc == TB_ERR_NOTFOUND ? TB_EXIT_USAGE
+        ex = rc == TB_ERR_INVALID || rc == TB_ERR_SIZE || rc == TB_ERR_NOTFOUND ||
+                     rc == TB_ERR_PARSE
+                 ? TB_EXIT_USAGE
                                                                               : TB_EXIT_FAIL;
     } else if (tb_cli_rank() == 0 && tb_cli_flow_write(cmd, o.gantt, o.trace, f, &s)) {
         ex = TB_EXIT_FAIL;
@@ -297,11 +303,11 @@ int tb_cmd_flow_run(int argc, char **argv)
             printf("{\"workflow\": %s, \"ranks\": %d, \"algo\": \"%s\", \"trigger\": \"%s\", "
                    "\"tasks\": %zu, \"makespan_s\": %.6f, \"planned_s\": %.6f, "
                    "\"reschedules\": %ld, \"speed_changes\": %ld, \"attempts\": %ld, "
-                   "\"failures\": %ld, \"transfers\": %" PRIu64 ", \"transferred_bytes\": %" PRIu64
+                   "\"failures\": %ld, \"resumed\": %ld, \"transfers\": %" PRIu64 ", \"transferred_bytes\": %" PRIu64
                    ", \"sched_cpu_s\": %.6f, \"wall_s\": %.6f, \"failed\": %s}\n",
                    name.len ? (const char *)name.data : "null", size, o.algo, o.ro.trigger,
                    tb_flow_ntasks(f), res.makespan,
-                   res.planned, res.reschedules, res.speed_changes, res.attempts, res.failures,
+                   res.planned, res.reschedules, res.speed_changes, res.attempts, res.failures, res.resumed,
                    res.transfers, res.transferred_bytes, res.sched_cpu_s, wall,
                    rc == TB_ERR_TASK ? "true" : "false");
         else if (!o.quiet && rc == TB_OK)

@@ -332,6 +332,9 @@ typedef struct tb_flow_run_opts {
     double slow_at;                 /* from this many seconds into the run */
     const char *log;                /* JSON log of every attempt, written on rank 0 */
     int progress;                   /* a line on stderr per finished task */
+    const char *resume;             /* a log of an earlier run: tasks it says ended well and
+                                       whose outputs are still in its work directory (seen
+                                       from rank 0) are not run again */
 } tb_flow_run_opts;
 
 typedef struct tb_flow_run_result {
@@ -339,6 +342,7 @@ typedef struct tb_flow_run_result {
     double planned;           /* makespan of the first schedule */
     long reschedules, speed_changes;
     long attempts, failures;  /* attempts started and failed */
+    long resumed;             /* tasks done by the run resumed */
     uint64_t transfers, transferred_bytes;
     double sched_cpu_s;
     long failed_task;         /* the task that stopped the run, or -1 */

@@ -108,7 +108,8 @@ static int reschedule(tb__flow_engine *e, int first)
     }
     tb_flow_state st = {e->now, e->state, e->host, e->start, e->expect, e->edge_host, e->edge_arr};
     double c0 = tb_thread_cputime();
-    int rc = e->sched->schedule(f, e->H, first ? NULL : &st, e->seed, &e->plan);
+    /* the first schedule of a resumed run keeps what was done */
+    int rc = e->sched->schedule(f, e->H, first && !e->ndone ? NULL : &st, e->seed, &e->plan);
     e->sched_cpu_s += tb_thread_cputime() - c0;
     if (rc)
         return efail(e, rc, "the scheduler failed");
@@ -185,6 +186,18 @@ static int start_all(tb__flow_engine *e)
             return rc;
     }
     return TB_OK;
+}
+
+void tb__flow_engine_mark_done(tb__flow_engine *e, size_t t, size_t h, double at)
+{
+    if (e->state[t] == TB_FLOW_DONE)
+        return;
+    e->state[t] = TB_FLOW_DONE;
+    e->host[t] = (int32_t)h;
+    e->start[t] = e->finish[t] = e->expect[t] = at;
+    e->ndone++;
+    if (e->f->its[t] >= 0)
+        e->its_left[e->f->its[t]]--;
 }
 
 int tb__flow_engine_begin(tb__flow_engine *e, double now)

@@ -93,6 +93,9 @@ void tb__flow_engine_free(tb__flow_engine *e);
  * measured at the base speed). */
 double tb__flow_engine_work(const tb__flow_engine *e, size_t t, size_t h);
 
+/* Before tb__flow_engine_begin: task t is already done, its output on
+ * host h (a resumed run).  The first schedule then plans the rest. */
+void tb__flow_engine_mark_done(tb__flow_engine *e, size_t t, size_t h, double at);
 int tb__flow_engine_begin(tb__flow_engine *e, double now);
 /* Task t ended on host h.  measured > 0: the speed the substrate measured
  * for this task (its work over its time); when it differs from the

@@ -76,6 +76,7 @@ typedef struct attempt {
     int rank;
     double start, end;
     int exit_code, signo;
+    int resumed;           /* done by an earlier run (--resume) */
     char *error;
 } attempt;
 
@@ -125,6 +126,7 @@ typedef struct runner {
     size_t nwaits, capwaits;
     uint32_t *edge_src;           /* per edge: its source task */
     uint32_t *attempts;           /* per task */
+    uint8_t *resumed;             /* per task: done by the run --resume names */
     double *xs, *ys;              /* transfers: bytes, seconds */
     size_t nxs, capxs, capys;
     attempt *log;
@@ -880,7 +882,7 @@ static int log_attempt(runner *r, uint32_t t, uint32_t att, int rank, double sta
 {
     TB_CHECK(tb_grow(&r->log, &r->caplog, r->nlog, sizeof *r->log, 64));
     attempt *a = &r->log[r->nlog++];
-    *a = (attempt){t, att, rank, start, end, code, signo, NULL};
+    *a = (attempt){t, att, rank, start, end, code, signo, 0, NULL};
     if (msg && *msg && !(a->error = strdup(msg)))
         return TB_ERR_NOMEM;
     return TB_OK;
@@ -975,7 +977,7 @@ static int on_start(tb_actor *a)
     int rc = tb__flow_engine_begin(&r->e, 0.0);
     if (rc == TB_OK && r->err_rc)
         rc = r->err_rc;
-    if (rc == TB_OK && r->e.n == 0)
+    if (rc == TB_OK && r->e.ndone == r->e.n) /* nothing to run, or all of it resumed */
         rc = coord_maybe_stop(r);
     return rc;
 }
@@ -1060,7 +1062,12 @@ static const tb_actor_ops actor_ops = {sizeof(tb_actor_ops), on_start, on_messag
 
 static int write_log(runner *r, const char *path)
 {
-    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "tasks");
+    cJSON *root = cJSON_CreateObject();
+    /* where the tasks' files are, for --resume */
+    cJSON_AddStringToObject(root, "workflow", r->f->name);
+    cJSON_AddStringToObject(root, "work_dir", r->root);
+    cJSON_AddBoolToObject(root, "shared_fs", r->o->shared_fs != 0);
+    cJSON *arr = cJSON_AddArrayToObject(root, "tasks");
     if (!root || !arr) {
         cJSON_Delete(root);
         return TB_ERR_NOMEM;
@@ -1083,6 +1090,8 @@ static int write_log(runner *r, const char *path)
         if (a->signo)
             cJSON_AddNumberToObject(o, "signal", a->signo);
         cJSON_AddNumberToObject(o, "attempt", a->attempt);
+        if (a->resumed)
+            cJSON_AddTrueToObject(o, "resumed");
         if (a->error)
             cJSON_AddStringToObject(o, "error", a->error);
     }
@@ -1257,6 +1266,113 @@ static int stage_inputs(runner *r)
     return TB_OK;
 }
 
+/* Path of file `name` written on rank `rank` of the run kept in dir
+ * (either layout: rank stores, or the shared one), if it is there. */
+static int kept_file(const char *dir, int rank, const char *name, char *out, size_t n)
+{
+    struct stat st;
+    if (strf(out, n, "%s/rank-%d/files/%s", dir, rank, name) == 0 && stat(out, &st) == 0 &&
+        S_ISREG(st.st_mode))
+        return 1;
+    return strf(out, n, "%s/files/%s", dir, name) == 0 && stat(out, &st) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
+/* --resume LOG: the tasks LOG says ended well and whose outputs are still
+ * in the directory it names are done; their outputs are linked into rank
+ * 0's store.  Returns the count in *n. */
+static int resume_setup(runner *r, size_t *n)
+{
+    const tb_flow *f = r->f;
+    const char *path = r->o->resume;
+    char *text = NULL, err[512];
+    size_t len;
+    *n = 0;
+    if (tb_read_file(path, (size_t)1 << 30, &text, &len, err, sizeof err) != TB_OK)
+        return rfail(r, TB_ERR_INVALID, "--resume: %s", err);
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(root, "tasks");
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "work_dir");
+    int rc = TB_OK;
+    if (!root || !cJSON_IsArray(tasks) || !cJSON_IsString(dir))
+        rc = rfail(r, TB_ERR_PARSE,
+                   "--resume: %s: not a log of tenbin flow run (a JSON object with work_dir "
+                   "and tasks)",
+                   path);
+    r->resumed = calloc(f->n ? f->n : 1, 1);
+    int *rank_of = calloc(f->n ? f->n : 1, sizeof *rank_of);
+    if (!rc && (!r->resumed || !rank_of))
+        rc = rfail(r, TB_ERR_NOMEM, "out of memory");
+    const cJSON *a;
+    size_t k = 0;
+    cJSON_ArrayForEach(a, tasks) {
+        if (rc)
+            break;
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "task");
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(a, "exit");
+        const cJSON *rk = cJSON_GetObjectItemCaseSensitive(a, "rank");
+        size_t t;
+        if (!cJSON_IsString(id) || !cJSON_IsNumber(rk)) {
+            rc = rfail(r, TB_ERR_PARSE, "--resume: %s: tasks[%zu]: no task or rank", path, k);
+            break;
+        }
+        k++;
+        if (!cJSON_IsNumber(ex) || ex->valuedouble != 0 || cJSON_HasObjectItem(a, "signal"))
+            continue;
+        if (tb_flow_find(f, id->valuestring, &t) != TB_OK) {
+            rc = rfail(r, TB_ERR_INVALID, "--resume: %s: task '%s' is not in %s", path,
+                       id->valuestring, f->name);
+            break;
+        }
+        const uint32_t *out;
+        size_t nout = tb_flow_task_files(f, t, 1, &out), i;
+        char src[PATH_MAX];
+        for (i = 0; i < nout; i++)
+            if (!kept_file(dir->valuestring, rk->valueint, f->fname[out[i]], src, sizeof src))
+                break;
+        if (i == nout) { /* else an output is gone: it runs again */
+            r->resumed[t] = 1; /* a candidate until its parents are known */
+            rank_of[t] = rk->valueint;
+        }
+    }
+    /* a task whose parent runs again runs again too (its inputs change) */
+    for (size_t i = 0; i < f->n && !rc; i++) {
+        size_t t = f->topo[i];
+        for (size_t j = f->poff[t]; j < f->poff[t + 1] && r->resumed[t]; j++)
+            r->resumed[t] = r->resumed[f->pred[j]] == 2;
+        if (r->resumed[t])
+            r->resumed[t] = 2;
+    }
+    for (size_t t = 0; t < f->n && !rc; t++) {
+        r->resumed[t] = r->resumed[t] == 2;
+        if (!r->resumed[t])
+            continue;
+        const uint32_t *out;
+        size_t nout = tb_flow_task_files(f, t, 1, &out);
+        for (size_t i = 0; i < nout && !rc; i++) {
+            char src[PATH_MAX], dst[PATH_MAX * 2];
+            kept_file(dir->valuestring, rank_of[t], f->fname[out[i]], src, sizeof src);
+            strf(dst, sizeof dst, "%s/%s", r->store, f->fname[out[i]]);
+            unlink(dst);
+            if (symlink(src, dst) != 0)
+                rc = rfail(r, TB_ERR_IO, "%s: cannot link: %s", dst, strerror(errno));
+            else if (r->o->shared_fs)
+                memset(r->have + (size_t)out[i] * (size_t)r->size, 1, (size_t)r->size);
+            else
+                r->have[(size_t)out[i] * (size_t)r->size] = 1;
+        }
+        (*n)++;
+        if (!rc)
+            rc = log_attempt(r, (uint32_t)t, 1, 0, 0.0, 0.0, 0, 0, NULL);
+        if (!rc)
+            r->log[r->nlog - 1].resumed = 1;
+    }
+    free(rank_of);
+    cJSON_Delete(root);
+    return rc;
+}
+
 static int coord_setup(runner *r)
 {
     const tb_flow *f = r->f;
@@ -1320,6 +1436,7 @@ static void free_runner(runner *r)
     free(r->waits);
     free(r->edge_src);
     free(r->attempts);
+    free(r->resumed);
     free(r->xs);
     free(r->ys);
     for (size_t i = 0; i < r->nlog; i++)
@@ -1440,8 +1557,11 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
         if (rc)
             rfail(r, rc, "out of memory");
     }
+    size_t nresumed = 0;
     if (r->rank == 0 && !rc)
         rc = stage_inputs(r);
+    if (r->rank == 0 && !rc && o->resume)
+        rc = resume_setup(r, &nresumed);
     if (r->rank == 0 && !rc) {
         size_t nh = (size_t)r->size - (o->no_root ? 1 : 0);
         char spec[64];
@@ -1466,6 +1586,11 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
             rc = tb__flow_engine_init(&r->e, f, &r->H, o->sched, o->trigger, o->seed, &run_ops, r,
                                       r->err, sizeof r->err);
             r->engine_ok = rc == TB_OK;
+            for (size_t t = 0; t < f->n && !rc && nresumed; t++)
+                if (r->resumed[t])
+                    tb__flow_engine_mark_done(&r->e, t, r->rank_host[0] >= 0 ? (size_t)r->rank_host[0] : 0,
+                                              0.0);
+            res->resumed = (long)nresumed;
         }
         if (rc && !r->err_rc)
             rfail(r, rc, "cannot set up the run: %s", tb_strerror(rc));
@@ -1494,7 +1619,7 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
     /* rank 0 tells how it went */
     if (r->rank == 0) {
         tb__flow_engine *e = &r->e;
-        res->makespan = e->ndone ? e->last_end - e->first_start : 0.0;
+        res->makespan = isfinite(e->first_start) ? e->last_end - e->first_start : 0.0;
         res->planned = e->planned;
         res->reschedules = e->reschedules;
         res->speed_changes = e->speed_changes;

@@ -127,6 +127,57 @@ EOF
 ls "$TMPDIR"/tenbin-flow-* > /dev/null 2>&1 || fail "a failed run removed its tasks' directories"
 rm -rf "$TMPDIR"/tenbin-flow-*
 
+# ---- resume: a run that failed halfway, then only what it did not finish ---
+python3 -c "
+import json
+w = json.load(open('real.json'))
+for t in w['workflow']['execution']['tasks']:
+    if t['id'] == 'sb':
+        t['command'] = {'program': 'sh', 'arguments': ['-c', 'exit 4']}
+json.dump(w, open('half.json', 'w'))"
+rm -rf out log.json
+set +e
+run 2 half.json --input-dir in --out-dir out --log log1.json > out.txt 2> err.txt
+st=$?
+set -e
+[ $st = 1 ] || fail "half: exit $st: $(cat err.txt)"
+grep -q "task 'sb' failed on rank [01] after 1 attempt: exit code 4" err.txt || fail "half: $(cat err.txt)"
+run 3 real.json --input-dir in --out-dir out --log log2.json --resume log1.json --work-dir wd2 \
+    --json > res.json || fail "resume: $(cat res.json)"
+[ "$(cat out/total.txt)" = 200010000 ] || fail "resume: total $(cat out/total.txt)"
+[ "$(check_log log2.json real.json)" = 7 ] || fail "resumed log"
+python3 - <<'EOF2' || fail "resume ran the wrong tasks: $(cat log1.json log2.json)"
+import json
+one = json.load(open("log1.json"))["tasks"]
+two = json.load(open("log2.json"))["tasks"]
+done1 = {a["task"] for a in one if a["exit"] == 0}
+assert "gen" in done1 and "sb" not in done1 and "total" not in done1, done1
+assert {a["task"] for a in two if a.get("resumed")} == done1, two
+ran = [a["task"] for a in two if not a.get("resumed")]
+assert sorted(ran) == sorted({"gen", "ha", "tb", "sa", "sb", "total", "count"} - done1), ran
+r = json.loads(open("res.json").read().splitlines()[-1])
+assert r["resumed"] == len(done1) and r["attempts"] == len(ran), r
+EOF2
+# everything done: nothing runs, the outputs are gathered all the same
+rm -rf out
+run 2 real.json --input-dir in --out-dir out --log log3.json --resume log2.json --json > res.json
+grep -q '"attempts": 0, "failures": 0, "resumed": 7,' res.json ||
+    fail "resume of a finished run: $(cat res.json)"
+[ "$(cat out/total.txt)" = 200010000 ] || fail "resume of a finished run: total"
+# a lost output: its task and every task after it run again
+find wd2 -name sa.txt -exec rm {} +
+run 2 real.json --input-dir in --out-dir out --log log4.json --resume log2.json > /dev/null
+python3 -c "
+import json
+ran = sorted(a['task'] for a in json.load(open('log4.json'))['tasks'] if not a.get('resumed'))
+assert ran == ['sa', 'total'], ran
+" || fail "resume after a lost output: $(cat log4.json)"
+[ "$(cat out/total.txt)" = 200010000 ] || fail "resume after a lost output: total"
+rm -rf "$TMPDIR"/tenbin-flow-* wd2
+echo '{"tasks": 3}' > badlog.json
+expect 2 "resume: badlog.json: not a log of tenbin flow run" flow run real.json --input-dir in --resume badlog.json
+expect 2 "resume: .*nolog.json" flow run real.json --input-dir in --resume nolog.json
+
 # ---- synthetic: every shared WfInstance, exactly once, in order ------------
 for wf in "$DATA"/wfinstances/*-*.json; do
     case "$wf" in *wfcommons-schema.json) continue ;; esac
