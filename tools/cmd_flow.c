@@ -6,7 +6,8 @@
  *                        rescheduling trigger
  *   flow run FILE        run it for real on MPI ranks (cmd_flow_run.c)
  *   flow experiment      S2's Tables 3, 4 and 5 (cmd_flow_experiment.c)
- *   flow convert IN OUT  between the text, WfFormat JSON and DAX formats
+ *   flow convert IN OUT  from text, WfFormat JSON or DAX to text, WfFormat JSON
+ *                        or Makeflow (real or synthetic commands)
  *   flow generate OUT    one of S2's random task networks
  *   flow info FILE       counts: tasks, edges, files, independent task sets
  * All but `flow run` run in one process, without mpiexec.
@@ -342,33 +343,108 @@ static int run_simulate(int argc, char **argv)
     return ex;
 }
 
+static void convert_usage(void)
+{
+    printf("usage: tenbin flow convert IN OUT [--to FORMAT] [--synthetic [--time-scale F]\n"
+           "                                  [--size-scale F]]\n\n"
+           "Convert a workflow between formats.  IN is text, WfFormat JSON or Pegasus DAX\n"
+           "(recognised by content).  OUT is written in FORMAT, else by its name: .json\n"
+           "WfFormat 1.5, .makeflow or .mf Makeflow, anything else the text format (which\n"
+           "needs per-host times).  DAX cannot be written.\n\n"
+           "  --to FORMAT      text | wfjson | makeflow\n"
+           "  --synthetic      makeflow: each task sleeps its work and writes its outputs\n"
+           "                   as zeros of their sizes instead of running its command (as\n"
+           "                   `tenbin flow run --synthetic`); files no task writes are\n"
+           "                   made by rules of their own\n"
+           "  --time-scale F   synthetic: sleep work x F seconds (default 1)\n"
+           "  --size-scale F   synthetic: files of size x F bytes (default: the time scale)\n"
+           "  -h, --help       this text\n");
+}
+
+/* --to NAME: the format, or -1 after one line. */
+static int convert_format(const char *cmd, const char *name)
+{
+    if (strcmp(name, "text") == 0)
+        return TB_FLOW_FORMAT_TEXT;
+    if (strcmp(name, "wfjson") == 0)
+        return TB_FLOW_FORMAT_WFJSON;
+    if (strcmp(name, "makeflow") == 0)
+        return TB_FLOW_FORMAT_MAKEFLOW;
+    if (strcmp(name, "dax") == 0)
+        tb_cli_error(cmd, "--to dax: writing DAX is not supported (text, wfjson or makeflow)");
+    else
+        tb_cli_error(cmd, "--to: expected text, wfjson or makeflow, got '%s'", name);
+    return -1;
+}
+
+static int convert_scale(const char *cmd, const char *opt, const char *val, double *out)
+{
+    if (tb_parse_double(val, out) || !(*out > 0) || *out > 1e9) {
+        tb_cli_error(cmd, "%s: expected a positive number, got '%s'", opt, val);
+        return -1;
+    }
+    return 0;
+}
+
 static int run_convert(int argc, char **argv)
 {
     const char *cmd = "flow convert";
-    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        printf("usage: tenbin flow convert IN OUT\n\n"
-               "Convert a workflow between formats, chosen by OUT's name: .json writes\n"
-               "WfFormat 1.5, anything else the text format (which needs per-host times).\n"
-               "IN is text, WfFormat JSON or Pegasus DAX (recognised by content).\n");
-        return TB_EXIT_OK;
+    static const struct option opts[] = {
+        {"to", required_argument, NULL, 'o'},         {"synthetic", no_argument, NULL, 'S'},
+        {"time-scale", required_argument, NULL, 'x'}, {"size-scale", required_argument, NULL, 'z'},
+        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
+    };
+    int to = TB_FLOW_FORMAT_AUTO, synthetic = 0, c;
+    const char *scale_opt = NULL;
+    double time_scale = 0, size_scale = 0;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            if ((to = convert_format(cmd, optarg)) < 0)
+                return TB_EXIT_USAGE;
+            break;
+        case 'S': synthetic = 1; break;
+        case 'x':
+        case 'z':
+            scale_opt = c == 'x' ? "--time-scale" : "--size-scale";
+            if (convert_scale(cmd, scale_opt, optarg, c == 'x' ? &time_scale : &size_scale))
+                return TB_EXIT_USAGE;
+            break;
+        case 'h': convert_usage(); return TB_EXIT_OK;
+        default: return tb_cli_bad_option(cmd, "tenbin flow convert --help", c, argv);
+        }
     }
-    if (argc != 3) {
+    if (optind + 2 != argc) {
         tb_cli_error(cmd, "expected IN OUT (tenbin flow convert --help)");
+        return TB_EXIT_USAGE;
+    }
+    const char *in = argv[optind], *out = argv[optind + 1];
+    if (to == TB_FLOW_FORMAT_AUTO)
+        to = tb_flow_format_of(out);
+    if (to == TB_FLOW_FORMAT_DAX) {
+        tb_cli_error(cmd, "%s: writing DAX is not supported (write .json, .makeflow or text)", out);
+        return TB_EXIT_USAGE;
+    }
+    if (synthetic && to != TB_FLOW_FORMAT_MAKEFLOW) {
+        tb_cli_error(cmd, "--synthetic needs Makeflow output (--to makeflow, or OUT.makeflow)");
+        return TB_EXIT_USAGE;
+    }
+    if (scale_opt && !synthetic) {
+        tb_cli_error(cmd, "%s needs --synthetic (real commands take what they take)", scale_opt);
         return TB_EXIT_USAGE;
     }
     tb_flow *f = NULL;
     char err[512];
-    if (tb_flow_read(argv[1], TB_FLOW_FORMAT_AUTO, &f, err, sizeof err)) {
+    if (tb_flow_read(in, TB_FLOW_FORMAT_AUTO, &f, err, sizeof err)) {
         tb_cli_error(cmd, "%s", err);
         return TB_EXIT_USAGE;
     }
-    tb_flow_format to = tb_flow_format_of(argv[2]);
-    if (to == TB_FLOW_FORMAT_DAX) {
-        tb_cli_error(cmd, "%s: writing DAX is not supported (write .json or text)", argv[2]);
-        tb_flow_destroy(&f);
-        return TB_EXIT_USAGE;
-    }
-    int rc = tb_flow_write(f, argv[2], to, err, sizeof err);
+    int rc = to == TB_FLOW_FORMAT_MAKEFLOW
+                 ? tb_flow_write_makeflow(f, out, time_scale, size_scale, synthetic, err,
+                                          sizeof err)
+                 : tb_flow_write(f, out, (tb_flow_format)to, err, sizeof err);
     tb_flow_destroy(&f);
     if (rc) {
         tb_cli_error(cmd, "%s", err);
@@ -488,7 +564,7 @@ int tb_cmd_flow(int argc, char **argv)
         {"simulate", run_simulate, "run on a platform whose speeds change, with a trigger"},
         {"run", tb_cmd_flow_run, "run for real on MPI ranks (under mpiexec), with a trigger"},
         {"experiment", tb_cmd_flow_experiment, "S2's Tables 3, 4 and 5 as CSV and SVG"},
-        {"convert", run_convert, "between text, WfFormat JSON and DAX"},
+        {"convert", run_convert, "from text, WfFormat JSON, DAX to text, WfFormat JSON, Makeflow"},
         {"generate", run_generate, "one of S2's random task networks"},
         {"info", run_info, "tasks, edges, files, independent task sets"},
     };

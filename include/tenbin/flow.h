@@ -7,8 +7,9 @@
  * A workflow is a DAG of tasks.  A task has a work (seconds on a host of
  * speed 1) or, in the text format, an execution time per host; an edge has a
  * data volume (bytes; in the text format directly the transfer time).  Files
- * (name, size) are kept when the format has them (WfFormat, DAX), so a
- * converted workflow keeps its files.
+ * (name, size) and commands are kept when the format has them (WfFormat,
+ * DAX), so a converted workflow keeps its files; a workflow can also be
+ * written as a Makeflow file to run under cctools' makeflow.
  *
  * Life of a workflow:
  *     tb_flow_create -> tb_flow_add_task / add_edge / add_file / task_use
@@ -95,7 +96,8 @@ typedef enum tb_flow_format {
     TB_FLOW_FORMAT_AUTO = 0, /* by content: '{' JSON, '<' DAX, else text */
     TB_FLOW_FORMAT_TEXT,     /* "hosts Q" / "task ID C1..CQ" / "edge FROM TO COST" */
     TB_FLOW_FORMAT_WFJSON,   /* WfCommons WfFormat 1.5 */
-    TB_FLOW_FORMAT_DAX       /* Pegasus DAX (XML, versions 2 and 3) */
+    TB_FLOW_FORMAT_DAX,      /* Pegasus DAX (XML, versions 2 and 3) */
+    TB_FLOW_FORMAT_MAKEFLOW  /* cctools Makeflow (written only) */
 } tb_flow_format;
 
 /* Read a workflow file; returns a finalized workflow.  Errors: TB_ERR_IO
@@ -106,13 +108,43 @@ TB_API int tb_flow_read(const char *path, tb_flow_format format, tb_flow **out, 
 /* The same from memory; `name` is used in messages. */
 TB_API int tb_flow_parse(const char *data, size_t len, const char *name, tb_flow_format format,
                          tb_flow **out, char *err, size_t errlen);
-/* Format from a file name: .json -> WFJSON, .dax/.xml -> DAX, else TEXT. */
+/* Format from a file name: .json -> WFJSON, .dax/.xml -> DAX, .makeflow/.mf
+ * -> MAKEFLOW, else TEXT. */
 TB_API tb_flow_format tb_flow_format_of(const char *path);
 /* Write a finalized workflow: WFJSON (tasks with runtimes at speed 1, files,
- * and one file per edge that has no file of its own) or TEXT (needs per-host
- * costs; TB_ERR_INVALID otherwise).  The file is replaced atomically. */
+ * and one file per edge that has no file of its own), TEXT (needs per-host
+ * costs; TB_ERR_INVALID otherwise) or MAKEFLOW (the tasks' own commands, as
+ * tb_flow_write_makeflow with synthetic = 0).  DAX cannot be written
+ * (TB_ERR_UNSUPPORTED).  The file is replaced atomically. */
 TB_API int tb_flow_write(const tb_flow *f, const char *path, tb_flow_format format, char *err,
                          size_t errlen);
+/*
+ * Write a finalized workflow as a Makeflow file (cctools' Make-like format:
+ * "OUTPUTS: INPUTS" and a tab-indented command per rule; run it with
+ * `makeflow FILE`), replaced atomically.  Each task is a rule: its output
+ * files are the targets, its input files the sources.  A task that writes
+ * nothing, or that precedes a task reading none of its files (a control
+ * dependency), also touches a marker file ".tenbin-done-INDEX" (its task
+ * index) that is a target of its rule and a source of its successors'.
+ *
+ * The command is the task's program and arguments, each quoted for /bin/sh
+ * (Makeflow runs commands through it).  With synthetic != 0, every task runs
+ * instead a portable sh command that sleeps work x time_scale seconds (the
+ * mean of its costs with per-host costs) and writes each output as zeros of
+ * its size x size_scale bytes (rounded), and files no task writes get rules
+ * that create them likewise, so that the workflow runs under Makeflow as
+ * under `tb_flow_run` in synthetic mode.  time_scale 0 means 1, size_scale 0
+ * means time_scale (as in tb_flow_run_opts).
+ *
+ * Errors, with one line in err: TB_ERR_INVALID (outside synthetic mode a
+ * task without a command; a file name Makeflow cannot write: blanks,
+ * control characters, one of \ " ' $ # : = , or "->", or a leading @; a
+ * file written by two tasks, or read and written by one; a command word
+ * with a control character other than tab), TB_ERR_RANGE (a negative or
+ * infinite scale), TB_ERR_STATE (not finalized), TB_ERR_IO, TB_ERR_NOMEM.
+ */
+TB_API int tb_flow_write_makeflow(const tb_flow *f, const char *path, double time_scale,
+                                  double size_scale, int synthetic, char *err, size_t errlen);
 
 /* ---- inspecting (finalized workflows) ------------------------------------- */
 
@@ -344,6 +376,8 @@ typedef struct tb_flow_run_result {
     long attempts, failures;  /* attempts started and failed */
     long resumed;             /* tasks done by the run resumed */
     uint64_t transfers, transferred_bytes;
+    double net_L, net_G;      /* the network the schedule last used: latency (s), time per
+                                 byte sent (s/B), fitted to the measured transfers */
     double sched_cpu_s;
     long failed_task;         /* the task that stopped the run, or -1 */
     char message[512];        /* why the run stopped, "" if it did not */

@@ -799,6 +799,21 @@ size_t tb_flow_task_files(const tb_flow *f, size_t task, int output, const uint3
     return off[task + 1] - off[task];
 }
 
+int tb__flow_shares_file(const tb_flow *f, size_t from, size_t to)
+{
+    size_t i = f->fout_off[from], ie = f->fout_off[from + 1];
+    size_t j = f->fin_off[to], je = f->fin_off[to + 1];
+    while (i < ie && j < je) {
+        if (f->fout[i] == f->fin[j])
+            return 1;
+        if (f->fout[i] < f->fin[j])
+            i++;
+        else
+            j++;
+    }
+    return 0;
+}
+
 const char *tb_flow_file_name(const tb_flow *f, size_t file)
 {
     return f && file < f->nfiles ? f->fname[file] : NULL;

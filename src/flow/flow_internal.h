@@ -97,7 +97,33 @@ int tb__flow_read_wfjson(const char *data, size_t len, const char *name, tb_flow
 int tb__flow_read_dax(const char *data, size_t len, const char *name, tb_flow **out, char *err,
                       size_t errlen);
 int tb__flow_write_wfjson(const tb_flow *f, tb_buf *out);
+/* A Makeflow file (write_makeflow.c); the scales are already resolved (> 0
+ * when synthetic). */
+int tb__flow_write_makeflow(const tb_flow *f, tb_buf *out, double time_scale,
+                            double size_scale, int synthetic, char *err, size_t errlen);
 int tb__flow_write_text(const tb_flow *f, tb_buf *out, char *err, size_t errlen);
+
+/* printf into err (if not NULL and errlen > 0). */
+void tb__flow_errf(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* 1 if task `from` writes a file task `to` reads (finalized workflows). */
+int tb__flow_shares_file(const tb_flow *f, size_t from, size_t to);
+
+/* Work of task t at speed 1; with per-host costs, their mean (the usual
+ * average execution time of list schedulers). */
+static inline double tb__flow_mean_work(const tb_flow *f, size_t t)
+{
+    if (f->q == 0)
+        return f->work[t];
+    double sum = 0;
+    for (size_t h = 0; h < f->q; h++)
+        sum += f->cost[t * f->q + h];
+    return sum / (double)f->q;
+}
 
 /* Execution time of task t on host h under the hosts' current speeds. */
 static inline double tb__flow_exec(const tb_flow *f, const tb_flow_hosts *H, size_t t, size_t h)

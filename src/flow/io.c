@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,7 @@
 /* Larger inputs are a mistake (a device, a wrong file), not a workflow. */
 #define FLOW_MAX_FILE ((size_t)1 << 31)
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void io_err(char *err, size_t errlen, const char *fmt, ...)
+void tb__flow_errf(char *err, size_t errlen, const char *fmt, ...)
 {
     if (err == NULL || errlen == 0)
         return;
@@ -55,6 +53,8 @@ tb_flow_format tb_flow_format_of(const char *path)
         return TB_FLOW_FORMAT_WFJSON;
     if (strcasecmp(dot, ".dax") == 0 || strcasecmp(dot, ".xml") == 0)
         return TB_FLOW_FORMAT_DAX;
+    if (strcasecmp(dot, ".makeflow") == 0 || strcasecmp(dot, ".mf") == 0)
+        return TB_FLOW_FORMAT_MAKEFLOW;
     return TB_FLOW_FORMAT_TEXT;
 }
 
@@ -76,7 +76,7 @@ int tb_flow_parse(const char *data, size_t len, const char *name, tb_flow_format
     case TB_FLOW_FORMAT_DAX:
         return tb__flow_read_dax(data, len, name, out, err, errlen);
     default:
-        io_err(err, errlen, "%s: unknown format %d", name, (int)format);
+        tb__flow_errf(err, errlen, "%s: unknown format %d", name, (int)format);
         return TB_ERR_INVALID;
     }
 }
@@ -95,36 +95,72 @@ int tb_flow_read(const char *path, tb_flow_format format, tb_flow **out, char *e
     return rc;
 }
 
-int tb_flow_write(const tb_flow *f, const char *path, tb_flow_format format, char *err,
-                  size_t errlen)
+/* Write what a writer put in b (if it returned TB_OK) to path, atomically;
+ * frees b. */
+static int write_out(const char *path, tb_buf *b, int rc, char *err, size_t errlen)
+{
+    if (rc == TB_ERR_NOMEM)
+        tb__flow_errf(err, errlen, "%s: out of memory", path);
+    if (rc == TB_OK) {
+        errno = 0;
+        rc = tb_write_file_atomic(path, b->data, b->len);
+        if (rc != TB_OK)
+            tb__flow_errf(err, errlen, "%s: cannot write: %s", path,
+                          errno ? strerror(errno) : tb_strerror(rc));
+    }
+    tb_buf_free(b);
+    return rc;
+}
+
+static int check_final(const tb_flow *f, const char *path, char *err, size_t errlen)
 {
     if (f == NULL || path == NULL)
         return TB_ERR_INVALID;
     if (!f->final) {
-        io_err(err, errlen, "%s: workflow not finalized", path);
+        tb__flow_errf(err, errlen, "%s: workflow not finalized", path);
         return TB_ERR_STATE;
     }
+    return TB_OK;
+}
+
+int tb_flow_write(const tb_flow *f, const char *path, tb_flow_format format, char *err,
+                  size_t errlen)
+{
+    int rc = check_final(f, path, err, errlen);
+    if (rc != TB_OK)
+        return rc;
     if (format == TB_FLOW_FORMAT_AUTO)
         format = tb_flow_format_of(path);
     tb_buf b = TB_BUF_INIT;
-    int rc;
     if (format == TB_FLOW_FORMAT_WFJSON) {
         rc = tb__flow_write_wfjson(f, &b);
     } else if (format == TB_FLOW_FORMAT_TEXT) {
         rc = tb__flow_write_text(f, &b, err, errlen);
+    } else if (format == TB_FLOW_FORMAT_MAKEFLOW) {
+        rc = tb__flow_write_makeflow(f, &b, 1, 1, 0, err, errlen);
     } else {
-        io_err(err, errlen, "%s: cannot write this format (WfFormat JSON or text only)", path);
+        tb__flow_errf(err, errlen,
+                      "%s: cannot write this format (WfFormat JSON, text or Makeflow only)", path);
         rc = TB_ERR_UNSUPPORTED;
     }
-    if (rc == TB_ERR_NOMEM)
-        io_err(err, errlen, "%s: out of memory", path);
-    if (rc == TB_OK) {
-        errno = 0;
-        rc = tb_write_file_atomic(path, b.data, b.len);
-        if (rc != TB_OK)
-            io_err(err, errlen, "%s: cannot write: %s", path,
-                   errno ? strerror(errno) : tb_strerror(rc));
+    return write_out(path, &b, rc, err, errlen);
+}
+
+int tb_flow_write_makeflow(const tb_flow *f, const char *path, double time_scale,
+                           double size_scale, int synthetic, char *err, size_t errlen)
+{
+    int rc = check_final(f, path, err, errlen);
+    if (rc != TB_OK)
+        return rc;
+    if (!(time_scale >= 0) || !(size_scale >= 0) || isinf(time_scale) || isinf(size_scale)) {
+        tb__flow_errf(err, errlen, "%s: the time and size scales must be finite and >= 0", path);
+        return TB_ERR_RANGE;
     }
-    tb_buf_free(&b);
-    return rc;
+    if (time_scale == 0)
+        time_scale = 1;
+    if (size_scale == 0)
+        size_scale = time_scale;
+    tb_buf b = TB_BUF_INIT;
+    rc = tb__flow_write_makeflow(f, &b, time_scale, size_scale, synthetic, err, errlen);
+    return write_out(path, &b, rc, err, errlen);
 }

@@ -4,6 +4,7 @@
  *
  *   <adag ...>
  *     <job id="ID01" name="mProject" runtime="13.4">      (also <dag>, <dax>)
+ *       <argument>-X <file name="a.fits"/> p.fits</argument>
  *       <profile namespace="pegasus" key="runtime">13.4</profile>
  *       <uses file="a.fits" link="input" size="4222"/>     (3.x: name=)
  *     </job>
@@ -15,7 +16,22 @@
  * writes and the child reads.  The DAX schema puts every job before the
  * <child> elements, so references are resolved as they come.  Errors carry
  * the line: "x.dax:12: <parent ref='j9'>: unknown job".
+ *
+ * A <job>'s command is its transformation, the name attribute, as the
+ * program (Pegasus maps it to an executable through its transformation
+ * catalog; here it is looked up in PATH), and the text of its <argument>
+ * split at blanks.  A file element in the argument (3.x <file name=>, 2.x
+ * <filename file=>) stands for its name, joined to the text next to it as
+ * Pegasus does since it stopped padding file names with blanks:
+ * "-o<file name="x"/>" is the one argument "-ox".  A job with a name and no
+ * <argument> runs the program without arguments, as Pegasus runs it; a
+ * <job> with an <argument> and no name is an error.  <dag> and <dax> jobs
+ * (sub-workflows, run by Pegasus' own tools) get no command.  Argument text
+ * is limited to DAX_MAX_ARG bytes per job ("x.dax:7: <argument>: too
+ * long").
  */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,7 +42,10 @@
 
 #include "flow/flow_internal.h"
 
-enum { DAX_MAX_TEXT = 256 }; /* a runtime profile is a number */
+enum {
+    DAX_MAX_TEXT = 256,       /* a runtime profile is a number */
+    DAX_MAX_ARG = 1 << 20     /* bytes of a job's arguments */
+};
 
 typedef struct dax_reader {
     XML_Parser p;
@@ -43,6 +62,13 @@ typedef struct dax_reader {
     char text[DAX_MAX_TEXT + 1];
     size_t ntext;
     int text_cut;     /* the profile's text was longer than text[] */
+    char *program;    /* the <job>'s name=, or NULL */
+    int job_cmd;      /* the job is a <job> (not a sub-workflow) */
+    int in_argument;  /* inside the job's <argument> */
+    int has_argument; /* the job had one */
+    tb_buf args;      /* the arguments so far, each NUL-terminated */
+    size_t nargs;
+    int in_token;     /* the last argument is still open (no NUL yet) */
 } dax_reader;
 
 /* Record the first error ("name:line: ...") and stop the parser. */
@@ -135,6 +161,114 @@ static void job_start(dax_reader *d, const char *elem, const XML_Char **atts)
         return;
     }
     d->job = (long)t;
+    /* <dag> and <dax> are sub-workflows: no command of their own */
+    d->job_cmd = strcmp(elem, "job") == 0;
+    const char *name = attr(atts, "name");
+    if (d->job_cmd && name != NULL && name[0] != '\0' && (d->program = strdup(name)) == NULL)
+        dax_fail(d, TB_ERR_NOMEM, "out of memory");
+}
+
+/* ---- the job's command ------------------------------------------------------ */
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Append n bytes to the argument being read, opening one if none is. */
+static void arg_put(dax_reader *d, const char *s, size_t n)
+{
+    if (d->args.len + n + 1 > DAX_MAX_ARG) { /* + 1: its NUL */
+        dax_fail(d, TB_ERR_PARSE, "<argument>: too long (more than %d bytes)", DAX_MAX_ARG);
+        return;
+    }
+    if (tb_buf_append(&d->args, s, n) != TB_OK) {
+        dax_fail(d, TB_ERR_NOMEM, "out of memory");
+        return;
+    }
+    d->in_token = 1;
+}
+
+/* Close the argument being read, if any. */
+static void arg_end(dax_reader *d)
+{
+    if (!d->in_token)
+        return;
+    if (tb_buf_append(&d->args, "", 1) != TB_OK) {
+        dax_fail(d, TB_ERR_NOMEM, "out of memory");
+        return;
+    }
+    d->nargs++;
+    d->in_token = 0;
+}
+
+/* Text directly inside <argument>: blanks separate arguments. */
+static void arg_text(dax_reader *d, const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && d->rc == TB_OK) {
+        if (is_blank(s[i])) {
+            arg_end(d);
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < len && !is_blank(s[j]))
+            j++;
+        arg_put(d, s + i, j - i);
+        i = j;
+    }
+}
+
+static void argument_start(dax_reader *d)
+{
+    if (d->program == NULL) {
+        dax_fail(d, TB_ERR_PARSE, "<job id='%s'>: <argument> without a name= (the program)",
+                 d->f->id[d->job]);
+        return;
+    }
+    d->in_argument = 1;
+    arg_end(d); /* a second <argument> starts a new word */
+}
+
+/* <file name=> (3.x) or <filename file=> (2.x) inside <argument>. */
+static void argument_file(dax_reader *d, const char *elem, const XML_Char **atts)
+{
+    const char *name = attr(atts, "name");
+    if (name == NULL)
+        name = attr(atts, "file");
+    if (name == NULL || name[0] == '\0') {
+        dax_fail(d, TB_ERR_PARSE, "<argument>: <%s> without a file name", elem);
+        return;
+    }
+    arg_put(d, name, strlen(name));
+}
+
+/* </job>: its command, if it has a program; then forget the job. */
+static void job_end(dax_reader *d)
+{
+    arg_end(d);
+    if (d->rc == TB_OK && d->program != NULL) {
+        const char **argv = malloc((d->nargs ? d->nargs : 1) * sizeof *argv);
+        if (argv == NULL) {
+            dax_fail(d, TB_ERR_NOMEM, "out of memory");
+        } else {
+            const char *a = (const char *)d->args.data;
+            for (size_t i = 0; i < d->nargs; a += strlen(a) + 1)
+                argv[i++] = a;
+            int rc = tb_flow_set_command(d->f, (size_t)d->job, d->program, d->nargs, argv);
+            free(argv);
+            if (rc != TB_OK)
+                dax_builder_fail(d, rc);
+        }
+    }
+    free(d->program);
+    d->program = NULL;
+    tb_buf_clear(&d->args);
+    d->nargs = 0;
+    d->in_argument = 0;
+    d->job_cmd = 0;
+    d->job = -1;
 }
 
 /* <uses file|name= link= size=>: input, output, inout (both) or none. */
@@ -221,6 +355,11 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
         d->child = ref_job(d, "child", atts);
     else if (depth == 2 && d->job >= 0 && strcmp(e, "uses") == 0)
         uses(d, atts);
+    else if (depth == 2 && d->job_cmd && strcmp(e, "argument") == 0)
+        argument_start(d);
+    else if (depth == 3 && d->in_argument &&
+             (strcmp(e, "file") == 0 || strcmp(e, "filename") == 0))
+        argument_file(d, e, atts);
     else if (depth == 2 && d->job >= 0 && strcmp(e, "profile") == 0) {
         const char *ns = attr(atts, "namespace"), *key = attr(atts, "key");
         d->in_profile = ns && key && strcmp(ns, "pegasus") == 0 && strcmp(key, "runtime") == 0;
@@ -233,7 +372,13 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
 {
     dax_reader *d = ud;
-    if (d->rc != TB_OK || !d->in_profile)
+    if (d->rc != TB_OK)
+        return;
+    if (d->in_argument && d->depth == 3) { /* directly inside <argument> */
+        arg_text(d, s, (size_t)len);
+        return;
+    }
+    if (!d->in_profile)
         return;
     /* longer than any number: keep a prefix and say so at </profile> */
     size_t n = (size_t)len;
@@ -275,8 +420,12 @@ static void XMLCALL on_end(void *ud, const XML_Char *name)
         return;
     if (depth == 2 && d->in_profile)
         profile_end(d);
-    else if (depth == 1) {
-        d->job = -1;
+    else if (depth == 2 && d->in_argument) {
+        arg_end(d);
+        d->in_argument = 0;
+    } else if (depth == 1) {
+        if (d->job >= 0)
+            job_end(d);
         d->child = -1;
     }
     (void)name;
@@ -330,6 +479,8 @@ int tb__flow_read_dax(const char *data, size_t len, const char *name, tb_flow **
     int rc = dax_read(&d, data, len);
     if (d.p != NULL)
         XML_ParserFree(d.p);
+    free(d.program);
+    tb_buf_free(&d.args);
     if (rc != TB_OK) {
         if (rc == TB_ERR_NOMEM && d.rc == TB_OK && err != NULL && errlen > 0)
             snprintf(err, errlen, "%s: out of memory", d.name);

@@ -246,18 +246,6 @@ static int put_spec_files(wf_writer *w)
     return tb_buf_printf(w->out, "\n      ]\n");
 }
 
-/* Work at speed 1; with per-host costs, their mean (the usual average
- * execution time of list schedulers). */
-static double runtime_of(const tb_flow *f, size_t t)
-{
-    if (f->q == 0)
-        return f->work[t];
-    double sum = 0;
-    for (size_t h = 0; h < f->q; h++)
-        sum += f->cost[t * f->q + h];
-    return sum / (double)f->q;
-}
-
 static int put_execution(wf_writer *w)
 {
     const tb_flow *f = w->f;
@@ -268,7 +256,7 @@ static int put_execution(wf_writer *w)
     for (size_t t = 0; t < f->n; t++) {
         TB_CHECK(tb_buf_printf(w->out, "%s\n        {\"id\": ", t ? "," : ""));
         TB_CHECK(put_str(w->out, f->id[t]));
-        TB_CHECK(tb_buf_printf(w->out, ", \"runtimeInSeconds\": %.17g", runtime_of(f, t)));
+        TB_CHECK(tb_buf_printf(w->out, ", \"runtimeInSeconds\": %.17g", tb__flow_mean_work(f, t)));
         if (f->cmd[t]) {
             TB_CHECK(tb_buf_printf(w->out, ", \"command\": {\"program\": "));
             TB_CHECK(put_str(w->out, f->cmd[t][0]));

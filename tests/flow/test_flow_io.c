@@ -1,8 +1,9 @@
 /*
  * test_flow_io.c - reading and writing workflows: WfCommons WfFormat JSON
  * (the WfInstances in tests/data/wfinstances/ and the older inline layout),
- * Pegasus DAX (tests/data/dax/), WfFormat output read back, and the error
- * messages of broken inputs.  Data files are found through $TB_SOURCE_DIR,
+ * Pegasus DAX (tests/data/dax/) with the jobs' commands, WfFormat output
+ * read back, Makeflow output and its quoting, and the error messages of
+ * broken inputs.  Data files are found through $TB_SOURCE_DIR,
  * else relative to this source file.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -124,6 +125,47 @@ static tb_flow *round_trip(const tb_flow *f, const char *name)
         printf("    %s: %s (%s)\n", name, err, tb_err_name(rc));
     remove(path);
     return g;
+}
+
+/* The text of file path (at most n - 1 bytes), then remove it; 0 if read. */
+static int slurp(const char *path, char *text, size_t n)
+{
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
+        return -1;
+    size_t len = fread(text, 1, n - 1, fp);
+    fclose(fp);
+    remove(path);
+    text[len] = '\0';
+    return 0;
+}
+
+/* Task `id`'s program and arguments are prog and the NULL-terminated want;
+ * 0 if so, else prints the difference. */
+static int has_command(const tb_flow *f, const char *id, const char *prog,
+                       const char *const *want)
+{
+    size_t t, n = 0;
+    if (tb_flow_find(f, id, &t) != TB_OK) {
+        printf("    no task '%s'\n", id);
+        return -1;
+    }
+    const char *p = tb_flow_task_program(f, t);
+    if ((p == NULL) != (prog == NULL) || (p != NULL && strcmp(p, prog) != 0)) {
+        printf("    %s: program '%s', want '%s'\n", id, p ? p : "(none)", prog ? prog : "(none)");
+        return -1;
+    }
+    while (want != NULL && want[n] != NULL)
+        n++;
+    for (size_t i = 0; i < n || i < tb_flow_task_nargs(f, t); i++) {
+        const char *a = tb_flow_task_arg(f, t, i), *w = i < n ? want[i] : NULL;
+        if (a == NULL || w == NULL || strcmp(a, w) != 0) {
+            printf("    %s: argument %zu '%s', want '%s'\n", id, i, a ? a : "(none)",
+                   w ? w : "(none)");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Parse text (in the format of its name) that must fail with `code` and a
@@ -298,6 +340,68 @@ static void test_dax_profile(void)
     tb_flow_destroy(&f);
 }
 
+/* A job's command: its name= and the words of its <argument>, file
+ * elements standing for their names (DAX 3 and 2). */
+static void test_dax_commands(void)
+{
+    tb_flow *f = read_data("dax/diamond.dax");
+    TB_ASSERT(f != NULL);
+    const char *pre[] = {"-i", "f.a", "-o", "f.b1", "f.b2", NULL};
+    int ok = has_command(f, "ID0000001", "preprocess", pre) == 0 &&
+             has_command(f, "ID0000002", "findrange", NULL) == 0; /* no <argument> */
+    tb_flow_destroy(&f);
+    TB_ASSERT(ok);
+
+    const char *dax =
+        "<?xml version=\"1.0\"?>\n"
+        "<adag xmlns=\"http://pegasus.isi.edu/schema/DAX\" version=\"3.4\" name=\"c\">\n"
+        "  <job id=\"a\" namespace=\"montage\" name=\"mProject\" version=\"1.0\">\n"
+        "    <argument>-X  <file name=\"in.fits\"/>\n\t-o<file name=\"p.fits\"/> "
+        "<file name=\"h\"/>.hdr<file name=\"2\"/> x&amp;y </argument>\n"
+        "    <uses name=\"in.fits\" link=\"input\"/>\n"
+        "  </job>\n"
+        "  <job id=\"b\" name=\"split\"><argument>-a <filename file=\"in.dat\" "
+        "link=\"input\"/> -b</argument></job>\n"
+        "  <job id=\"c\" name=\"merge\"><argument>  </argument></job>\n"
+        "  <job id=\"d\"/>\n"
+        "  <dag id=\"s\" name=\"sub\" file=\"s.dag\"><argument>-v</argument></dag>\n"
+        "</adag>\n";
+    char err[512] = "";
+    TB_ASSERT_OK(tb_flow_parse(dax, strlen(dax), "c.dax", TB_FLOW_FORMAT_AUTO, &f, err,
+                               sizeof err));
+    const char *a[] = {"-X", "in.fits", "-op.fits", "h.hdr2", "x&y", NULL};
+    const char *b[] = {"-a", "in.dat", "-b", NULL};
+    ok = has_command(f, "a", "mProject", a) == 0 && has_command(f, "b", "split", b) == 0 &&
+         has_command(f, "c", "merge", NULL) == 0 && has_command(f, "d", NULL, NULL) == 0 &&
+         has_command(f, "s", NULL, NULL) == 0;
+    /* WfFormat keeps them */
+    tb_flow *g = ok ? round_trip(f, "dax-cmd.json") : NULL;
+    ok = ok && g != NULL && has_command(g, "a", "mProject", a) == 0 &&
+         has_command(g, "b", "split", b) == 0 && has_command(g, "c", "merge", NULL) == 0 &&
+         has_command(g, "d", NULL, NULL) == 0;
+    tb_flow_destroy(&g);
+    tb_flow_destroy(&f);
+    TB_ASSERT(ok);
+
+    TB_ASSERT(fails_with("<adag>\n<job id=\"a\"><argument>x</argument></job></adag>", "x.dax",
+                         TB_ERR_PARSE,
+                         "x.dax:2: <job id='a'>: <argument> without a name= (the program)") == 0);
+    TB_ASSERT(fails_with("<adag><job id=\"a\" name=\"p\"><argument>x <file/></argument></job>"
+                         "</adag>",
+                         "x.dax", TB_ERR_PARSE, "x.dax:1: <argument>: <file> without a file name")
+              == 0);
+    /* a hard limit on the argument text, not unbounded growth */
+    size_t n = ((size_t)1 << 20) + 64;
+    char *big = malloc(n + 128);
+    TB_ASSERT(big != NULL);
+    int w = snprintf(big, 128, "<adag>\n<job id=\"a\" name=\"p\">\n<argument>");
+    memset(big + w, 'x', n);
+    strcpy(big + w + n, "</argument></job></adag>");
+    int too_long = fails_with(big, "x.dax", TB_ERR_PARSE, "x.dax:3: <argument>: too long");
+    free(big);
+    TB_ASSERT(too_long == 0);
+}
+
 /* ---------------------------------------------------------------- */
 /* Writing WfFormat                                                  */
 /* ---------------------------------------------------------------- */
@@ -446,20 +550,140 @@ static void test_write_text(void)
     int rc = tb_flow_write(f, path, TB_FLOW_FORMAT_AUTO, err, sizeof err);
     tb_flow_destroy(&f);
     TB_ASSERT_OK(rc);
-    FILE *fp = fopen(path, "rb");
-    TB_ASSERT(fp != NULL);
     char text[8192];
-    size_t len = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    remove(path);
-    text[len] = '\0';
+    TB_ASSERT(slurp(path, text, sizeof text) == 0);
     TB_ASSERT(strstr(text, "\"schemaVersion\": \"1.5\"") != NULL);
     TB_ASSERT(strstr(text, "\"name\": \"profile.dax\"") != NULL);
     TB_ASSERT(strstr(text, "\"makespanInSeconds\": 0") != NULL);
     TB_ASSERT(strstr(text, "\"executedAt\": ") != NULL);
-    TB_ASSERT(strstr(text, "{\"id\": \"a\", \"runtimeInSeconds\": 12.5}") != NULL);
+    /* the job's name is its program (it has no <argument>) */
+    TB_ASSERT(strstr(text, "{\"id\": \"a\", \"runtimeInSeconds\": 12.5, \"command\": "
+                           "{\"program\": \"split\", \"arguments\": []}}") != NULL);
     TB_ASSERT(strstr(text, "{\"id\": \"part.dat\", \"sizeInBytes\": 64}") != NULL);
     TB_ASSERT(strstr(text, "\"parents\": [\"a\"], \"children\": [\"c\"]") != NULL);
+}
+
+/* ---------------------------------------------------------------- */
+/* Writing Makeflow                                                  */
+/* ---------------------------------------------------------------- */
+
+/* Write f as Makeflow (synthetic or not) to a scratch file; its text in
+ * text, or the error in text with the code returned. */
+static int makeflow_text(const tb_flow *f, int synthetic, char *text, size_t n)
+{
+    char path[1024];
+    tb_test_path(path, sizeof path, "t.makeflow");
+    int rc = synthetic ? tb_flow_write_makeflow(f, path, 0.5, 1e-3, 1, text, n)
+                       : tb_flow_write(f, path, TB_FLOW_FORMAT_AUTO, text, n);
+    if (rc == TB_OK && slurp(path, text, n) != 0)
+        rc = TB_ERR_IO;
+    return rc;
+}
+
+/* Quoting for Makeflow and sh; rules, markers for edges without files, and
+ * the synthetic commands. */
+static void test_write_makeflow(void)
+{
+    tb_flow *f = NULL;
+    size_t a, b, c, o, in;
+    TB_ASSERT_OK(tb_flow_create(&f, 0));
+    TB_ASSERT_OK(tb_flow_set_name(f, "q.json"));
+    TB_ASSERT_OK(tb_flow_add_task(f, "a", 2, &a));
+    TB_ASSERT_OK(tb_flow_add_task(f, "b", 0, &b));
+    TB_ASSERT_OK(tb_flow_add_task(f, "c", 1, &c));
+    TB_ASSERT_OK(tb_flow_add_file(f, "out/o.txt", 1500, &o));
+    TB_ASSERT_OK(tb_flow_add_file(f, "in.txt", 10, &in));
+    TB_ASSERT_OK(tb_flow_task_use(f, a, in, 0));
+    TB_ASSERT_OK(tb_flow_task_use(f, a, o, 1));
+    TB_ASSERT_OK(tb_flow_task_use(f, c, o, 0));
+    TB_ASSERT_OK(tb_flow_add_edge(f, a, b, 0)); /* no file: a marker */
+    TB_ASSERT_OK(tb_flow_add_edge(f, a, c, -1));
+    TB_ASSERT_OK(tb_flow_add_edge(f, b, c, 0));
+    const char *args[] = {"it's a", "$x #y \\z", "-o=1", ""};
+    TB_ASSERT_OK(tb_flow_set_command(f, a, "my prog", 4, args));
+    TB_ASSERT_OK(tb_flow_set_command(f, b, "true", 0, NULL));
+    TB_ASSERT_OK(tb_flow_finalize(f));
+    char text[4096];
+    /* c has no command */
+    TB_ASSERT_EQ_INT(makeflow_text(f, 0, text, sizeof text), TB_ERR_INVALID);
+    TB_ASSERT(strstr(text, "q.json: task 'c' has no command") != NULL);
+
+    TB_ASSERT_OK(makeflow_text(f, 1, text, sizeof text));
+    TB_ASSERT(strstr(text, "\n# input\nin.txt:\n\thead -c 0 /dev/zero > in.txt\n") != NULL);
+    TB_ASSERT(strstr(text, "\nout/o.txt .tenbin-done-0: in.txt\n\tsleep 1 && mkdir -p out && "
+                           "head -c 2 /dev/zero > out/o.txt && touch .tenbin-done-0\n") != NULL);
+    TB_ASSERT(strstr(text, "\n.tenbin-done-1: .tenbin-done-0\n\ttouch .tenbin-done-1\n") != NULL);
+    TB_ASSERT(strstr(text, "\n# task c\n.tenbin-done-2: out/o.txt .tenbin-done-1\n\tsleep 0.5 "
+                           "&& touch .tenbin-done-2\n") != NULL);
+    tb_flow_destroy(&f);
+
+    /* every task with a command: each word quoted for sh, then escaped for
+     * Makeflow (\, $ and #; a quote as '\\\'') */
+    TB_ASSERT_OK(tb_flow_create(&f, 0));
+    TB_ASSERT_OK(tb_flow_add_task(f, "a", 2, &a));
+    TB_ASSERT_OK(tb_flow_add_file(f, "o.txt", 1500, &o));
+    TB_ASSERT_OK(tb_flow_task_use(f, a, o, 1));
+    TB_ASSERT_OK(tb_flow_set_command(f, a, "my prog", 4, args));
+    TB_ASSERT_OK(tb_flow_finalize(f));
+    TB_ASSERT_OK(makeflow_text(f, 0, text, sizeof text));
+    TB_ASSERT(strstr(text, "\n# task a\no.txt:\n\t'my prog' 'it'\\\\\\''s a' "
+                           "'\\$x \\#y \\\\z' '-o=1' ''\n") != NULL);
+    tb_flow_destroy(&f);
+}
+
+/* What Makeflow cannot express: one line naming the culprit. */
+static void test_makeflow_errors(void)
+{
+    static const struct {
+        const char *file, *arg, *want;
+        int second_writer;
+    } cases[] = {
+        {"a b.txt", "x", "file 'a b.txt': Makeflow cannot name it", 0},
+        {"x:y", "x", "file 'x:y': Makeflow cannot name it", 0},
+        {"@x", "x", "file '@x': Makeflow cannot name it", 0},
+        {"a->b", "x", "file 'a->b': Makeflow cannot name it", 0},
+        {".tenbin-done-0", "x", "file '.tenbin-done-0': Makeflow cannot name it", 0},
+        {"o.txt", "line\nbreak", "task 'a': an argument has a newline", 0},
+        {"o.txt", "x", "file 'o.txt' is written by tasks 'a' and 'b'", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tb_flow *f = NULL;
+        size_t a, b, o;
+        TB_ASSERT_OK(tb_flow_create(&f, 0));
+        TB_ASSERT_OK(tb_flow_add_task(f, "a", 1, &a));
+        TB_ASSERT_OK(tb_flow_add_task(f, "b", 1, &b));
+        TB_ASSERT_OK(tb_flow_add_file(f, cases[i].file, 1, &o));
+        TB_ASSERT_OK(tb_flow_task_use(f, a, o, 1));
+        TB_ASSERT_OK(tb_flow_task_use(f, b, o, cases[i].second_writer));
+        TB_ASSERT_OK(tb_flow_set_command(f, a, "p", 1, &cases[i].arg));
+        TB_ASSERT_OK(tb_flow_set_command(f, b, "p", 0, NULL));
+        TB_ASSERT_OK(tb_flow_finalize(f));
+        char text[1024] = "";
+        int rc = makeflow_text(f, 0, text, sizeof text);
+        tb_flow_destroy(&f);
+        if (rc != TB_ERR_INVALID || strstr(text, cases[i].want) == NULL)
+            printf("    %s: got %s \"%s\"\n", cases[i].want, tb_err_name(rc), text);
+        TB_ASSERT_EQ_INT(rc, TB_ERR_INVALID);
+        TB_ASSERT(strstr(text, cases[i].want) != NULL);
+    }
+    /* a task that reads what it writes; bad scales */
+    tb_flow *f = NULL;
+    size_t a, o;
+    char path[1024], err[512] = "";
+    TB_ASSERT_OK(tb_flow_create(&f, 0));
+    TB_ASSERT_OK(tb_flow_add_task(f, "a", 1, &a));
+    TB_ASSERT_OK(tb_flow_add_file(f, "o", 1, &o));
+    TB_ASSERT_OK(tb_flow_task_use(f, a, o, 0));
+    TB_ASSERT_OK(tb_flow_task_use(f, a, o, 1));
+    TB_ASSERT_OK(tb_flow_finalize(f));
+    tb_test_path(path, sizeof path, "rw.makeflow");
+    int rc = tb_flow_write_makeflow(f, path, 1, 1, 1, err, sizeof err);
+    int range = tb_flow_write_makeflow(f, path, -1, 1, 1, NULL, 0);
+    tb_flow_destroy(&f);
+    TB_ASSERT_EQ_INT(rc, TB_ERR_INVALID);
+    TB_ASSERT(strstr(err, "task 'a' reads and writes file 'o'") != NULL);
+    TB_ASSERT_EQ_INT(range, TB_ERR_RANGE);
+    TB_ASSERT(access(path, F_OK) != 0);
 }
 
 /* ---------------------------------------------------------------- */
@@ -472,6 +696,8 @@ static void test_format_of(void)
     TB_ASSERT_EQ_INT(tb_flow_format_of("B.JSON"), TB_FLOW_FORMAT_WFJSON);
     TB_ASSERT_EQ_INT(tb_flow_format_of("x.dax"), TB_FLOW_FORMAT_DAX);
     TB_ASSERT_EQ_INT(tb_flow_format_of("x.xml"), TB_FLOW_FORMAT_DAX);
+    TB_ASSERT_EQ_INT(tb_flow_format_of("x.makeflow"), TB_FLOW_FORMAT_MAKEFLOW);
+    TB_ASSERT_EQ_INT(tb_flow_format_of("x.MF"), TB_FLOW_FORMAT_MAKEFLOW);
     TB_ASSERT_EQ_INT(tb_flow_format_of("dag.txt"), TB_FLOW_FORMAT_TEXT);
     TB_ASSERT_EQ_INT(tb_flow_format_of("dir.json/dag"), TB_FLOW_FORMAT_TEXT);
     TB_ASSERT_EQ_INT(tb_flow_format_of("dag"), TB_FLOW_FORMAT_TEXT);
@@ -635,11 +861,14 @@ static const tb_test tests[] = {
     {"wfjson_old_layout", test_wfjson_old_layout},
     {"dax_diamond", test_dax_diamond},
     {"dax_profile", test_dax_profile},
+    {"dax_commands", test_dax_commands},
     {"write_instance", test_write_instance},
     {"write_edge_files", test_write_edge_files},
     {"commands", test_commands},
     {"task_files", test_task_files},
     {"write_text", test_write_text},
+    {"write_makeflow", test_write_makeflow},
+    {"makeflow_errors", test_makeflow_errors},
     {"format_of", test_format_of},
     {"wfjson_errors", test_wfjson_errors},
     {"dax_errors", test_dax_errors},
