@@ -67,8 +67,16 @@ enum {
     T_HAVE
 };
 
-enum { CHUNK = 1 << 20, TAIL = 400 };
-#define POLL_S 0.002 /* how often a rank with a running task looks at it */
+enum { CHUNK = 1 << 20, TAIL = 400, WINDOW = 3 };
+#define DT_FLOOR 0.005 /* seconds per task: below it, times do not tell speeds apart */
+/* How soon a rank with a running task looks at it again: 5 % of the time
+ * it has run, between 0.1 and 5 ms (an end is seen within 5 % or 5 ms;
+ * waitpid is cheap and the wait sleeps in between). */
+static double poll_after(double elapsed)
+{
+    double d = 0.05 * elapsed;
+    return d < 1e-4 ? 1e-4 : d > 5e-3 ? 5e-3 : d;
+}
 
 /* One attempt, as the log keeps it. */
 typedef struct attempt {
@@ -127,6 +135,8 @@ typedef struct runner {
     uint32_t *edge_src;           /* per edge: its source task */
     uint32_t *attempts;           /* per task */
     uint8_t *resumed;             /* per task: done by the run --resume names */
+    double *win_w, *win_d;        /* per host: work and time of its last WINDOW tasks */
+    size_t *win_i;
     double *xs, *ys;              /* transfers: bytes, seconds */
     size_t nxs, capxs, capys;
     attempt *log;
@@ -259,21 +269,27 @@ static uint64_t spin(uint64_t n, uint64_t x)
     return x;
 }
 
-/* Loop iterations per second on this rank. */
+/* Loop iterations per second on this rank: the best of 5 measurements of
+ * about 10 ms each (a rank busy in MPI's start-up, or a core shared for a
+ * moment, makes a measurement slow, never fast). */
 static double calibrate(void)
 {
-    uint64_t n = 1 << 16, x = 1;
-    double t0 = mono(), t;
-    for (;;) {
+    uint64_t n = 1 << 14, x = 1;
+    double best = 0;
+    for (int k = 0; k < 5;) {
+        double t0 = mono();
         x = spin(n, x);
-        t = mono() - t0;
-        if (t > 0.05)
-            break;
-        n *= 2;
-        t0 = mono();
+        double t = mono() - t0;
+        if (t < 0.01) {
+            n *= 2;
+            continue;
+        }
+        if ((double)n / t > best)
+            best = (double)n / t;
+        k++;
     }
     spin_sink = x;
-    return (double)n / t;
+    return best;
 }
 
 /* In the child: read inputs, loop, write outputs; never returns. */
@@ -453,7 +469,7 @@ static int exec_run(runner *r, uint32_t t, uint32_t att, uint64_t iters)
     }
     free(argv);
     r->child = pid;
-    return tb_tp_timer(&r->a, tb_tp_now(&r->a) + POLL_S, 1);
+    return tb_tp_timer(&r->a, tb_tp_now(&r->a) + poll_after(0), 1);
 }
 
 /* The child ended with status: move its outputs into the store, report. */
@@ -505,7 +521,7 @@ static int exec_timer(runner *r)
         kill(r->child, SIGKILL);
         r->kill_at = INFINITY;
     }
-    return tb_tp_timer(&r->a, tb_tp_now(&r->a) + POLL_S, 1);
+    return tb_tp_timer(&r->a, tb_tp_now(&r->a) + poll_after(tb_wtime() - r->cstart), 1);
 }
 
 static int exec_push(runner *r, uint32_t file, int dst)
@@ -816,9 +832,12 @@ static void refit_network(runner *r)
     }
     if (G < 0)
         return;
+    r->res->net_L = L;
+    r->res->net_G = G;
+    /* the schedule counts the workflow's bytes, the wire carries them x size_scale */
     for (size_t k = 0; k < r->H.nclusters * r->H.nclusters; k++) {
         r->H.L[k] = L;
-        r->H.G[k] = G;
+        r->H.G[k] = G * r->size_scale;
     }
 }
 
@@ -897,6 +916,33 @@ static void progress(runner *r, double now)
     r->last_progress = now;
 }
 
+/* A host's speed as the trigger sees it: the work of its last WINDOW
+ * tasks over their time, so that one task too short for its fixed costs
+ * (a process to start, files to open) does not swing it alone.  0 (no
+ * news) while the window's time is within DT_FLOOR per task of what the
+ * believed speed predicts: below that, a difference is the measurement's
+ * resolution, not the host's speed. */
+static double measure_speed(runner *r, size_t h, double work, double dur)
+{
+    if (!(dur > 0) || !(work > 0))
+        return 0.0;
+    size_t k = h * WINDOW + r->win_i[h];
+    r->win_w[k] = work;
+    r->win_d[k] = dur;
+    r->win_i[h] = (r->win_i[h] + 1) % WINDOW;
+    double w = 0, d = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < WINDOW; i++) {
+        w += r->win_w[h * WINDOW + i];
+        d += r->win_d[h * WINDOW + i];
+        n += r->win_d[h * WINDOW + i] > 0;
+    }
+    double predicted = w / r->H.speed[h];
+    if (fabs(d - predicted) <= DT_FLOOR * (double)n)
+        return 0.0;
+    return w / d;
+}
+
 static int coord_done(runner *r, int src, tb_buf *b)
 {
     const tb_flow *f = r->f;
@@ -937,7 +983,7 @@ static int coord_done(runner *r, int src, tb_buf *b)
             }
         }
         r->e.start[t] = start;
-        double measured = dur > 1e-6 ? tb__flow_engine_work(&r->e, t, (size_t)h) / dur : 0.0;
+        double measured = measure_speed(r, (size_t)h, tb__flow_engine_work(&r->e, t, (size_t)h), dur);
         TB_CHECK(tb__flow_engine_task_end(&r->e, (size_t)h, t, now, measured, r->o->perf_change));
         if (r->err_rc)
             return r->err_rc;
@@ -1388,6 +1434,11 @@ static int coord_setup(runner *r)
     r->pending_run = malloc(nh * sizeof *r->pending_run);
     r->edge_src = malloc((f->m ? f->m : 1) * sizeof *r->edge_src);
     r->attempts = calloc(f->n ? f->n : 1, sizeof *r->attempts);
+    r->win_w = calloc(nh * WINDOW, sizeof *r->win_w);
+    r->win_d = calloc(nh * WINDOW, sizeof *r->win_d);
+    r->win_i = calloc(nh, sizeof *r->win_i);
+    if (!r->win_w || !r->win_d || !r->win_i)
+        return TB_ERR_NOMEM;
     if (!r->host_rank || !r->rank_host || !r->have || !r->inflight || !r->push_t0 ||
         !r->is_input || !r->is_output || !r->pending_run || !r->edge_src || !r->attempts)
         return TB_ERR_NOMEM;
@@ -1437,6 +1488,9 @@ static void free_runner(runner *r)
     free(r->edge_src);
     free(r->attempts);
     free(r->resumed);
+    free(r->win_w);
+    free(r->win_d);
+    free(r->win_i);
     free(r->xs);
     free(r->ys);
     for (size_t i = 0; i < r->nlog; i++)
@@ -1488,7 +1542,9 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
     MPI_Comm_rank(comm, &r->rank);
     MPI_Comm_size(comm, &r->size);
     r->time_scale = o->time_scale > 0 ? o->time_scale : 1.0;
-    r->size_scale = o->size_scale > 0 ? o->size_scale : r->time_scale;
+    /* synthetic files are their recorded size x size_scale; real commands
+     * write what they write, taken as the recorded sizes */
+    r->size_scale = !o->synthetic ? 1.0 : o->size_scale > 0 ? o->size_scale : r->time_scale;
     char msg[512] = "";
     int rc = check_workflow(f, o, r->size, msg, sizeof msg);
     if (rc) { /* every rank found the same */
@@ -1581,8 +1637,10 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
             /* priors until transfers are measured: 0.5 ms, 1 GB/s */
             for (size_t k = 0; k < r->H.nclusters * r->H.nclusters; k++) {
                 r->H.L[k] = o->shared_fs ? 0 : 5e-4;
-                r->H.G[k] = o->shared_fs ? 0 : 1e-9;
+                r->H.G[k] = o->shared_fs ? 0 : 1e-9 * r->size_scale;
             }
+            res->net_L = o->shared_fs ? 0 : 5e-4;
+            res->net_G = o->shared_fs ? 0 : 1e-9;
             rc = tb__flow_engine_init(&r->e, f, &r->H, o->sched, o->trigger, o->seed, &run_ops, r,
                                       r->err, sizeof r->err);
             r->engine_ok = rc == TB_OK;

@@ -485,6 +485,11 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
                 if (due * 1e9 < ns)
                     ns = due > 0 ? (long)(due * 1e9) : 0;
             }
+            for (size_t i = 0; i < m->ntimers; i++) { /* nor past a timer's */
+                double due = m->timers[i].at - (tb_wtime() - m->t0);
+                if (due * 1e9 < ns)
+                    ns = due > 0 ? (long)(due * 1e9) : 0;
+            }
             struct timespec ts = {0, ns};
             nanosleep(&ts, NULL);
         }
