@@ -106,7 +106,7 @@ static int bench_sim(size_t n, double load, const char *trigger, int runs)
         return 1;
     double *rate = malloc((size_t)runs * sizeof *rate);
     for (int i = 0; i < runs; i++) {
-        tb_flow_sim_opts o = {NULL, trigger, 0, NULL};
+        tb_flow_sim_opts o = {NULL, trigger, 0, NULL, 0.0};
         tb_flow_sim_result res;
         char err[256];
         if (tb_flow_simulate(f, p, &o, &res, NULL, err, sizeof err)) {

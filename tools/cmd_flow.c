@@ -34,6 +34,7 @@ typedef struct flow_opts {
     const char *gantt;
     const char *trace;
     long seed;
+    double task_overhead;
     int json, quiet;
 } flow_opts;
 
@@ -61,6 +62,8 @@ static void schedule_usage(FILE *out, int simulate)
         fprintf(out, "  --trigger T            static | perf-changed | perf-changed-every:N |\n"
                      "                         task-finished | its-finished (default static)\n");
     fprintf(out,
+            "  --task-overhead S      seconds each task costs besides its work (starting a\n"
+            "                         process, opening files; tenbin flow run measures it)\n"
             "  --seed S               seed of the platform's random parts and of `random`\n"
             "                         (default 1)\n"
             "  --gantt FILE.svg       the schedule as a Gantt chart\n"
@@ -77,6 +80,7 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
         {"trigger", required_argument, NULL, 'T'}, {"seed", required_argument, NULL, 's'},
         {"gantt", required_argument, NULL, 'g'},   {"trace", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
+        {"task-overhead", required_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     char help[64];
@@ -101,6 +105,13 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
             break;
         case 'g': o->gantt = optarg; break;
         case 't': o->trace = optarg; break;
+        case 'O':
+            if (tb_parse_double(optarg, &o->task_overhead) || !(o->task_overhead >= 0) ||
+                o->task_overhead > 1e6) {
+                tb_cli_error(o->cmd, "--task-overhead: expected seconds >= 0, got '%s'", optarg);
+                return TB_EXIT_USAGE;
+            }
+            break;
         case 'j': o->json = 1; break;
         case 'q': o->quiet = 1; break;
         case 'h': schedule_usage(stdout, simulate); return TB_EXIT_OK;
@@ -247,6 +258,7 @@ static int run_schedule(int argc, char **argv)
     tb_flow_hosts H;
     tb_flow_schedule s;
     int rc = tb_flow_hosts_init(&H, f, plat);
+    H.task_overhead = o.task_overhead;
     if (!rc && (rc = tb_flow_schedule_init(&s, tb_flow_ntasks(f), H.nhosts)))
         tb_flow_hosts_free(&H);
     if (rc) {
@@ -303,7 +315,8 @@ static int run_simulate(int argc, char **argv)
         tb_platform_destroy(&plat);
         return TB_EXIT_FAIL;
     }
-    tb_flow_sim_opts so = {tb_flow_sched_find(o.algo), o.trigger, (uint64_t)o.seed, NULL};
+    tb_flow_sim_opts so = {tb_flow_sched_find(o.algo), o.trigger, (uint64_t)o.seed, NULL,
+                           o.task_overhead};
     tb_flow_sim_result res;
     char err[512];
     double w0 = tb_wtime();

@@ -111,7 +111,7 @@ static int run_cells(runner *r, double x, const char *const *trig, size_t nt, ce
         }
         double static_mk = NAN;
         for (size_t k = 0; k < nt; k++) {
-            tb_flow_sim_opts so = {ops, trig[k], (uint64_t)i, NULL};
+            tb_flow_sim_opts so = {ops, trig[k], (uint64_t)i, NULL, 0.0};
             tb_flow_sim_result res;
             char err[512];
             rc = tb_flow_simulate(r->flows[i], p, &so, &res, NULL, err, sizeof err);

@@ -304,11 +304,12 @@ int tb_cmd_flow_run(int argc, char **argv)
                    "\"tasks\": %zu, \"makespan_s\": %.6f, \"planned_s\": %.6f, "
                    "\"reschedules\": %ld, \"speed_changes\": %ld, \"attempts\": %ld, "
                    "\"failures\": %ld, \"resumed\": %ld, \"transfers\": %" PRIu64 ", \"transferred_bytes\": %" PRIu64
-                   ", \"net_L_s\": %.3e, \"net_G_s_per_byte\": %.3e, \"sched_cpu_s\": %.6f, \"wall_s\": %.6f, \"failed\": %s}\n",
+                   ", \"net_L_s\": %.3e, \"net_G_s_per_byte\": %.3e, \"task_overhead_s\": %.3e, "
+                   "\"sched_cpu_s\": %.6f, \"wall_s\": %.6f, \"failed\": %s}\n",
                    name.len ? (const char *)name.data : "null", size, o.algo, o.ro.trigger,
                    tb_flow_ntasks(f), res.makespan,
                    res.planned, res.reschedules, res.speed_changes, res.attempts, res.failures, res.resumed,
-                   res.transfers, res.transferred_bytes, res.net_L, res.net_G, res.sched_cpu_s, wall,
+                   res.transfers, res.transferred_bytes, res.net_L, res.net_G, res.task_overhead, res.sched_cpu_s, wall,
                    rc == TB_ERR_TASK ? "true" : "false");
         else if (!o.quiet && rc == TB_OK)
             printf("%s: %zu tasks on %zu ranks, makespan %.3f s (planned %.3f s), %ld "

@@ -182,7 +182,8 @@ TB_API size_t tb_flow_its_size(const tb_flow *f, size_t its);
  * cost times base_speed[h]/speed[h] when the workflow has costs, else
  * work / speed[h].  Transfer time of `data` between distinct hosts a and b:
  * L + data*G of their cluster's network (the wide-area L and G between
- * clusters); 0 on the same host.  For a workflow with per-host costs the
+ * clusters); 0 on the same host.  A task also costs task_overhead seconds
+ * on any host (0 by default).  For a workflow with per-host costs the
  * platform is Q hosts with L = 0, G = 1 (the data is the time).  A host runs
  * one task at a time (S2's model), whatever its cores.
  */
@@ -193,6 +194,8 @@ typedef struct tb_flow_hosts {
     int *cluster;        /* cluster of each host */
     size_t nclusters;
     double *L, *G;       /* nclusters x nclusters, row major */
+    double task_overhead; /* seconds every task costs on top of its work (starting a
+                             process, opening its files); 0 unless set */
 } tb_flow_hosts;
 
 /* Hosts of a platform (speeds = base speeds), or Q hosts of speed 1 for a
@@ -295,6 +298,7 @@ typedef struct tb_flow_sim_opts {
     const char *trigger;             /* NULL: "static" */
     uint64_t seed;                   /* of the scheduler (random) */
     tb_trace *trace;                 /* if not NULL: tasks and transfers */
+    double task_overhead;            /* seconds each task costs before its work (>= 0) */
 } tb_flow_sim_opts;
 
 typedef struct tb_flow_sim_result {
@@ -378,6 +382,8 @@ typedef struct tb_flow_run_result {
     uint64_t transfers, transferred_bytes;
     double net_L, net_G;      /* the network the schedule last used: latency (s), time per
                                  byte sent (s/B), fitted to the measured transfers */
+    double task_overhead;     /* what a task costs besides its work (s), measured at the
+                                 start: the schedule counts it */
     double sched_cpu_s;
     long failed_task;         /* the task that stopped the run, or -1 */
     char message[512];        /* why the run stopped, "" if it did not */

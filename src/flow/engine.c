@@ -105,6 +105,10 @@ static int reschedule(tb__flow_engine *e, int first)
             continue;
         double left = tb__flow_engine_work(e, (size_t)t, h) - done_work(e, h);
         e->expect[t] = e->now + (left > 0 ? left : 0) / e->H->speed[h];
+        /* still starting: the rest of its fixed cost too */
+        double starting = e->start[t] + e->H->task_overhead - e->now;
+        if (starting > 0)
+            e->expect[t] += starting;
     }
     tb_flow_state st = {e->now, e->state, e->host, e->start, e->expect, e->edge_host, e->edge_arr};
     double c0 = tb_thread_cputime();

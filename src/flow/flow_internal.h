@@ -129,8 +129,8 @@ static inline double tb__flow_mean_work(const tb_flow *f, size_t t)
 static inline double tb__flow_exec(const tb_flow *f, const tb_flow_hosts *H, size_t t, size_t h)
 {
     if (f->q)
-        return f->cost[t * f->q + h] * H->base_speed[h] / H->speed[h];
-    return f->work[t] / H->speed[h];
+        return H->task_overhead + f->cost[t * f->q + h] * H->base_speed[h] / H->speed[h];
+    return H->task_overhead + f->work[t] / H->speed[h];
 }
 
 /* Transfer time of data between hosts a and b. */

@@ -52,7 +52,8 @@ static int sim_start(void *ctx, size_t t, size_t h)
 {
     simrun *r = ctx;
     double end;
-    int rc = tb_speed_finish_time(&r->cur[h], r->e.now, tb__flow_engine_work(&r->e, t, h), &end);
+    int rc = tb_speed_finish_time(&r->cur[h], r->e.now + r->H.task_overhead,
+                                  tb__flow_engine_work(&r->e, t, h), &end);
     if (rc)
         return simfail(r, rc, "a host's speed model failed");
     if (!isfinite(end))
@@ -145,7 +146,7 @@ int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_flow_si
                      tb_flow_sim_result *res, tb_flow_schedule *sched_out, char *err,
                      size_t errlen)
 {
-    static const tb_flow_sim_opts defaults = {NULL, NULL, 0, NULL};
+    static const tb_flow_sim_opts defaults = {NULL, NULL, 0, NULL, 0.0};
     if (!f || !plat || !res || !f->final)
         return TB_ERR_INVALID;
     simrun r;
@@ -169,6 +170,10 @@ int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_flow_si
     }
     tb_sim_queue_init(&r.q);
     int rc = tb_flow_hosts_init(&r.H, f, plat);
+    if (!rc && !(r.o->task_overhead >= 0 && isfinite(r.o->task_overhead)))
+        rc = TB_ERR_RANGE;
+    if (!rc)
+        r.H.task_overhead = r.o->task_overhead;
     if (!rc) {
         r.cur = calloc(r.m ? r.m : 1, sizeof *r.cur);
         r.has_cursor = calloc(r.m ? r.m : 1, 1);

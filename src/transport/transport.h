@@ -115,10 +115,10 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a);
  * before handing it to MPI: wide-area delay injected in software, in
  * order per destination.  NULL: no delay. */
 int tb_tp_mpi_set_delay(tb_tp *tp, const double *delay);
-/* Wait for messages by sleeping (1 us doubling to 1 ms) whatever
- * TENBIN_MPI_WAIT says: for ranks whose work runs in other processes,
- * which a spinning rank would slow down. */
-void tb_tp_mpi_set_wait_sleep(tb_tp *tp);
+/* Wait for messages by sleeping (1 us doubling to max_sleep, at most and
+ * by default (0) 1 ms) whatever TENBIN_MPI_WAIT says: for ranks whose work
+ * runs in other processes, which a spinning rank would slow down. */
+void tb_tp_mpi_set_wait_sleep(tb_tp *tp, double max_sleep);
 /* Messages and bytes this process sent and received. */
 void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,
                       uint64_t *bytes_sent, uint64_t *bytes_recv);

@@ -51,6 +51,7 @@ typedef enum wait_mode { WAIT_SPIN, WAIT_YIELD, WAIT_SLEEP } wait_mode;
 typedef struct tp_mpi {
     tb_tp base;
     wait_mode wait;
+    long max_sleep_ns; /* WAIT_SLEEP: the longest sleep (1 ms unless set) */
     MPI_Comm comm;
     int rank;
     double t0;
@@ -354,6 +355,7 @@ int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
     m->base.ops = &mpi_ops;
     m->comm = comm;
     m->wait = choose_wait(comm);
+    m->max_sleep_ns = 1000000;
     MPI_Comm_rank(comm, &m->rank);
     MPI_Comm_size(comm, &m->base.size);
     m->t0 = tb_wtime();
@@ -478,7 +480,9 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
         } else {
             /* 1 us doubling to 1 ms: quick answers stay quick, long waits
              * cost almost no CPU. */
-            backoff = backoff ? (backoff < 1000000 ? 2 * backoff : backoff) : 1000;
+            backoff = backoff ? (backoff < m->max_sleep_ns ? 2 * backoff : backoff) : 1000;
+            if (backoff > m->max_sleep_ns)
+                backoff = m->max_sleep_ns;
             long ns = backoff;
             if (m->nheld > 0) { /* not past the next held message's time */
                 double due = m->held[m->held_head].at - (tb_wtime() - m->t0);
@@ -504,9 +508,11 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
     return TB_OK;
 }
 
-void tb_tp_mpi_set_wait_sleep(tb_tp *tp)
+void tb_tp_mpi_set_wait_sleep(tb_tp *tp, double max_sleep)
 {
     as_mpi(tp)->wait = WAIT_SLEEP;
+    if (max_sleep > 0)
+        as_mpi(tp)->max_sleep_ns = max_sleep < 1e-3 ? (long)(max_sleep * 1e9) : 1000000;
 }
 
 void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,

@@ -259,7 +259,7 @@ static void test_sim_static(void)
     tb_flow_sim_result res;
     tb_flow_schedule s;
     TB_ASSERT_OK(tb_flow_schedule_init(&s, 10, 3));
-    tb_flow_sim_opts o = {tb_flow_sched_find("heft"), "perf-changed", 0, NULL};
+    tb_flow_sim_opts o = {tb_flow_sched_find("heft"), "perf-changed", 0, NULL, 0.0};
     int rc = tb_flow_simulate(f, p, &o, &res, &s, NULL, 0);
     o.sched = tb_flow_sched_find("cpop");
     tb_flow_sim_result rc2;
@@ -282,6 +282,40 @@ static void test_sim_static(void)
     if (chk)
         printf("    %s\n", err);
     TB_ASSERT_OK(chk);
+}
+
+/* A fixed cost per task: a chain of three tasks of work 1 on one host of
+ * speed 2 takes 3 x (0.25 + 0.5); the plan and the check count it too. */
+static void test_sim_task_overhead(void)
+{
+    tb_flow *f = parse("task a 1\ntask b 1\ntask c 1\nedge a b 0\nedge b c 0\n");
+    TB_ASSERT(f != NULL);
+    tb_platform *p = NULL;
+    TB_ASSERT_OK(tb_platform_parse_spec("hosts=1,speed=2", 1, &p, NULL, 0));
+    tb_flow_sim_result res;
+    tb_flow_schedule s;
+    TB_ASSERT_OK(tb_flow_schedule_init(&s, 3, 1));
+    tb_flow_sim_opts o = {NULL, "task-finished", 0, NULL, 0.25};
+    int rc = tb_flow_simulate(f, p, &o, &res, &s, NULL, 0);
+    tb_flow_hosts H;
+    tb_flow_hosts_init(&H, f, p);
+    H.task_overhead = 0.25;
+    char err[256] = "";
+    int chk = tb_flow_schedule_check(f, &H, &s, err, sizeof err);
+    o.task_overhead = -1;
+    tb_flow_sim_result bad;
+    int rcneg = tb_flow_simulate(f, p, &o, &bad, NULL, NULL, 0);
+    tb_flow_hosts_free(&H);
+    tb_flow_schedule_free(&s);
+    tb_platform_destroy(&p);
+    tb_flow_destroy(&f);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT(res.makespan == 2.25);
+    TB_ASSERT(res.planned == 2.25);
+    if (chk)
+        printf("    %s\n", err);
+    TB_ASSERT_OK(chk);
+    TB_ASSERT(rcneg != TB_OK);
 }
 
 static void test_generator(void)
@@ -369,7 +403,7 @@ static void test_triggers(void)
         tb_flow_schedule s;
         TB_ASSERT_OK(tb_flow_schedule_init(&s, tb_flow_ntasks(f), 16));
         for (int i = 0; i < 5; i++) {
-            tb_flow_sim_opts so = {NULL, trig[i], seed, NULL};
+            tb_flow_sim_opts so = {NULL, trig[i], seed, NULL, 0.0};
             char err[256] = "";
             if (tb_flow_simulate(f, p, &so, &r[i], &s, err, sizeof err) != TB_OK) {
                 printf("    %s: %s\n", trig[i], err);
@@ -383,7 +417,7 @@ static void test_triggers(void)
                         bad++;
             bad += host_overlaps(&s);
         }
-        tb_flow_sim_opts so = {NULL, "task-finished", seed, NULL};
+        tb_flow_sim_opts so = {NULL, "task-finished", seed, NULL, 0.0};
         TB_ASSERT_OK(tb_flow_simulate(f, p, &so, &again, NULL, NULL, 0));
         if (memcmp(&again.makespan, &r[2].makespan, sizeof again.makespan) ||
             again.reschedules != r[2].reschedules)
@@ -406,6 +440,7 @@ static void test_triggers(void)
 
 static const tb_test tests[] = {
     {"sim_static", test_sim_static},
+    {"sim_task_overhead", test_sim_task_overhead},
     {"generator", test_generator},
     {"triggers", test_triggers},
     {"topcuoglu", test_topcuoglu},
