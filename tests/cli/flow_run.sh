@@ -210,6 +210,36 @@ done
 run 2 "$FJ" --synthetic --time-scale 0.0005 --slowdown 1:4 --json > res.json
 grep -q '"reschedules": 0,' res.json || fail "static rescheduled: $(cat res.json)"
 
+# ---- a rank that dies: the job ends, no hang, no task left behind -------------
+mkdir -p killwd
+"$MPIEXEC" $NP 3 "$TENBIN" flow run "$FJ" --synthetic --time-scale 0.01 --work-dir "$PWD/killwd" \
+    > kill.out 2> kill.err &
+job=$!
+victim=
+for i in $(seq 1 100); do
+    for pid in $(pgrep -f -- "$PWD/killwd" || true); do
+        [ "$(cat /proc/$pid/comm 2>/dev/null)" = tenbin ] || continue
+        parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+        [ "$(cat /proc/$parent/comm 2>/dev/null)" = tenbin ] && continue   # a task, not a rank
+        tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && victim=$pid
+    done
+    [ -n "$victim" ] && [ -n "$(ls killwd/rank-1/tasks 2>/dev/null)" ] && break
+    sleep 0.1
+done
+[ -n "$victim" ] || fail "no rank 1 to kill"
+kill -9 "$victim"
+for i in $(seq 1 300); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+kill -0 $job 2>/dev/null && { kill -9 $job; fail "the job hung after a rank died"; }
+set +e
+wait $job
+st=$?
+set -e
+[ $st != 0 ] || fail "a job whose rank died exited 0"
+grep -q "rank 1 .*exited on signal 9\|rank 1 .*killed\|signal 9" kill.err || fail "no word of the dead rank: $(cat kill.err)"
+sleep 0.5
+[ -z "$(pgrep -f -- "$PWD/killwd" || true)" ] || fail "processes left after a rank died: $(pgrep -fa -- "$PWD/killwd")"
+rm -rf killwd
+
 # ---- bad input: one line, exit 2 --------------------------------------------
 expect 2 "no-such.json: cannot read" flow run no-such.json
 expect 2 "task 'cpuhog_forkjoin_00000001' runs 'cpuhog', which is not found in PATH on rank 0 (install it, or run with --synthetic)" \
