@@ -64,6 +64,7 @@ bench: build
 	bench/s1-sweep $(BUILD)
 	bench/s4-himeno $(BUILD)
 	bench/s2-flow $(BUILD)
+	bench/s2-run $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
 	bench/s3-emu $(BUILD)
 	bench/s3-probe $(BUILD)

@@ -94,6 +94,19 @@ assert (r['transfers'] > 0) == ($n > 1), r
 " || fail "$n ranks: summary $(cat res.json)"
 done
 ls "$TMPDIR" | grep -q . && fail "a run that succeeded left $(ls "$TMPDIR")"
+# the schedule as it ran: Gantt chart, Chrome trace, progress lines
+run 2 real.json --input-dir in --out-dir out --gantt g.svg --trace t.json --progress > res.txt 2> err.txt ||
+    fail "gantt/trace: $(cat err.txt)"
+grep -q "<svg" g.svg || fail "no Gantt chart"
+python3 -c "
+import json
+ev = json.load(open('t.json'))
+ev = ev['traceEvents'] if isinstance(ev, dict) else ev
+names = {e.get('name') for e in ev}
+assert {'gen', 'total', 'count'} <= names, sorted(n for n in names if n)[:20]
+" || fail "trace: $(head -c 300 t.json)"
+grep -q "flow run: 7/7 tasks done" err.txt || fail "no progress line: $(cat err.txt)"
+grep -q "real.json: 7 tasks on 2 ranks, makespan" res.txt || fail "summary line: $(cat res.txt)"
 # the same with a shared work directory and rank 0 only scheduling
 rm -rf out
 run 3 real.json --input-dir in --out-dir out --shared-fs --no-root --work-dir wd --json > res.json ||
