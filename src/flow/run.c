@@ -16,7 +16,8 @@
  *                                of the edge b lacks; arrival = the HAVEs
  *
  *   coordinator -> executor   RUN, PUSH, KILL, STOP
- *   executor -> executor      FBEGIN, FDATA..., FEND (name, bytes, hash)
+ *   executor -> executor      FBEGIN, FDATA..., FEND (name, bytes, hash); FACK
+ *                             back for each FDATA (at most 4 MiB unacknowledged)
  *   executor -> coordinator   DONE (exit, signal, time, stderr's tail),
  *                             HAVE (a file arrived intact)
  *
@@ -64,10 +65,11 @@ enum {
     T_FDATA,
     T_FEND,
     T_DONE,
-    T_HAVE
+    T_HAVE,
+    T_FACK
 };
 
-enum { CHUNK = 1 << 20, TAIL = 400, WINDOW = 3 };
+enum { CHUNK = 1 << 20, TAIL = 400, WINDOW = 3, SEND_AHEAD = 4 };
 #define DT_FLOOR 0.005 /* seconds per task: below it, times do not tell speeds apart */
 /* How long a rank waiting for messages sleeps at most: 0.25 ms while it
  * runs no task (a message waits that long at worst, at 4000 wake-ups a
@@ -96,6 +98,18 @@ typedef struct attempt {
     char *error;
 } attempt;
 
+/* A file this rank sends: at most SEND_AHEAD chunks not yet acknowledged
+ * (FACK), so a file of any size costs the sender SEND_AHEAD MiB; one file
+ * at a time to each rank, in the order they were asked for.  A stream
+ * whose FEND is sent stays until its last FACK is in, so that no message
+ * is left in flight when the ranks stop. */
+typedef struct out_stream {
+    int fd, dst;
+    uint32_t file;
+    uint64_t hash, total;
+    int unacked, begun, ended;
+} out_stream;
+
 /* A file transfer a wait depends on: edge data bound for a rank. */
 typedef struct edge_wait {
     uint32_t edge, host;
@@ -122,6 +136,9 @@ typedef struct runner {
     double cstart;
     int killing;
     double kill_at;
+    int stopping;          /* STOP came while acknowledgements were due */
+    out_stream *outs;      /* files being sent, in the order asked */
+    size_t nouts, capouts;
     int *in_fds;           /* per sender rank: fd of the file it sends, -1 (a sender
                               sends one file at a time, in order) */
     uint32_t *in_files;
@@ -571,6 +588,66 @@ static int exec_timer(runner *r)
     return tb_tp_timer(&r->a, tb_tp_now(&r->a) + poll_after(tb_wtime() - r->cstart), 1);
 }
 
+/* Send what the window allows of the first unfinished stream to each rank;
+ * drop the streams that are over. */
+static int pump(runner *r)
+{
+    char *chunk = NULL;
+    int rc = TB_OK;
+    tb_buf b;
+    tb_buf_init(&b);
+    for (size_t i = 0; i < r->nouts && !rc; i++) {
+        out_stream *o = &r->outs[i];
+        int first = !o->ended;
+        for (size_t j = 0; j < i && first; j++)
+            first = r->outs[j].ended || r->outs[j].dst != o->dst;
+        if (!first)
+            continue;
+        tb_buf_clear(&b);
+        if (!o->begun && !(rc = tb_buf_pack_u32(&b, o->file)))
+            rc = send_msg(r, o->dst, T_FBEGIN, &b);
+        o->begun = 1;
+        while (!rc && !o->ended && o->unacked < SEND_AHEAD) {
+            if (!chunk && !(chunk = malloc(CHUNK))) {
+                rc = TB_ERR_NOMEM;
+                break;
+            }
+            ssize_t k = read(o->fd, chunk, CHUNK);
+            if (k < 0) {
+                rc = rfail(r, TB_ERR_IO, "rank %d: '%s': cannot read: %s", r->rank,
+                           r->f->fname[o->file], strerror(errno));
+                break;
+            }
+            tb_buf_clear(&b);
+            if (k == 0) { /* all sent: the end, with what the receiver must have seen */
+                if (!(rc = tb_buf_pack_u32(&b, o->file)) && !(rc = tb_buf_pack_u64(&b, o->total)) &&
+                    !(rc = tb_buf_pack_u64(&b, o->hash)))
+                    rc = send_msg(r, o->dst, T_FEND, &b);
+                close(o->fd);
+                o->fd = -1;
+                o->ended = 1;
+                break;
+            }
+            o->hash = hash_bytes(o->hash, chunk, (size_t)k);
+            o->total += (uint64_t)k;
+            if (!(rc = tb_buf_pack_u32(&b, o->file)) && !(rc = tb_buf_append(&b, chunk, (size_t)k)))
+                rc = send_msg(r, o->dst, T_FDATA, &b);
+            o->unacked++;
+        }
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < r->nouts; i++)
+        if (!r->outs[i].ended || r->outs[i].unacked > 0)
+            r->outs[w++] = r->outs[i];
+    r->nouts = w;
+    free(chunk);
+    tb_buf_free(&b);
+    /* told to stop while acknowledgements were due: stop now they are in */
+    if (r->stopping && r->nouts == 0)
+        r->a.finished = 1;
+    return rc;
+}
+
 static int exec_push(runner *r, uint32_t file, int dst)
 {
     const tb_flow *f = r->f;
@@ -580,38 +657,25 @@ static int exec_push(runner *r, uint32_t file, int dst)
     if (fd < 0)
         return rfail(r, TB_ERR_IO, "rank %d: %s: cannot read: %s", r->rank, path,
                      strerror(errno));
-    tb_buf b;
-    tb_buf_init(&b);
-    int rc = tb_buf_pack_u32(&b, file);
-    if (!rc)
-        rc = send_msg(r, dst, T_FBEGIN, &b);
-    uint64_t h = hash_init(), total = 0;
-    char *chunk = malloc(CHUNK);
-    if (!chunk)
-        rc = TB_ERR_NOMEM;
-    while (!rc) {
-        ssize_t k = read(fd, chunk, CHUNK);
-        if (k < 0) {
-            rc = rfail(r, TB_ERR_IO, "rank %d: %s: cannot read: %s", r->rank, path,
-                       strerror(errno));
+    if (tb_grow(&r->outs, &r->capouts, r->nouts, sizeof *r->outs, 8) != TB_OK) {
+        close(fd);
+        return TB_ERR_NOMEM;
+    }
+    /* FBEGIN goes when the stream's turn comes: the receiver takes one file
+     * at a time from each rank */
+    r->outs[r->nouts++] = (out_stream){fd, dst, file, hash_init(), 0, 0, 0, 0};
+    return pump(r);
+}
+
+/* A chunk of file arrived at src: one more may go. */
+static int exec_ack(runner *r, int src, uint32_t file)
+{
+    for (size_t i = 0; i < r->nouts; i++)
+        if (r->outs[i].dst == src && r->outs[i].file == file && r->outs[i].unacked > 0) {
+            r->outs[i].unacked--;
             break;
         }
-        if (k == 0)
-            break;
-        h = hash_bytes(h, chunk, (size_t)k);
-        total += (uint64_t)k;
-        tb_buf_clear(&b);
-        if (!(rc = tb_buf_pack_u32(&b, file)) && !(rc = tb_buf_append(&b, chunk, (size_t)k)))
-            rc = send_msg(r, dst, T_FDATA, &b);
-    }
-    free(chunk);
-    close(fd);
-    tb_buf_clear(&b);
-    if (!rc && !(rc = tb_buf_pack_u32(&b, file)) && !(rc = tb_buf_pack_u64(&b, total)) &&
-        !(rc = tb_buf_pack_u64(&b, h)))
-        rc = send_msg(r, dst, T_FEND, &b);
-    tb_buf_free(&b);
-    return rc;
+    return pump(r);
 }
 
 static int exec_file(runner *r, int src, int tag, tb_buf *b, const void *data, size_t len)
@@ -655,7 +719,13 @@ static int exec_file(runner *r, int src, int tag, tb_buf *b, const void *data, s
             p += k;
             n -= (size_t)k;
         }
-        return TB_OK;
+        tb_buf ack;
+        tb_buf_init(&ack);
+        int rc = tb_buf_pack_u32(&ack, file);
+        if (!rc)
+            rc = send_msg(r, src, T_FACK, &ack);
+        tb_buf_free(&ack);
+        return rc;
     }
     uint64_t total, h;
     TB_CHECK(tb_buf_unpack_u64(b, &total));
@@ -1113,8 +1183,15 @@ static int on_message(tb_actor *a, int src, int tag, const void *data, size_t le
             waitpid(r->child, NULL, 0);
             r->child = 0;
         }
-        a->finished = 1;
+        r->stopping = 1;
+        a->finished = r->nouts == 0; /* else when the last FACK is in (pump) */
         break;
+    case T_FACK: {
+        uint32_t file;
+        if (!(rc = tb_buf_unpack_u32(&b, &file)))
+            rc = exec_ack(r, src, file);
+        break;
+    }
     case T_FBEGIN:
     case T_FDATA:
     case T_FEND:
@@ -1355,6 +1432,7 @@ static int stage_inputs(runner *r)
                          "%s: workflow input '%s' (read by task '%s') is not in %s: %s",
                          f->name, f->fname[i], reader, in, strerror(errno));
         }
+        unlink(dst); /* a work directory used before */
         if (symlink(abs, dst) != 0)
             return rfail(r, TB_ERR_IO, "%s: cannot link: %s", dst, strerror(errno));
     }
@@ -1549,6 +1627,10 @@ static void free_runner(runner *r)
         for (int k = 0; k < r->size; k++)
             if (r->in_fds[k] >= 0)
                 close(r->in_fds[k]);
+    for (size_t i = 0; i < r->nouts; i++)
+        if (r->outs[i].fd >= 0)
+            close(r->outs[i].fd);
+    free(r->outs);
     free(r->in_fds);
     free(r->in_files);
     free(r->in_hashes);

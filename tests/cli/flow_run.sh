@@ -116,6 +116,32 @@ grep -q '"transferred_bytes": 0,' res.json || fail "--shared-fs sent files: $(ca
 [ -f wd/rank-1/tasks/total.1/stdout ] || [ -f wd/rank-2/tasks/total.1/stdout ] ||
     fail "--work-dir keeps the tasks' directories"
 
+# ---- big files cross ranks intact (many chunks, a bounded window) -----------
+cat > big.json <<'EOF'
+{"name": "big", "schemaVersion": "1.5", "workflow": {
+ "specification": {
+  "tasks": [
+   {"name": "a", "id": "a", "parents": [], "children": [], "inputFiles": [], "outputFiles": ["a.bin", "a.md5"]},
+   {"name": "b", "id": "b", "parents": [], "children": [], "inputFiles": [], "outputFiles": ["b.bin", "b.md5"]}
+  ],
+  "files": [{"id": "a.bin", "sizeInBytes": 20000000}, {"id": "a.md5", "sizeInBytes": 33},
+            {"id": "b.bin", "sizeInBytes": 20000000}, {"id": "b.md5", "sizeInBytes": 33}]},
+ "execution": {"makespanInSeconds": 1, "executedAt": "20260101T000000+0000", "tasks": [
+   {"id": "a", "runtimeInSeconds": 1, "command": {"program": "sh", "arguments": ["-c", "head -c 20000000 /dev/urandom > a.bin && md5sum < a.bin > a.md5"]}},
+   {"id": "b", "runtimeInSeconds": 1, "command": {"program": "sh", "arguments": ["-c", "head -c 20000000 /dev/urandom > b.bin && md5sum < b.bin > b.md5"]}}
+ ]}}}
+EOF
+rm -rf out
+run 2 big.json --out-dir out --json > res.json || fail "big files: $(cat res.json)"
+for x in a b; do
+    [ "$(md5sum < out/$x.bin)" = "$(cat out/$x.md5)" ] || fail "big file $x.bin damaged"
+done
+python3 -c "
+import json
+r = json.loads(open('res.json').read().splitlines()[-1])
+assert r['transferred_bytes'] >= 20000000, r     # one of the two came from rank 1
+" || fail "big files did not cross ranks: $(cat res.json)"
+
 # ---- a failing task: retried on another rank, then the run stops ------------
 sed 's/"seq 1 20000 > nums.txt"/"echo boom >\&2; exit 3"/' real.json > bad.json
 rm -rf out log.json
