@@ -11,6 +11,11 @@
  * are the same in every cell; only lambda or the CCR changes).  Writes
  * CSV and SVG charts into --out and prints the tables with the paper's
  * counts alongside.
+ *
+ * --sets chooses the independent task sets its-finished sees: the
+ * data-parallel sets the generator made (default; S2's Table 1 gives
+ * every set 100 tasks) or the structural ones of tb_flow_finalize, into
+ * which control-parallel twins merge.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tenbin/core.h"
@@ -33,7 +38,14 @@ typedef struct exp_opts {
     long instances, tasks, its, hosts, seed;
     const char *algo, *out;
     int t3, t4, t5, progress;
+    tb_flow_gen_sets sets;
+    int dp_draw_any;
 } exp_opts;
+
+static const char *sets_name(tb_flow_gen_sets s)
+{
+    return s == TB_FLOW_SETS_GENERATED ? "generated" : "structural";
+}
 
 /* One cell: a trigger at one x, over the instances. */
 typedef struct cell {
@@ -69,6 +81,7 @@ typedef struct runner {
     const exp_opts *o;
     tb_flow **flows;  /* per instance, for the current CCR */
     double ccr;
+    int said_sets;    /* the sets' summary was printed */
     tb_buf csv;
     char path[4096];
 } runner;
@@ -82,13 +95,31 @@ static int make_flows(runner *r, double ccr)
     g.tasks = (size_t)r->o->tasks;
     g.its_size = (size_t)r->o->its;
     g.ccr = ccr;
+    g.sets = r->o->sets;
+    g.dp_draw_any = r->o->dp_draw_any;
     r->ccr = ccr;
+    double tasks = 0, sets = 0, in_sets = 0;
+    size_t largest = 0;
     for (long i = 0; i < r->o->instances; i++) {
         int rc = tb_flow_generate(&g, (uint64_t)r->o->seed * 100003u + (uint64_t)i, &r->flows[i]);
         if (rc) {
             tb_cli_error(cmd, "generating instance %ld: %s", i, tb_strerror(rc));
             return rc;
         }
+        tasks += (double)tb_flow_ntasks(r->flows[i]);
+        sets += (double)tb_flow_nits(r->flows[i]);
+        for (size_t s = 0; s < tb_flow_nits(r->flows[i]); s++) {
+            size_t n = tb_flow_its_size(r->flows[i], s);
+            in_sets += (double)n;
+            largest = n > largest ? n : largest;
+        }
+    }
+    if (!r->said_sets) {
+        double n = (double)r->o->instances;
+        printf("%s sets: per network %.1f tasks, %.1f sets holding %.1f %% of them (the largest "
+               "set %zu)\n",
+               sets_name(r->o->sets), tasks / n, sets / n, 100 * in_sets / tasks, largest);
+        r->said_sets = 1;
     }
     return TB_OK;
 }
@@ -135,9 +166,10 @@ static int run_cells(runner *r, double x, const char *const *trig, size_t nt, ce
 static int csv_row(runner *r, int table, double x, const char *trigger, const cell *c,
                    double paper)
 {
-    return tb_buf_printf(&r->csv, "%d,%g,%g,%s,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%g\n", table, x,
-                         r->ccr, trigger, c->n, mean(c->resched, c->n), mean(c->norm, c->n), sd(c),
-                         mean(c->mk, c->n), mean(c->cpu, c->n), paper);
+    return tb_buf_printf(&r->csv, "%d,%g,%g,%s,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%g,%s,%s\n", table,
+                         x, r->ccr, trigger, c->n, mean(c->resched, c->n), mean(c->norm, c->n),
+                         sd(c), mean(c->mk, c->n), mean(c->cpu, c->n), paper,
+                         sets_name(r->o->sets), r->o->dp_draw_any ? "any" : "tasks");
 }
 
 static int chart_path(runner *r, const char *name, char *buf, size_t len)
@@ -301,6 +333,15 @@ static void usage(FILE *out)
             "  --instances N          instances per cell (default 40, as the paper)\n"
             "  --tasks N              tasks per network (default 1000)\n"
             "  --its-size K           data-parallel set size (default 100)\n"
+            "  --sets generated|structural\n"
+            "                         the independent task sets its-finished sees: the\n"
+            "                         data-parallel sets as generated, each of K tasks\n"
+            "                         (default), or maximal groups with the same\n"
+            "                         predecessors and successors, which control-parallel\n"
+            "                         twins join\n"
+            "  --dp-draw tasks|any    data-parallel steps draw among single tasks (default),\n"
+            "                         or among all nodes as the other steps, a drawn set\n"
+            "                         staying as it is\n"
             "  --hosts N              hosts (default 32)\n"
             "  --algo A               scheduler (default heft)\n"
             "  --seed S               seed of the instances (default 1)\n"
@@ -318,6 +359,7 @@ static int parse(int argc, char **argv, exp_opts *o)
         {"hosts", required_argument, NULL, 'H'},    {"algo", required_argument, NULL, 'a'},
         {"seed", required_argument, NULL, 's'},     {"out", required_argument, NULL, 'o'},
         {"progress", no_argument, NULL, 'p'},       {"help", no_argument, NULL, 'h'},
+        {"sets", required_argument, NULL, 'S'},     {"dp-draw", required_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -343,6 +385,24 @@ static int parse(int argc, char **argv, exp_opts *o)
         case 't': bad = tb_cli_long(cmd, "--tasks", optarg, 2, 1L << 24, &o->tasks); break;
         case 'i': bad = tb_cli_long(cmd, "--its-size", optarg, 2, 1L << 20, &o->its); break;
         case 'H': bad = tb_cli_long(cmd, "--hosts", optarg, 1, 1L << 16, &o->hosts); break;
+        case 'S':
+            if (strcmp(optarg, "generated") == 0)
+                o->sets = TB_FLOW_SETS_GENERATED;
+            else if (strcmp(optarg, "structural") == 0)
+                o->sets = TB_FLOW_SETS_STRUCTURAL;
+            else {
+                tb_cli_error(cmd, "--sets: expected generated or structural, got '%s'", optarg);
+                bad = 1;
+            }
+            break;
+        case 'D':
+            if (strcmp(optarg, "tasks") == 0 || strcmp(optarg, "any") == 0)
+                o->dp_draw_any = optarg[0] == 'a';
+            else {
+                tb_cli_error(cmd, "--dp-draw: expected tasks or any, got '%s'", optarg);
+                bad = 1;
+            }
+            break;
         case 'a': o->algo = optarg; break;
         case 's': bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 40, &o->seed); break;
         case 'o': o->out = optarg; break;
@@ -377,7 +437,8 @@ static int parse(int argc, char **argv, exp_opts *o)
 
 int tb_cmd_flow_experiment(int argc, char **argv)
 {
-    exp_opts o = {40, 1000, 100, 32, 1, "heft", "flow-experiment", 1, 1, 1, 0};
+    exp_opts o = {40, 1000, 100, 32, 1, "heft", "flow-experiment", 1, 1, 1, 0,
+                  TB_FLOW_SETS_GENERATED, 0};
     int st = parse(argc, argv, &o);
     if (st >= 0)
         return st;
@@ -385,11 +446,13 @@ int tb_cmd_flow_experiment(int argc, char **argv)
     r.flows = calloc((size_t)o.instances, sizeof *r.flows);
     if (!r.flows)
         return TB_EXIT_FAIL;
-    printf("S2 experiment: %ld instances of > %ld tasks (sets of %ld), %ld hosts of speed 1-5, "
-           "link speed 100, load on half of the hosts; scheduler %s\n",
-           o.instances, o.tasks, o.its, o.hosts, o.algo);
+    printf("S2 experiment: %ld instances of > %ld tasks (data-parallel sets of %ld, drawn among "
+           "%s), %ld hosts of speed 1-5, link speed 100, load on half of the hosts; scheduler %s; "
+           "%s sets\n",
+           o.instances, o.tasks, o.its, o.dp_draw_any ? "all nodes" : "single tasks", o.hosts,
+           o.algo, sets_name(o.sets));
     tb_buf_printf(&r.csv, "table,inv_lambda,ccr,trigger,instances,reschedules,norm_makespan,"
-                          "norm_makespan_sd,makespan,sched_cpu_s,paper_reschedules\n");
+                          "norm_makespan_sd,makespan,sched_cpu_s,paper_reschedules,sets,dp_draw\n");
     int rc = TB_OK;
     if (o.t3 || o.t4)
         rc = table3_and_4(&r, o.t3, o.t4);

@@ -168,7 +168,9 @@ TB_API size_t tb_flow_task_files(const tb_flow *f, size_t task, int output,
 TB_API const char *tb_flow_file_name(const tb_flow *f, size_t file);
 TB_API double tb_flow_file_size(const tb_flow *f, size_t file);
 /* Independent task sets (S2): maximal sets of >= 2 tasks with the same
- * direct predecessors and the same direct successors.  tb_flow_its_of gives
+ * direct predecessors and the same direct successors (a network from
+ * tb_flow_generate with TB_FLOW_SETS_GENERATED has its data-parallel sets
+ * instead).  Sets are numbered by their smallest task; tb_flow_its_of gives
  * the set of a task, or -1 if it is in none. */
 TB_API size_t tb_flow_nits(const tb_flow *f);
 TB_API long tb_flow_its_of(const tb_flow *f, size_t task);
@@ -400,17 +402,39 @@ TB_API int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *
 
 /* ---- random task networks (S2 section 5.2) -------------------------------- */
 
+/* Which independent task sets a generated network has (tb_flow_nits ...):
+ *   STRUCTURAL  those tb_flow_finalize finds, maximal groups with the same
+ *               direct predecessors and successors: a control-parallel twin
+ *               joins its original's set, a task and its twin form a set of
+ *               2, sets grown from twins merge (sets of 2 to a few hundred).
+ *   GENERATED   only the sets the data-parallel steps made, each of exactly
+ *               its_size tasks (S2's Table 1 gives every set 100); a twin
+ *               stays a task of its own, as S2's generator adds it ("a new
+ *               task T_j with the same input and output streams as T_i").
+ * The tasks and edges are the same either way. */
+typedef enum tb_flow_gen_sets {
+    TB_FLOW_SETS_STRUCTURAL = 0,
+    TB_FLOW_SETS_GENERATED = 1
+} tb_flow_gen_sets;
+
 typedef struct tb_flow_gen_opts {
     size_t tasks;           /* grow until more than this many (S2: 1000) */
     size_t its_size;        /* data-parallel sets (S2: 100) */
     double work_min, work_max;   /* S2: 100-200 */
     double data_min, data_max;   /* base volume (S2: 100-200), times ccr */
     double ccr;
+    tb_flow_gen_sets sets;  /* default STRUCTURAL */
+    int dp_draw_any;        /* data-parallel draws any node but the first and the
+                               last, as the other two steps do, and a drawn set stays
+                               as it is; 0 (default): it draws among single tasks */
 } tb_flow_gen_opts;
 /* S2's defaults. */
 TB_API void tb_flow_gen_defaults(tb_flow_gen_opts *o);
 /* A random network from seed: start with two tasks joined by a stream, then
- * apply chain, control-parallel or data-parallel with equal probability. */
+ * apply chain, control-parallel or data-parallel with equal probability.
+ * Tasks are numbered node by node, so a generated set's tasks are
+ * consecutive.  Errors: TB_ERR_INVALID (NULL), TB_ERR_RANGE (a bad option),
+ * TB_ERR_NOMEM. */
 TB_API int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out);
 /* S2's platform (section 5.2): `hosts` hosts of speed uniform in 1-5, links
  * of speed 100 (G = 0.01 per unit of data, L = 0), and S2's load process of

@@ -14,6 +14,10 @@
  * Then every node edge u -> v becomes an edge between every task of u and
  * every task of v.  Work and data are uniform in their ranges, data times
  * the CCR.
+ *
+ * With sets = TB_FLOW_SETS_GENERATED the network's independent task sets
+ * are its set nodes, replacing the structural ones tb_flow_finalize found
+ * (which merge a twin into its original's set).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -120,20 +124,22 @@ static int grow(gnet *g, const tb_flow_gen_opts *o, tb_rng *r)
             size_t t = 1 + tb_rng_below(r, g->n - 1); /* any but the first */
             rc = op_chain(g, t);
         } else {
-            /* any but the first and the last; data-parallel: single tasks */
+            /* any but the first and the last; data-parallel: single tasks,
+             * or with dp_draw_any any node, a set staying as it is */
+            int any = op == 1 || o->dp_draw_any;
             size_t cand = 0, pick;
             for (size_t i = 1; i < g->n; i++)
-                cand += i != g->last && (op == 1 || g->node[i].size == 1);
+                cand += i != g->last && (any || g->node[i].size == 1);
             if (!cand)
                 continue;
             pick = tb_rng_below(r, cand);
             size_t t = 1;
             for (;; t++)
-                if (t != g->last && (op == 1 || g->node[t].size == 1) && pick-- == 0)
+                if (t != g->last && (any || g->node[t].size == 1) && pick-- == 0)
                     break;
             if (op == 1) {
                 rc = op_twin(g, t);
-            } else {
+            } else if (g->node[t].size == 1) {
                 g->node[t].size = o->its_size;
                 g->tasks += o->its_size - 1;
             }
@@ -172,6 +178,33 @@ static int expand(const gnet *g, const tb_flow_gen_opts *o, tb_rng *r, tb_flow *
     return rc;
 }
 
+/* Make the set nodes the workflow's independent task sets (after
+ * tb_flow_finalize, which numbered the tasks node by node as expand added
+ * them).  Sets are numbered by their smallest task, as find_its does. */
+static int generated_sets(const gnet *g, tb_flow *f)
+{
+    size_t nits = 0;
+    for (size_t i = 0; i < g->n; i++)
+        nits += g->node[i].size > 1;
+    uint32_t *cnt = malloc((nits ? nits : 1) * sizeof *cnt);
+    if (!cnt)
+        return TB_ERR_NOMEM;
+    size_t k = 0, s = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        int32_t set = -1;
+        if (g->node[i].size > 1) {
+            cnt[s] = (uint32_t)g->node[i].size;
+            set = (int32_t)s++;
+        }
+        for (size_t j = 0; j < g->node[i].size; j++)
+            f->its[k++] = set;
+    }
+    free(f->its_count);
+    f->its_count = cnt;
+    f->nits = nits;
+    return TB_OK;
+}
+
 void tb_flow_gen_defaults(tb_flow_gen_opts *o)
 {
     o->tasks = 1000;
@@ -181,6 +214,8 @@ void tb_flow_gen_defaults(tb_flow_gen_opts *o)
     o->data_min = 100;
     o->data_max = 200;
     o->ccr = 1.0;
+    o->sets = TB_FLOW_SETS_STRUCTURAL;
+    o->dp_draw_any = 0;
 }
 
 int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out)
@@ -190,7 +225,8 @@ int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out)
     *out = NULL;
     if (o->tasks < 2 || o->its_size < 2 || o->its_size > (1u << 20) || o->tasks > (1u << 28) ||
         !(o->work_min >= 0 && o->work_max >= o->work_min) ||
-        !(o->data_min >= 0 && o->data_max >= o->data_min) || !(o->ccr >= 0))
+        !(o->data_min >= 0 && o->data_max >= o->data_min) || !(o->ccr >= 0) ||
+        (o->sets != TB_FLOW_SETS_STRUCTURAL && o->sets != TB_FLOW_SETS_GENERATED))
         return TB_ERR_RANGE;
     tb_rng r;
     tb_rng_seed(&r, seed);
@@ -207,6 +243,8 @@ int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out)
     }
     if (!rc)
         rc = tb_flow_finalize(f);
+    if (!rc && o->sets == TB_FLOW_SETS_GENERATED)
+        rc = generated_sets(&g, f);
     for (size_t i = 0; i < g.n; i++) {
         free(g.node[i].in.v);
         free(g.node[i].out.v);

@@ -352,6 +352,108 @@ static void test_generator(void)
     TB_ASSERT_EQ_INT(exits, 1);
 }
 
+/* Tasks a and b have the same predecessors and the same successors. */
+static int same_neighbours(const tb_flow *f, size_t a, size_t b)
+{
+    size_t np = f->poff[a + 1] - f->poff[a], ns = f->soff[a + 1] - f->soff[a];
+    return np == f->poff[b + 1] - f->poff[b] && ns == f->soff[b + 1] - f->soff[b] &&
+           !memcmp(f->pred + f->poff[a], f->pred + f->poff[b], np * sizeof *f->pred) &&
+           !memcmp(f->succ + f->soff[a], f->succ + f->soff[b], ns * sizeof *f->succ);
+}
+
+/* Check G's generated sets against S's structural ones (same network);
+ * return 1 if S has more tasks in sets. */
+static int check_generated_sets(const tb_flow *G, const tb_flow *S, size_t its_size, int *badp)
+{
+    int bad = 0;
+    size_t n = tb_flow_ntasks(G);
+    size_t in_g = 0, in_s = 0, prev_first = 0;
+    for (size_t t = 0; t < n; t++) {
+        in_g += tb_flow_its_of(G, t) >= 0;
+        in_s += tb_flow_its_of(S, t) >= 0;
+    }
+    size_t counted = 0;
+    for (size_t i = 0; i < tb_flow_nits(G); i++) {
+        size_t first = n, size = tb_flow_its_size(G, i);
+        counted += size;
+        for (size_t t = 0; t < n && first == n; t++)
+            if (tb_flow_its_of(G, t) == (long)i)
+                first = t;
+        bad += size != its_size || first == n || first + size > n;
+        bad += i > 0 && first <= prev_first; /* numbered by their smallest task */
+        prev_first = first;
+        for (size_t t = first; t < first + size && t < n; t++) {
+            bad += tb_flow_its_of(G, t) != (long)i;
+            bad += !same_neighbours(G, first, t);
+            bad += tb_flow_its_of(S, t) < 0 || tb_flow_its_of(S, t) != tb_flow_its_of(S, first);
+        }
+    }
+    bad += counted != in_g;
+    bad += in_g > in_s;
+    *badp += bad;
+    return in_g < in_s;
+}
+
+/* TB_FLOW_SETS_GENERATED: the same tasks and edges as STRUCTURAL, but the
+ * sets are the data-parallel ones: each of exactly its_size consecutive
+ * tasks with the same predecessors and successors, each inside one
+ * structural set, every task in at most one; twins that the structural
+ * definition merges stay out.  With either data-parallel draw. */
+static void test_generated_sets(void)
+{
+    tb_flow_gen_opts o;
+    tb_flow_gen_defaults(&o);
+    TB_ASSERT_EQ_INT(o.sets, TB_FLOW_SETS_STRUCTURAL);
+    o.tasks = 60;
+    o.its_size = 5;
+    int bad = 0, differ = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        tb_flow *S = NULL, *G = NULL;
+        o.dp_draw_any = seed > 20; /* both readings of the data-parallel draw */
+        o.sets = TB_FLOW_SETS_STRUCTURAL;
+        TB_ASSERT_OK(tb_flow_generate(&o, seed, &S));
+        o.sets = TB_FLOW_SETS_GENERATED;
+        TB_ASSERT_OK(tb_flow_generate(&o, seed, &G));
+        size_t n = tb_flow_ntasks(G);
+        if (n != tb_flow_ntasks(S) || tb_flow_nedges(G) != tb_flow_nedges(S) ||
+            memcmp(G->succ, S->succ, G->m * sizeof *G->succ) ||
+            memcmp(G->work, S->work, n * sizeof *G->work))
+            bad++;
+        else
+            differ += check_generated_sets(G, S, o.its_size, &bad);
+        tb_flow_destroy(&S);
+        tb_flow_destroy(&G);
+    }
+    TB_ASSERT_EQ_INT(bad, 0);
+    TB_ASSERT(differ > 0); /* some twin joined a set structurally */
+    o.dp_draw_any = 0;
+    o.sets = (tb_flow_gen_sets)7;
+    tb_flow *f = NULL;
+    TB_ASSERT_EQ_INT(tb_flow_generate(&o, 1, &f), TB_ERR_RANGE);
+    TB_ASSERT(f == NULL);
+
+    /* the simulator runs its-finished on the generated sets: never more
+     * often than task-finished */
+    o.sets = TB_FLOW_SETS_GENERATED;
+    o.tasks = 300;
+    o.its_size = 30;
+    tb_platform *p = NULL;
+    TB_ASSERT_OK(tb_flow_generate(&o, 3, &f));
+    TB_ASSERT_OK(tb_flow_gen_platform(16, 10, 3, &p));
+    tb_flow_sim_opts so = {NULL, "its-finished", 3, NULL, 0.0};
+    tb_flow_sim_result its, task;
+    TB_ASSERT_OK(tb_flow_simulate(f, p, &so, &its, NULL, NULL, 0));
+    so.trigger = "task-finished";
+    TB_ASSERT_OK(tb_flow_simulate(f, p, &so, &task, NULL, NULL, 0));
+    size_t nits = tb_flow_nits(f);
+    tb_platform_destroy(&p);
+    tb_flow_destroy(&f);
+    printf("    %zu generated sets: reschedules its-finished %ld, task-finished %ld\n", nits,
+           its.reschedules, task.reschedules);
+    TB_ASSERT(nits >= 1);
+    TB_ASSERT(its.reschedules <= task.reschedules);
+}
+
 static int cmp_start(const void *a, const void *b)
 {
     const double *x = a, *y = b;
@@ -442,6 +544,7 @@ static const tb_test tests[] = {
     {"sim_static", test_sim_static},
     {"sim_task_overhead", test_sim_task_overhead},
     {"generator", test_generator},
+    {"generated_sets", test_generated_sets},
     {"triggers", test_triggers},
     {"topcuoglu", test_topcuoglu},
     {"text_errors", test_text_errors},
