@@ -54,7 +54,7 @@ static void schedule_usage(FILE *out, int simulate)
             "  FILE                   a workflow: text (hosts/task/edge lines), WfFormat\n"
             "                         JSON (.json) or Pegasus DAX (.dax, .xml)\n"
             "  --algo A               heft | cpop | peft | minmin | maxmin | olb | random\n"
-            "                         (default heft)\n"
+            "                         (default heft; --scheduler A is the same)\n"
             "  --platform SPEC|FILE   hosts and network, e.g. hosts=32,speed=1-5,G=0.01,load=100\n"
             "                         (%s)\n",
             simulate ? "required" : "default for a text file with costs: its hosts");
@@ -81,6 +81,7 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
         {"gantt", required_argument, NULL, 'g'},   {"trace", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"task-overhead", required_argument, NULL, 'O'},
+        {"scheduler", required_argument, NULL, 'a'}, /* the same as --algo */
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     char help[64];
@@ -127,12 +128,8 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
         return TB_EXIT_USAGE;
     }
     o->file = argv[optind];
-    if (!tb_flow_sched_find(o->algo)) {
-        tb_cli_error(o->cmd, "--algo: expected heft, cpop, peft, minmin, maxmin, olb or random, "
-                             "got '%s'",
-                     o->algo);
+    if (!tb_cli_flow_sched(o->cmd, o->algo))
         return TB_EXIT_USAGE;
-    }
     if (simulate && !o->platform) {
         tb_cli_error(o->cmd, "--platform is required (a spec such as hosts=32,speed=1-5,G=0.01,"
                              "load=100, or a file)");
@@ -181,6 +178,22 @@ static int open_inputs(const flow_opts *o, tb_flow **f, tb_platform **plat)
 static int write_outputs(const flow_opts *o, const tb_flow *f, const tb_flow_schedule *s)
 {
     return tb_cli_flow_write(o->cmd, o->gantt, o->trace, f, s);
+}
+
+const tb_flow_sched_ops *tb_cli_flow_sched(const char *cmd, const char *name)
+{
+    const tb_flow_sched_ops *ops = tb_flow_sched_find(name);
+    if (!ops) {
+        tb_buf names = TB_BUF_INIT;
+        for (size_t i = 0; tb_flow_sched_get(i); i++)
+            if (tb_buf_printf(&names, "%s%s", i == 0 ? "" : tb_flow_sched_get(i + 1) ? ", " : " or ",
+                              tb_flow_sched_get(i)->name))
+                break;
+        tb_cli_error(cmd, "--algo: expected %s, got '%s'",
+                     names.len ? (const char *)names.data : "?", name);
+        tb_buf_free(&names);
+    }
+    return ops;
 }
 
 int tb_cli_flow_write(const char *cmd, const char *gantt, const char *trace, const tb_flow *f,

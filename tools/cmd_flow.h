@@ -12,6 +12,9 @@ int tb_cmd_flow_run(int argc, char **argv);
 
 struct tb_flow;
 struct tb_flow_schedule;
+struct tb_flow_sched_ops;
+/* The scheduler called name, or NULL after printing the choices. */
+const struct tb_flow_sched_ops *tb_cli_flow_sched(const char *cmd, const char *name);
 /* The schedule as a Gantt SVG and/or a Chrome trace (either may be NULL);
  * 0, or -1 after printing why. */
 int tb_cli_flow_write(const char *cmd, const char *gantt, const char *trace,

@@ -34,7 +34,7 @@ static void usage(FILE *out)
             "  WORKFLOW               WfFormat JSON (.json), Pegasus DAX (.dax, .xml) or text;\n"
             "                         without --synthetic every task needs a command\n"
             "  --algo A               heft | cpop | peft | minmin | maxmin | olb | random\n"
-            "                         (default heft)\n"
+            "                         (default heft; --scheduler A is the same)\n"
             "  --trigger T            static | perf-changed | perf-changed-every:N |\n"
             "                         task-finished | its-finished (default static)\n"
             "  --perf-change X        a measured speed this far (relative) from the believed\n"
@@ -120,6 +120,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"seed", required_argument, NULL, 's'},       {"progress", no_argument, NULL, 'p'},
         {"json", no_argument, NULL, 'j'},             {"quiet", no_argument, NULL, 'q'},
         {"resume", required_argument, NULL, 'R'},     {"help", no_argument, NULL, 'h'},
+        {"scheduler", required_argument, NULL, 'a'}, /* the same as --algo */
         {NULL, 0, NULL, 0},
     };
     const char *help = "tenbin flow run --help";
@@ -190,12 +191,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return TB_EXIT_USAGE;
     }
     o->file = argv[optind];
-    if (!(o->ro.sched = tb_flow_sched_find(o->algo))) {
-        tb_cli_error(cmd, "--algo: expected heft, cpop, peft, minmin, maxmin, olb or random, "
-                          "got '%s'",
-                     o->algo);
+    if (!(o->ro.sched = tb_cli_flow_sched(cmd, o->algo)))
         return TB_EXIT_USAGE;
-    }
     tb_flow_trigger tr;
     char err[256];
     if (tb_flow_trigger_parse(o->ro.trigger, &tr, err, sizeof err)) {

@@ -307,6 +307,15 @@ TB_API int tb_progress_format(char *buf, size_t n, const char *what, uint64_t do
                               uint64_t total, double elapsed);
 
 /* ------------------------------------------------------------------ */
+/* Hashing                                                             */
+/* ------------------------------------------------------------------ */
+
+/* FNV-1a over n bytes, continuing from h (start from TB_FNV1A_INIT):
+ * names in hash tables, file contents checked after a transfer. */
+#define TB_FNV1A_INIT 14695981039346656037ULL
+TB_API uint64_t tb_fnv1a(uint64_t h, const void *data, size_t n);
+
+/* ------------------------------------------------------------------ */
 /* Summary statistics                                                  */
 /* ------------------------------------------------------------------ */
 

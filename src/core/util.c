@@ -159,3 +159,11 @@ int tb_read_file(const char *path, size_t max, char **data, size_t *len, char *e
     *len = b.len - 1;
     return TB_OK;
 }
+
+uint64_t tb_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}

@@ -26,10 +26,7 @@ int tb__flow_fail(tb_flow *f, int code, const char *fmt, ...)
 
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return tb_fnv1a(TB_FNV1A_INIT, s, strlen(s));
 }
 
 int tb__flow_names_find(const tb_flow_names *t, char *const *names, const char *key,

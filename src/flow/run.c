@@ -199,25 +199,10 @@ static int strf(char *out, size_t n, const char *fmt, ...)
     return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
-static uint64_t hash_init(void)
-{
-    return 1469598103934665603ULL;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* Deterministic content of a synthetic file: a stream seeded by its name. */
 static void fill_content(const char *name, uint64_t off, unsigned char *buf, size_t n)
 {
-    uint64_t s = hash_bytes(hash_init(), name, strlen(name));
+    uint64_t s = tb_fnv1a(TB_FNV1A_INIT, name, strlen(name));
     for (size_t i = 0; i < n; i++) {
         uint64_t x = (off + i) * 0x9E3779B97F4A7C15ULL ^ s;
         x ^= x >> 29;
@@ -345,13 +330,8 @@ static double measure_overhead(const char *tasks)
         unlink(err);
         rmdir(dir);
     }
-    for (int i = 1; i < 5; i++) /* sort the five */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
-    return t[2];
+    tb_stats st;
+    return tb_stats_compute(t, 5, &st) == TB_OK ? st.median : 0.0;
 }
 
 /* In the child: read inputs, loop, write outputs; never returns. */
@@ -628,7 +608,7 @@ static int pump(runner *r)
                 o->ended = 1;
                 break;
             }
-            o->hash = hash_bytes(o->hash, chunk, (size_t)k);
+            o->hash = tb_fnv1a(o->hash, chunk, (size_t)k);
             o->total += (uint64_t)k;
             if (!(rc = tb_buf_pack_u32(&b, o->file)) && !(rc = tb_buf_append(&b, chunk, (size_t)k)))
                 rc = send_msg(r, o->dst, T_FDATA, &b);
@@ -663,7 +643,7 @@ static int exec_push(runner *r, uint32_t file, int dst)
     }
     /* FBEGIN goes when the stream's turn comes: the receiver takes one file
      * at a time from each rank */
-    r->outs[r->nouts++] = (out_stream){fd, dst, file, hash_init(), 0, 0, 0, 0};
+    r->outs[r->nouts++] = (out_stream){fd, dst, file, TB_FNV1A_INIT, 0, 0, 0, 0};
     return pump(r);
 }
 
@@ -698,7 +678,7 @@ static int exec_file(runner *r, int src, int tag, tb_buf *b, const void *data, s
                          strerror(errno));
         r->in_fds[src] = fd;
         r->in_files[src] = file;
-        r->in_hashes[src] = hash_init();
+        r->in_hashes[src] = TB_FNV1A_INIT;
         r->in_counts[src] = 0;
         return TB_OK;
     }
@@ -709,7 +689,7 @@ static int exec_file(runner *r, int src, int tag, tb_buf *b, const void *data, s
     if (tag == T_FDATA) {
         const unsigned char *p = (const unsigned char *)data + 4;
         size_t n = len - 4;
-        r->in_hashes[src] = hash_bytes(r->in_hashes[src], p, n);
+        r->in_hashes[src] = tb_fnv1a(r->in_hashes[src], p, n);
         r->in_counts[src] += n;
         while (n > 0) {
             ssize_t k = write(fd, p, n);

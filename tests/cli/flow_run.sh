@@ -95,7 +95,7 @@ assert (r['transfers'] > 0) == ($n > 1), r
 done
 ls "$TMPDIR" | grep -q . && fail "a run that succeeded left $(ls "$TMPDIR")"
 # the schedule as it ran: Gantt chart, Chrome trace, progress lines
-run 2 real.json --input-dir in --out-dir out --gantt g.svg --trace t.json --progress > res.txt 2> err.txt ||
+run 2 real.json --input-dir in --out-dir out --scheduler cpop --gantt g.svg --trace t.json --progress > res.txt 2> err.txt ||
     fail "gantt/trace: $(cat err.txt)"
 grep -q "<svg" g.svg || fail "no Gantt chart"
 python3 -c "

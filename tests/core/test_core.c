@@ -1260,9 +1260,21 @@ static void test_grow(void)
     TB_ASSERT_EQ_INT(tb_grow(&a, &cap, 0, 0, 4), TB_ERR_INVALID);
 }
 
+/* FNV-1a's published test vectors (64-bit): "" and "a" and "foobar", and
+ * that hashing in pieces is hashing at once. */
+static void test_fnv1a(void)
+{
+    TB_ASSERT(tb_fnv1a(TB_FNV1A_INIT, "", 0) == 0xcbf29ce484222325ULL);
+    TB_ASSERT(tb_fnv1a(TB_FNV1A_INIT, "a", 1) == 0xaf63dc4c8601ec8cULL);
+    TB_ASSERT(tb_fnv1a(TB_FNV1A_INIT, "foobar", 6) == 0x85944171f73967e8ULL);
+    TB_ASSERT(tb_fnv1a(tb_fnv1a(TB_FNV1A_INIT, "foo", 3), "bar", 3) ==
+              tb_fnv1a(TB_FNV1A_INIT, "foobar", 6));
+}
+
 static const tb_test tests[] = {
     {"log_env_level", test_log_env_level}, /* must stay first */
     {"grow", test_grow},
+    {"fnv1a", test_fnv1a},
     {"log_parse", test_log_parse},
     {"log_sink", test_log_sink},
     {"log_long_line", test_log_long_line},
