@@ -194,7 +194,29 @@ typedef struct tb_redist_config {
                                        registered arrays (clamped to the smallest block) */
     int probe_repeats;              /* ping-pongs per size, the median is kept (default 5) */
     double smoothing;               /* weight of the newest measure, (0, 1] (default 0.5) */
+    unsigned guards;                /* TB_REDIST_GUARD_* of the prediction mode (default both;
+                                       0: S4's plain rule) */
+    const char *record;             /* NULL, or a file rank 0 writes every balancing point's
+                                       measures and decision to (JSON lines), for replay in the
+                                       simulator (tenbin himeno --sim --replay) */
 } tb_redist_config;
+
+/*
+ * Guards of the prediction mode against moves that do not pay (both on by
+ * default).  The speed measure keeps each call interval's compute time, so
+ * call tb_redist_balance every iteration even if the interval is longer.
+ *  - NOISE: the gain per iteration must exceed 3 standard errors of the
+ *    slowest rank's time per iteration (from the spread of its per-iteration
+ *    times in the window), and the gain less that margin must pay for the
+ *    move: a neighbour's job stealing a core for a sweep or two is not
+ *    followed, a load that stays is.
+ *  - CHANGE: a rank whose two half-windows differ (3 standard errors, and
+ *    more than the threshold's margin) changed speed inside the window: its
+ *    speed restarts from the second half and nothing moves until a window
+ *    has measured the new speed cleanly; a window that differs that much
+ *    from the smoothed history replaces it instead of being averaged in.
+ */
+enum { TB_REDIST_GUARD_NOISE = 1, TB_REDIST_GUARD_CHANGE = 2 };
 
 /* A third mode next to TB_REDIST_PREDICT / TB_REDIST_NO_PREDICT. */
 enum { TB_REDIST_OFF = 2 };

@@ -22,6 +22,8 @@
  */
 #include "tenbin/redist.h"
 
+#include "balance.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -61,8 +63,11 @@ struct tb_redist {
     tb_redist_config cfg;
     uint64_t *counts;      /* [size] the layout */
     uint64_t *next;        /* [size] the last plan */
-    double *speeds;        /* [size] the last gathered speeds */
-    double *gather;        /* [2 * size] scratch of the gather */
+    double *gather;        /* [TB__RB_PACK * size] scratch of the gather */
+    tb__rb rb;             /* the balancer: speeds, guards, decision (balance.c) */
+    tb__rb_window win;     /* this rank's compute per call since the last point */
+    FILE *rec;             /* rank 0: the record (cfg.record), or NULL */
+    char *record_path;     /* rank 0: a copy of cfg.record until it is opened */
     rd_array *arrays;
     size_t narrays, arrays_cap;
     rd_var *vars;
@@ -72,12 +77,12 @@ struct tb_redist {
     int probed;
     int depth;             /* nesting of library calls */
     double t_enter;        /* when the outermost library call began */
-    double t_window;       /* start of the measuring window */
-    double t_excluded;     /* library and paused seconds inside the window */
+    double t_call;         /* end of the last balancing call: the current call interval's start */
+    double x_call;         /* t_excluded then */
+    double t_excluded;     /* library and paused seconds so far */
     double t_pause;        /* >= 0 while paused */
-    int reset_window;      /* restart the window when the current call returns */
-    uint64_t last_iter;    /* iteration at the start of the window */
-    double unit_time;      /* smoothed seconds per unit per iteration; < 0: none yet */
+    int mark_call;         /* start a call interval when the current call returns */
+    uint64_t last_iter;    /* iteration of the last call interval's end */
     int warned_total;
     tb_redist_stats st;
 };
@@ -208,12 +213,11 @@ static void leave(tb_redist *r)
     if (--r->depth > 0)
         return;
     double now = tb_wtime();
-    if (r->reset_window) {
-        r->t_window = now;
-        r->t_excluded = 0;
-        r->reset_window = 0;
-    } else {
-        r->t_excluded += now - r->t_enter;
+    r->t_excluded += now - r->t_enter;
+    if (r->mark_call) {
+        r->t_call = now;
+        r->x_call = r->t_excluded;
+        r->mark_call = 0;
     }
 }
 
@@ -241,12 +245,14 @@ void tb_redist_config_init(tb_redist_config *cfg)
     cfg->mode = TB_REDIST_PREDICT;
     cfg->probe_repeats = 5;
     cfg->smoothing = 0.5;
+    cfg->guards = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
 }
 
 static int config_ok(const tb_redist_config *c, int size)
 {
     if (c->units == 0 || !(c->threshold >= 1) || c->interval == 0 || !(c->smoothing > 0) ||
         c->smoothing > 1 || c->probe_repeats < 1 ||
+        (c->guards & ~(unsigned)(TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE)) ||
         (c->mode != TB_REDIST_PREDICT && c->mode != TB_REDIST_NO_PREDICT &&
          c->mode != TB_REDIST_OFF)) {
         TB_LOG_ERR("redist: invalid configuration (units %" PRIu64 ", threshold %g, interval "
@@ -295,13 +301,17 @@ int tb_redist_create(MPI_Comm comm, const tb_redist_config *cfg, tb_redist **out
         return TB_ERR_NOMEM;
     r->cfg = *cfg;
     r->cfg.initial_counts = NULL;
+    r->cfg.record = NULL;
+    if (rank == 0 && cfg->record && !(r->record_path = strdup(cfg->record))) {
+        tb_redist_destroy(&r);
+        return TB_ERR_NOMEM;
+    }
     r->rank = rank;
     r->size = size;
     r->counts = calloc((size_t)size, sizeof *r->counts);
     r->next = calloc((size_t)size, sizeof *r->next);
-    r->speeds = calloc((size_t)size, sizeof *r->speeds);
-    r->gather = calloc((size_t)size * 2, sizeof *r->gather);
-    if (!r->counts || !r->next || !r->speeds || !r->gather) {
+    r->gather = calloc((size_t)size * TB__RB_PACK, sizeof *r->gather);
+    if (!r->counts || !r->next || !r->gather || tb__rb_init(&r->rb, size, cfg, 1, 0) != TB_OK) {
         tb_redist_destroy(&r);
         return TB_ERR_NOMEM;
     }
@@ -310,9 +320,8 @@ int tb_redist_create(MPI_Comm comm, const tb_redist_config *cfg, tb_redist **out
                                            : cfg->units / (uint64_t)size +
                                                  ((uint64_t)i < cfg->units % (uint64_t)size);
     r->floor_units = 1;
-    r->unit_time = -1;
     r->t_pause = -1;
-    r->t_window = tb_wtime();
+    r->t_call = tb_wtime();
     if (MPI_Comm_dup(comm, &r->comm) != MPI_SUCCESS) {
         r->comm = MPI_COMM_NULL;
         tb_redist_destroy(&r);
@@ -336,8 +345,12 @@ void tb_redist_destroy(tb_redist **rp)
     free(r->vars);
     free(r->counts);
     free(r->next);
-    free(r->speeds);
     free(r->gather);
+    tb__rb_free(&r->rb);
+    tb__rb_window_free(&r->win);
+    if (r->rec)
+        fclose(r->rec);
+    free(r->record_path);
     if (r->comm != MPI_COMM_NULL)
         MPI_Comm_free(&r->comm);
     free(r);
@@ -763,32 +776,68 @@ static int probe(tb_redist *r)
     return TB_OK;
 }
 
+/* The speed measure starts when the current call returns (at iteration
+ * `it`): no window, no smoothed speed. */
+static void start_measure(tb_redist *r, uint64_t it)
+{
+    tb__rb_window_clear(&r->win);
+    for (int i = 0; i < r->size; i++)
+        r->rb.unit_time[i] = -1;
+    r->last_iter = it;
+    r->mark_call = 1;
+}
+
 int tb_redist_probe(tb_redist *r)
 {
     if (!r)
         return TB_ERR_INVALID;
     enter(r);
     int rc = probe(r);
-    /* The speed measure starts now. */
-    r->reset_window = 1;
-    r->unit_time = -1;
+    start_measure(r, 0);
     leave(r);
     return rc;
 }
 
 /* ---- balancing points ---------------------------------------------------- */
 
-/* Close the measuring window at iteration `it`: seconds of this rank's own
- * compute per unit and iteration, smoothed. */
-static void measure(tb_redist *r, uint64_t it)
+/* The record (cfg.record): one JSON object per line, written by rank 0. */
+static void record_open(tb_redist *r)
 {
-    double compute = r->t_enter - r->t_window - r->t_excluded;
-    uint64_t iters = it > r->last_iter ? it - r->last_iter : 1;
-    double per = compute > 0 ? compute / ((double)iters * (double)r->counts[r->rank]) : 0;
-    double w = r->cfg.smoothing;
-    r->unit_time = r->unit_time < 0 ? per : w * per + (1 - w) * r->unit_time;
-    r->last_iter = it;
-    r->reset_window = 1;
+    if (!r->record_path || r->rec)
+        return;
+    r->rec = fopen(r->record_path, "w");
+    if (!r->rec) {
+        TB_LOG_WARN("redist: cannot write the record %s: %s", r->record_path, strerror(errno));
+        free(r->record_path);
+        r->record_path = NULL;
+        return;
+    }
+    static const char *const modes[] = {"on", "nopredict", "off"};
+    fprintf(r->rec, "{\"record\": \"tenbin redist\", \"version\": 1, \"ranks\": %d, \"units\": %" PRIu64
+                    ", \"interval\": %" PRIu64 ", \"threshold\": %.17g, \"smoothing\": %.17g, "
+                    "\"mode\": \"%s\", \"guards\": %u, \"unit_bytes\": %.17g, \"min_units\": %" PRIu64
+                    ", \"cost\": [%.17g, %.17g, %" PRIu64 ", %.17g, %.17g, %.17g, %.17g]}\n",
+            r->size, r->cfg.units, r->cfg.interval, r->cfg.threshold, r->cfg.smoothing,
+            modes[r->cfg.mode], r->cfg.guards, unit_bytes(r), r->floor_units, r->st.cost.a,
+            r->st.cost.b, r->st.cost.n, r->st.cost.sx, r->st.cost.sy, r->st.cost.sxx,
+            r->st.cost.sxy);
+}
+
+static void record_point(tb_redist *r, uint64_t it, uint64_t total, const tb_redist_plan *p)
+{
+    record_open(r);
+    if (!r->rec)
+        return;
+    fprintf(r->rec, "{\"point\": %" PRIu64 ", \"total\": %" PRIu64 ", \"counts\": [", it, total);
+    for (int i = 0; i < r->size; i++)
+        fprintf(r->rec, "%s%" PRIu64, i ? ", " : "", r->counts[i]);
+    fprintf(r->rec, "], \"meas\": [");
+    for (int i = 0; i < r->size * TB__RB_PACK; i++)
+        fprintf(r->rec, "%s%.17g", i ? ", " : "", r->gather[i]);
+    fprintf(r->rec, "], \"move\": %d, \"next\": [", p->decision.move);
+    for (int i = 0; i < r->size; i++)
+        fprintf(r->rec, "%s%" PRIu64, i ? ", " : "", r->next[i]);
+    fprintf(r->rec, "]}\n");
 }
 
 static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
@@ -797,62 +846,56 @@ static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
     p->iteration = it;
     p->total = total;
     p->counts = r->counts;
-    p->next = r->next;
-    p->speeds = r->speeds;
-    if (it == 0 || (total && it >= total) || it % r->cfg.interval != 0)
+    p->next = r->rb.next;
+    p->speeds = r->rb.speeds;
+    if (it == 0)
+        return TB_OK;
+    /* One call interval ends here: this rank's own compute since the last. */
+    if (r->probed) {
+        double compute = (r->t_enter - r->t_call) - (r->t_excluded - r->x_call);
+        uint64_t iters = it > r->last_iter ? it - r->last_iter : 1;
+        TB_CHECK(tb__rb_window_add(&r->win, compute, iters));
+        r->last_iter = it;
+        r->mark_call = 1;
+    }
+    if ((total && it >= total) || it % r->cfg.interval != 0)
         return TB_OK;
     if (!r->probed) {
         int rc = probe(r);
-        r->last_iter = it;
-        r->reset_window = 1;
+        start_measure(r, it);
         return rc;
     }
-    measure(r, it);
-    double mine[2] = {(double)it, r->unit_time};
-    if (MPI_Allgather(mine, 2, MPI_DOUBLE, r->gather, 2, MPI_DOUBLE, r->comm) != MPI_SUCCESS)
+    double mine[TB__RB_PACK];
+    tb__rb_window_pack(&r->win, it, mine);
+    tb__rb_window_clear(&r->win);
+    if (MPI_Allgather(mine, TB__RB_PACK, MPI_DOUBLE, r->gather, TB__RB_PACK, MPI_DOUBLE,
+                      r->comm) != MPI_SUCCESS)
         return TB_ERR_MPI;
-    /* Speeds in units per second; a rank that measured no time at all gets
-     * the speed of the fastest rank that did. */
-    double tmin = INFINITY;
-    for (int i = 0; i < r->size; i++) {
-        if (r->gather[2 * i] != (double)it) {
-            TB_LOG_ERR("redist: rank %d is at iteration %.0f, rank %d at %" PRIu64
-                       "; balancing points must be called by every rank at the same iteration",
-                       i, r->gather[2 * i], r->rank, it);
-            MPI_Abort(r->comm, 1);
-        }
-        double t = r->gather[2 * i + 1];
-        if (t > 0 && t < tmin)
-            tmin = t;
+    r->rb.min_units = r->floor_units;
+    r->rb.unit_bytes = unit_bytes(r);
+    r->rb.cost = r->st.cost; /* the probe's line; the balancer scales it by real moves */
+    int bad = -1, est = 0;
+    int rc = tb__rb_point(&r->rb, it, total, r->counts, r->gather, &p->decision, &est, &bad);
+    if (rc == TB_ERR_STATE) {
+        TB_LOG_ERR("redist: rank %d is at iteration %.0f, rank %d at %" PRIu64
+                   "; balancing points must be called by every rank at the same iteration",
+                   bad, r->gather[(size_t)bad * TB__RB_PACK], r->rank, it);
+        MPI_Abort(r->comm, 1);
     }
-    for (int i = 0; i < r->size; i++) {
-        double t = r->gather[2 * i + 1];
-        r->speeds[i] = t > 0 ? 1 / t : isfinite(tmin) ? 1 / tmin : 1;
-    }
-    if (total == 0) {
+    if (rc != TB_OK)
+        return rc;
+    memcpy(r->next, r->rb.next, (size_t)r->size * sizeof *r->next);
+    if (est) {
         p->total_estimated = 1;
-        total = 2 * it;
-        p->total = total;
+        p->total = 2 * it;
         if (!r->warned_total && r->rank == 0) {
             TB_LOG_INFO("redist: total iterations unknown; assuming as many remain as have run");
             r->warned_total = 1;
         }
     }
-    int mode = r->cfg.mode == TB_REDIST_OFF ? TB_REDIST_PREDICT : r->cfg.mode;
-    tb_redist_cost cost = r->st.cost; /* the probe's line, scaled by what real moves took */
-    double k = r->st.moves ? r->st.move_factor : 1.0;
-    cost.a *= k;
-    cost.b *= k;
-    int rc = tb_redist_decide(r->size, r->counts, r->speeds, it, total, r->cfg.threshold, mode,
-                              &cost, unit_bytes(r), r->floor_units, r->next, &p->decision);
-    if (rc != TB_OK)
-        return rc;
-    if (r->cfg.mode == TB_REDIST_OFF && p->decision.move) {
-        p->decision.move = 0;
-        p->decision.why = "balancing is off";
-    }
     p->valid = 1;
     r->st.points++;
+    record_point(r, it, total, p);
     return TB_OK;
 }
 
@@ -1076,12 +1119,12 @@ static int apply(tb_redist *r, const uint64_t *want)
     for (size_t m = 0; m < nm; m++)
         moved += (double)mv[m].count * ub;
     double predicted = tb_redist_move_time(&r->st.cost, mv, nm, P, ub);
-    if (predicted > 0 && r->st.cost.n > 0) {
-        double ratio = all[0] / predicted;
-        r->st.move_factor = (r->st.move_factor * (double)r->st.moves + ratio) /
-                            (double)(r->st.moves + 1);
-    }
+    if (r->st.cost.n > 0)
+        tb__rb_moved(&r->rb, predicted, all[0]);
+    r->st.move_factor = tb__rb_factor(&r->rb);
     r->st.moves++;
+    if (r->rec)
+        fprintf(r->rec, "{\"moved\": %.17g, \"predicted\": %.17g}\n", all[0], predicted);
     r->st.bytes_moved += (uint64_t)moved;
     r->st.move_s += all[0];
     if ((uint64_t)extra > r->st.peak_extra_bytes)
@@ -1120,8 +1163,6 @@ int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total, tb_redis
                         p->decision.t_now, p->decision.t_new, p->decision.t_move,
                         p->decision.why);
         rc = apply(r, r->next);
-        /* The window restarts after the move: its time is not compute. */
-        r->reset_window = 1;
     } else if (rc == TB_OK && p->valid && p->decision.units_moved > 0 &&
                r->cfg.mode == TB_REDIST_PREDICT && p->decision.remaining > 0 &&
                p->decision.imbalance > r->cfg.threshold) {
