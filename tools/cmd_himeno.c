@@ -21,9 +21,16 @@
 
 #include "cli.h"
 #include "himeno/himeno.h"
+#include "tenbin/model.h"
 #include "tenbin/redist.h"
 
-enum { MAX_SLOW = 64, NARRAYS = 7 };
+enum { MAX_SLOW = 64, NARRAYS = 7, MAX_SIM_RANKS = 64 };
+
+/* Seconds per interior grid point and sweep (Jacobi step and copy-back) at
+ * speed 1: the kernel measured here, size M on one rank, 50 sweeps, median
+ * of 3 (4.03 M points in 1.38 s: 6.8 ns, 5.0 GFLOPS).  --calibrate
+ * measures this machine instead. */
+#define SIM_POINT_COST 6.8e-9
 
 typedef struct slowdown {
     int rank;
@@ -42,6 +49,18 @@ typedef struct himeno_opts {
     long force_moves;
     long seed;
     int json, quiet;
+    unsigned guards;
+    const char *record;
+    /* simulation */
+    const char *sim;
+    long ranks[MAX_SIM_RANKS];
+    size_t nranks;
+    int all_modes;            /* --balance all: off, nopredict and on */
+    double point_cost;        /* < 0: the default */
+    int calibrate;
+    const char *replay;
+    const char *svg;
+    tb_himeno_size custom;    /* --size IxJxK */
 } himeno_opts;
 
 typedef struct action {
@@ -71,10 +90,26 @@ static void himeno_usage(FILE *out)
             "                         repeats FACTOR-1 of its sweep's work) during sweeps FROM\n"
             "                         to TO, or the whole run; repeatable; factors multiply\n"
             "  --force-moves N        every N sweeps move to a random layout (testing)\n"
-            "  --seed N               seed of --force-moves (default 1)\n"
+            "  --seed N               seed of --force-moves and of the platform (default 1)\n"
+            "  --guards LIST          noise,change (default), noise, change or none: the\n"
+            "                         prediction's guards against moving on noise and on\n"
+            "                         stale speeds (none: S4's plain rule)\n"
+            "  --record FILE          write every balancing point's measures (JSON lines) for\n"
+            "                         --replay\n"
             "  --json                 print the results as one JSON object\n"
             "  -q, --quiet            no list of balancing actions\n"
             "  -h, --help             this text\n\n"
+            "Simulated (one process, no mpiexec; no grid is allocated):\n"
+            "  --sim SPEC|FILE        the platform (docs/platform.md): hosts, speeds over time\n"
+            "  --ranks P[,P...]       simulated ranks (several: one run each)\n"
+            "  --size IxJxK           also any grid (points along i, j, k)\n"
+            "  --balance all          off, nopredict and on, one run each\n"
+            "  --point-cost S         seconds per grid point and sweep at speed 1 (default\n"
+            "                         6.8e-9: the kernel measured on the reference machine)\n"
+            "  --calibrate            measure the kernel here for the point cost\n"
+            "  --replay FILE          decide from a real run's --record and check that every\n"
+            "                         decision is the recorded one\n"
+            "  --svg FILE             several rank counts: makespan per mode, as a chart\n\n"
             "Prints gosa, MFLOPS (34 flops per interior point and sweep), wall time, the\n"
             "balancing actions and p_bitsum (sum of the bit patterns of p: the same for any\n"
             "number of ranks and any moves; gosa may differ from the 4th digit between\n"
@@ -117,7 +152,11 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         {"threshold", required_argument, NULL, 'T'}, {"slowdown", required_argument, NULL, 'S'},
         {"force-moves", required_argument, NULL, 'F'}, {"seed", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},           {"guards", required_argument, NULL, 'g'},
+        {"record", required_argument, NULL, 'R'},   {"sim", required_argument, NULL, 'm'},
+        {"ranks", required_argument, NULL, 'P'},    {"point-cost", required_argument, NULL, 'c'},
+        {"calibrate", no_argument, NULL, 'C'},      {"replay", required_argument, NULL, 'y'},
+        {"svg", required_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
@@ -125,8 +164,16 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         switch (c) {
         case 's':
             if (!(o->size = tb_himeno_size_find(optarg))) {
-                tb_cli_error(cmd, "--size: expected XS, S, M or L, got '%s'", optarg);
-                return TB_EXIT_USAGE;
+                int mi, mj, mk, len = 0;
+                if (sscanf(optarg, "%dx%dx%d%n", &mi, &mj, &mk, &len) != 3 ||
+                    optarg[len] != '\0' || mi < 3 || mj < 3 || mk < 3 || mi > 1 << 24 ||
+                    mj > 1 << 16 || mk > 1 << 16) {
+                    tb_cli_error(cmd, "--size: expected XS, S, M, L or IxJxK (each >= 3), got "
+                                      "'%s'", optarg);
+                    return TB_EXIT_USAGE;
+                }
+                o->custom = (tb_himeno_size){"custom", mi, mj, mk};
+                o->size = &o->custom;
             }
             break;
         case 'n':
@@ -140,8 +187,11 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
                 o->balance = TB_REDIST_OFF;
             else if (strcmp(optarg, "nopredict") == 0)
                 o->balance = TB_REDIST_NO_PREDICT;
+            else if (strcmp(optarg, "all") == 0)
+                o->all_modes = 1;
             else {
-                tb_cli_error(cmd, "--balance: expected on, off or nopredict, got '%s'", optarg);
+                tb_cli_error(cmd, "--balance: expected on, off, nopredict or all, got '%s'",
+                             optarg);
                 return TB_EXIT_USAGE;
             }
             break;
@@ -178,6 +228,52 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         case 'j':
             o->json = 1;
             break;
+        case 'g':
+            if (strcmp(optarg, "none") == 0)
+                o->guards = 0;
+            else if (strcmp(optarg, "noise,change") == 0 || strcmp(optarg, "change,noise") == 0)
+                o->guards = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
+            else if (strcmp(optarg, "noise") == 0)
+                o->guards = TB_REDIST_GUARD_NOISE;
+            else if (strcmp(optarg, "change") == 0)
+                o->guards = TB_REDIST_GUARD_CHANGE;
+            else {
+                tb_cli_error(cmd, "--guards: expected noise,change, noise, change or none, got "
+                                  "'%s'", optarg);
+                return TB_EXIT_USAGE;
+            }
+            break;
+        case 'R':
+            if (tb_cli_writable(cmd, "--record", optarg))
+                return TB_EXIT_USAGE;
+            o->record = optarg;
+            break;
+        case 'm':
+            o->sim = optarg;
+            break;
+        case 'P':
+            if (tb_cli_long_list(cmd, "--ranks", optarg, 1, 1 << 24, o->ranks, MAX_SIM_RANKS,
+                                 &o->nranks))
+                return TB_EXIT_USAGE;
+            break;
+        case 'c':
+            if (tb_parse_double(optarg, &o->point_cost) != TB_OK || !(o->point_cost > 0) ||
+                !isfinite(o->point_cost)) {
+                tb_cli_error(cmd, "--point-cost: expected seconds > 0, got '%s'", optarg);
+                return TB_EXIT_USAGE;
+            }
+            break;
+        case 'C':
+            o->calibrate = 1;
+            break;
+        case 'y':
+            o->replay = optarg;
+            break;
+        case 'v':
+            if (tb_cli_writable(cmd, "--svg", optarg))
+                return TB_EXIT_USAGE;
+            o->svg = optarg;
+            break;
         case 'q':
             o->quiet = 1;
             break;
@@ -191,6 +287,28 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
     }
     if (optind < argc) {
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    if (!o->sim && (o->nranks || o->point_cost > 0 || o->calibrate || o->replay || o->svg ||
+                    o->all_modes || o->size == &o->custom)) {
+        tb_cli_error(cmd, "--ranks, --point-cost, --calibrate, --replay, --svg, --balance all "
+                          "and --size IxJxK go with --sim");
+        return TB_EXIT_USAGE;
+    }
+    if (o->sim && (o->force_moves || o->record)) {
+        tb_cli_error(cmd, "--force-moves and --record are for real runs");
+        return TB_EXIT_USAGE;
+    }
+    if (o->sim && !o->nranks && !o->replay) {
+        tb_cli_error(cmd, "--sim needs --ranks P");
+        return TB_EXIT_USAGE;
+    }
+    if (o->replay && (o->nranks > 1 || o->all_modes)) {
+        tb_cli_error(cmd, "--replay takes one run: one --ranks, one --balance");
+        return TB_EXIT_USAGE;
+    }
+    if (o->svg && o->nranks < 2) {
+        tb_cli_error(cmd, "--svg charts several rank counts: give --ranks a list");
         return TB_EXIT_USAGE;
     }
     return -1;
@@ -272,6 +390,8 @@ static int setup(const himeno_opts *o, himeno_run *h, int nranks)
     cfg.mode = o->balance;
     cfg.interval = (uint64_t)o->interval;
     cfg.threshold = o->threshold;
+    cfg.guards = o->guards;
+    cfg.record = o->record;
     if ((uint64_t)nranks > cfg.units) {
         tb_cli_error(cmd, "size %s has %d interior planes: %d ranks cannot have one each",
                      s->name, s->mi - 2, nranks);
@@ -426,13 +546,283 @@ static void print_results(const himeno_opts *o, const himeno_run *h, int nranks,
     fflush(stdout);
 }
 
+/* ---- simulated runs (--sim) ---------------------------------------------- */
+
+static double sim_factor(void *ctx, int rank, uint64_t it)
+{
+    return factor_at(ctx, rank, (long)it);
+}
+
+/* Seconds per interior point and sweep of this machine's kernel: a block of
+ * 8 planes of the grid's cross-section, 20 sweeps (Jacobi step and copy
+ * back), the median of 5. */
+static int calibrate(const tb_himeno_size *s, double *out)
+{
+    enum { N = 8, SWEEPS = 20, REPS = 5 };
+    size_t plane = (size_t)s->mj * (size_t)s->mk;
+    static const int planes[NARRAYS] = {N + 2, 4 * N, 3 * N, 3 * N, N, N, N};
+    float *arr[NARRAYS] = {NULL};
+    int ok = 1;
+    for (int i = 0; i < NARRAYS; i++)
+        ok &= (arr[i] = calloc((size_t)planes[i] * plane, sizeof(float))) != NULL;
+    double t[REPS];
+    if (ok) {
+        tb_himeno_block b = {N + 2, s->mj, s->mk, 0, N, arr[0], arr[1], arr[2], arr[3],
+                             arr[4], arr[5], arr[6]};
+        tb_himeno_init(&b);
+        for (int r = 0; r < REPS; r++) {
+            double t0 = tb_wtime();
+            for (int k = 0; k < SWEEPS; k++) {
+                slow_sink = tb_himeno_sweep(&b, 0, N);
+                tb_himeno_copy(&b, 0, N);
+            }
+            t[r] = (tb_wtime() - t0) / ((double)SWEEPS * N * (double)(s->mj - 2) *
+                                        (double)(s->mk - 2));
+        }
+    }
+    for (int i = 0; i < NARRAYS; i++)
+        free(arr[i]);
+    if (!ok)
+        return TB_ERR_NOMEM;
+    tb_stats st;
+    TB_CHECK(tb_stats_compute(t, REPS, &st));
+    *out = st.median;
+    return TB_OK;
+}
+
+static const char *const mode_names[] = {"on", "nopredict", "off"};
+
+static void sim_print(const himeno_opts *o, const tb_redist_sim_config *c,
+                      const tb_redist_sim_result *r, int multi)
+{
+    int P = c->ranks;
+    double csum = 0, wsum = 0, wmax = 0;
+    for (int i = 0; i < P; i++) {
+        csum += r->compute_s[i];
+        wsum += r->wait_s[i];
+        wmax = r->wait_s[i] > wmax ? r->wait_s[i] : wmax;
+    }
+    const char *mode = mode_names[c->balance.mode];
+    if (o->json) {
+        tb_buf j = TB_BUF_INIT;
+        tb_buf_printf(&j, "{\"command\": \"himeno\", \"simulated\": true, \"size\": [%d, %d, %d], "
+                          "\"ranks\": %d, \"iters\": %" PRIu64 ", \"balance\": \"%s\", "
+                          "\"guards\": %u, \"threshold\": %g, \"interval\": %" PRIu64
+                          ", \"point_cost_s\": %.6e, \"makespan_s\": %.9g, \"moves\": %" PRIu64
+                          ", \"skipped\": %" PRIu64 ", \"points\": %" PRIu64
+                          ", \"bytes_moved\": %" PRIu64 ", \"move_s\": %.9g, \"cost_a_s\": %.6e, "
+                          "\"cost_b_s_per_byte\": %.6e, \"decide_cpu_s\": %.6e, \"wall_s\": %.6f, "
+                          "\"events\": %" PRIu64,
+                      o->size->mi, o->size->mj, o->size->mk, P, c->iters, mode,
+                      c->balance.guards, c->balance.threshold, c->balance.interval,
+                      c->unit_work / ((double)(o->size->mj - 2) * (o->size->mk - 2)),
+                      r->makespan_s, r->moves, r->skipped, r->points, r->bytes_moved, r->move_s,
+                      r->cost.a, r->cost.b, r->decide_cpu_s, r->wall_s, r->events);
+        if (c->replay)
+            tb_buf_printf(&j, ", \"replay_points\": %" PRIu64 ", \"replay_agree\": %" PRIu64,
+                          r->replay_points, r->replay_agree);
+        static const char *const keys[] = {"compute_s", "wait_s"};
+        for (int k = 0; k < 2; k++) {
+            const double *v = k ? r->wait_s : r->compute_s;
+            tb_buf_printf(&j, ", \"%s\": [", keys[k]);
+            for (int i = 0; i < P; i++)
+                tb_buf_printf(&j, "%s%.9g", i ? ", " : "", v[i]);
+            tb_buf_printf(&j, "]");
+        }
+        tb_buf_printf(&j, ", \"layout\": [");
+        for (int i = 0; i < P; i++)
+            tb_buf_printf(&j, "%s%" PRIu64, i ? ", " : "", r->counts[i]);
+        tb_buf_printf(&j, "], \"actions\": [");
+        int first = 1;
+        for (uint64_t k = 0; k < r->points; k++) {
+            const tb_redist_sim_point *pt = &r->pts[k];
+            const tb_redist_decision *d = &pt->decision;
+            if (!(d->units_moved > 0 && d->imbalance > c->balance.threshold && d->remaining > 0))
+                continue;
+            tb_buf_printf(&j, "%s{\"iteration\": %" PRIu64 ", \"time_s\": %.9g, \"moved\": %s, "
+                              "\"layout\": [", first ? "" : ", ", pt->iteration, pt->time,
+                          d->move ? "true" : "false");
+            for (int i = 0; i < P; i++)
+                tb_buf_printf(&j, "%s%" PRIu64, i ? ", " : "", r->layouts[k * (uint64_t)P + i]);
+            tb_buf_printf(&j, "], \"t_now_s\": %.6e, \"t_new_s\": %.6e, \"t_move_s\": %.6e, "
+                              "\"move_s\": %.6e, \"imbalance\": %.4f, \"why\": \"%s\"}",
+                          d->t_now, d->t_new, d->t_move, pt->move_s, d->imbalance, d->why);
+            first = 0;
+        }
+        tb_buf_printf(&j, "]}\n");
+        fwrite(j.data, 1, j.len, stdout);
+        tb_buf_free(&j);
+        return;
+    }
+    if (multi) {
+        printf("%7d  %-9s  %12.4f  %5" PRIu64 "  %9.4f  %12" PRIu64 "  %9.4f  %9.4f\n", P, mode,
+               r->makespan_s, r->moves, r->move_s, r->bytes_moved, wsum / P, wmax);
+        return;
+    }
+    printf("himeno %dx%dx%d simulated on %s: %d ranks, %" PRIu64 " sweeps, balance %s%s\n",
+           o->size->mi, o->size->mj, o->size->mk, o->sim, P, c->iters, mode,
+           c->replay ? " (replayed)" : "");
+    if (!o->quiet)
+        for (uint64_t k = 0; k < r->points; k++) {
+            const tb_redist_sim_point *pt = &r->pts[k];
+            const tb_redist_decision *d = &pt->decision;
+            if (!(d->units_moved > 0 && d->imbalance > c->balance.threshold && d->remaining > 0))
+                continue;
+            char lay[256];
+            format_layout(r->layouts + k * (uint64_t)P, P, lay, sizeof lay);
+            printf("  sweep %" PRIu64 " (t=%.3f s): %s planes %s (imbalance %.3f; %.3g -> %.3g "
+                   "s/sweep, move %.3g s): %s\n", pt->iteration, pt->time,
+                   d->move ? "moved to" : "kept, plan was", lay, d->imbalance, d->t_now,
+                   d->t_new, d->t_move, d->why);
+        }
+    char lay[256];
+    format_layout(r->counts, P, lay, sizeof lay);
+    printf("makespan:    %.4f s (simulated)\n", r->makespan_s);
+    printf("moves:       %" PRIu64 " (%" PRIu64 " bytes, %.4f s), %" PRIu64
+           " skipped as not paying\n", r->moves, r->bytes_moved, r->move_s, r->skipped);
+    printf("per rank:    compute %.4f s, waiting %.4f s on average (at most %.4f s)\n", csum / P,
+           wsum / P, wmax);
+    printf("layout:      %s\n", lay);
+    printf("decisions:   %" PRIu64 " points, %.3g s of CPU in all\n", r->points, r->decide_cpu_s);
+    if (c->replay)
+        printf("replay:      %" PRIu64 " of %" PRIu64 " decisions equal the record's\n",
+               r->replay_agree, r->replay_points);
+    printf("simulation:  %" PRIu64 " events in %.3f s\n", r->events, r->wall_s);
+}
+
+static int himeno_sim(himeno_opts *o)
+{
+    const tb_himeno_size *s = o->size;
+    double pc = o->point_cost > 0 ? o->point_cost : SIM_POINT_COST;
+    if (o->calibrate) {
+        if (calibrate(s, &pc) != TB_OK) {
+            tb_cli_error(cmd, "--calibrate: cannot allocate the test block");
+            return TB_EXIT_FAIL;
+        }
+        fprintf(stderr, "tenbin himeno: calibrated: %.4g s per point and sweep\n", pc);
+    }
+    tb_platform *plat = NULL;
+    if (tb_cli_platform(cmd, o->sim, (uint64_t)o->seed, &plat) != 0)
+        return TB_EXIT_USAGE;
+    long one = 0;
+    const long *ranks = o->nranks ? o->ranks : &one;
+    size_t nr = o->nranks ? o->nranks : 1;
+    for (size_t i = 0; i < nr; i++) {
+        if (ranks[i] && (uint64_t)ranks[i] > tb_platform_cores(plat)) {
+            tb_cli_error(cmd, "--ranks %ld: the platform has %zu cores", ranks[i],
+                         tb_platform_cores(plat));
+            tb_platform_destroy(&plat);
+            return TB_EXIT_USAGE;
+        }
+        if (ranks[i] > s->mi - 2) {
+            tb_cli_error(cmd, "a %dx%dx%d grid has %d interior planes: %ld ranks cannot have one "
+                              "each", s->mi, s->mj, s->mk, s->mi - 2, ranks[i]);
+            tb_platform_destroy(&plat);
+            return TB_EXIT_USAGE;
+        }
+        for (int k = 0; k < o->nslow; k++)
+            if (ranks[i] && o->slow[k].rank >= ranks[i]) {
+                tb_cli_error(cmd, "--slowdown %d:...: there are only %ld ranks", o->slow[k].rank,
+                             ranks[i]);
+                tb_platform_destroy(&plat);
+                return TB_EXIT_USAGE;
+            }
+    }
+    static const int all[3] = {TB_REDIST_OFF, TB_REDIST_NO_PREDICT, TB_REDIST_PREDICT};
+    int nmodes = o->all_modes ? 3 : 1;
+    int multi = (nr > 1 || nmodes > 1) && !o->json;
+    double plane = (double)s->mj * (double)s->mk * sizeof(float);
+    double *mk = calloc(nr * 3, sizeof *mk);
+    if (!mk) {
+        tb_platform_destroy(&plat);
+        return TB_EXIT_FAIL;
+    }
+    if (multi)
+        printf("himeno %dx%dx%d simulated on %s, %ld sweeps\n%7s  %-9s  %12s  %5s  %9s  %12s  "
+               "%9s  %9s\n", s->mi, s->mj, s->mk, o->sim, o->iters, "ranks", "balance",
+               "makespan_s", "moves", "move_s", "bytes_moved", "wait_avg", "wait_max");
+    int ex = TB_EXIT_OK;
+    for (size_t i = 0; i < nr && ex == TB_EXIT_OK; i++)
+        for (int m = 0; m < nmodes && ex == TB_EXIT_OK; m++) {
+            tb_redist_sim_config c;
+            memset(&c, 0, sizeof c);
+            c.platform = plat;
+            c.ranks = (int)ranks[i];
+            c.units = (uint64_t)s->mi - 2;
+            c.iters = (uint64_t)o->iters;
+            c.unit_work = pc * (double)(s->mj - 2) * (double)(s->mk - 2);
+            c.unit_bytes = 14 * plane; /* p, bnd, wrk1, wrk2, a (4), b (3), c (3) */
+            c.halo_bytes = plane;      /* p's plane each way */
+            c.min_units = 1;
+            tb_redist_config_init(&c.balance);
+            c.balance.mode = o->all_modes ? all[m] : o->balance;
+            c.balance.threshold = o->threshold;
+            c.balance.interval = (uint64_t)o->interval;
+            c.balance.guards = o->guards;
+            c.replay = o->replay;
+            if (o->nslow) {
+                c.work_factor = sim_factor;
+                c.work_ctx = o;
+            }
+            tb_redist_sim_result r;
+            char err[512];
+            int rc = tb_redist_sim_run(&c, &r, err, sizeof err);
+            if (rc == TB_OK) {
+                c.ranks = r.ranks; /* on replay, the record's */
+                c.balance = r.balance;
+                sim_print(o, &c, &r, multi);
+                mk[i * 3 + (size_t)m] = r.makespan_s;
+            } else {
+                tb_cli_error(cmd, "%s", err[0] ? err : tb_strerror(rc));
+                ex = rc == TB_ERR_STATE ? TB_EXIT_FAIL
+                     : rc == TB_ERR_INVALID || rc == TB_ERR_SIZE || rc == TB_ERR_PARSE ||
+                             rc == TB_ERR_IO
+                         ? TB_EXIT_USAGE
+                         : TB_EXIT_FAIL;
+            }
+            tb_redist_sim_result_free(&r);
+        }
+    if (ex == TB_EXIT_OK && o->svg) {
+        double *x = calloc(nr, sizeof *x);
+        tb_cli_series ser[3];
+        int ns = 0;
+        for (size_t i = 0; x && i < nr; i++)
+            x[i] = (double)ranks[i];
+        for (int m = 0; m < nmodes; m++) {
+            double *y = calloc(nr, sizeof *y);
+            for (size_t i = 0; y && i < nr; i++)
+                y[i] = mk[i * 3 + (size_t)m];
+            ser[ns++] = (tb_cli_series){mode_names[o->all_modes ? all[m] : o->balance], y};
+        }
+        if (!x || tb_cli_line_chart(o->svg, "himeno, simulated", "ranks", "makespan (s)", x, nr,
+                                    ser, (size_t)ns, 1, 0) != 0)
+            ex = TB_EXIT_FAIL;
+        for (int m = 0; m < ns; m++)
+            free((void *)ser[m].y);
+        free(x);
+    }
+    free(mk);
+    tb_platform_destroy(&plat);
+    return ex;
+}
+
 int tb_cmd_himeno(int argc, char **argv)
 {
-    himeno_opts o = {tb_himeno_size_find("S"), 100, TB_REDIST_PREDICT, {{0}}, 0, 10, 1.05, 0,
-                     1, 0, 0};
+    himeno_opts o;
+    memset(&o, 0, sizeof o);
+    o.size = tb_himeno_size_find("S");
+    o.iters = 100;
+    o.balance = TB_REDIST_PREDICT;
+    o.interval = 10;
+    o.threshold = 1.05;
+    o.seed = 1;
+    o.guards = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
+    o.point_cost = -1;
     int ex = parse_opts(argc, argv, &o);
     if (ex >= 0)
         return ex;
+    if (o.sim)
+        return himeno_sim(&o);
     int rank, nranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -376,6 +376,82 @@ typedef struct tb_redist_stats {
 
 TB_API void tb_redist_get_stats(const tb_redist *r, tb_redist_stats *st);
 
+/* ------------------------------------------------------------------------
+ * The simulated application: a block-distributed iterative code (Himeno's
+ * shape: per iteration a halo exchange with the neighbours, then compute
+ * proportional to the block) on a modelled platform, balanced by the same
+ * balancer as the real arrays.  Each rank is an actor on the simulator:
+ * compute is the block's work at its host's speed over virtual time
+ * (constant, trace or load process), halo planes and moves are messages
+ * costed by the platform's network, a balancing point is an allgather of the
+ * ranks' windows (Bruck's algorithm, ceil(log2 P) rounds), the decision, the
+ * move (one message per run of units changing owner) and an allreduce of
+ * the move's time, as tb_redist_balance does.  Deterministic: the same
+ * configuration gives the same results bit for bit.
+ * ------------------------------------------------------------------------ */
+
+struct tb_platform;
+
+typedef struct tb_redist_sim_config {
+    const struct tb_platform *platform; /* ranks fill its hosts' cores in order */
+    int ranks;
+    uint64_t units;          /* extent of the split dimension (>= ranks * min_units) */
+    uint64_t iters;          /* iterations (>= 1) */
+    double unit_work;        /* seconds at speed 1 of one unit's share of an iteration (> 0) */
+    double unit_bytes;       /* bytes that move with a unit (all arrays) */
+    double halo_bytes;       /* bytes sent to each neighbour per iteration */
+    uint64_t min_units;      /* smallest block (>= 1) */
+    tb_redist_config balance;/* threshold, interval, mode, guards, smoothing (units, counts,
+                                probe and record are not used) */
+    double (*work_factor)(void *ctx, int rank, uint64_t iteration);
+                             /* NULL, or a factor (>= 1) on a rank's work at an iteration:
+                                a slowdown counted in iterations, as `himeno --slowdown` */
+    void *work_ctx;
+    const char *replay;      /* NULL, or a record (tb_redist_config.record) of a real run:
+                                its measured windows and move times drive the decisions, its
+                                configuration replaces the one above, and every decision is
+                                compared with the recorded one */
+} tb_redist_sim_config;
+
+/* One balancing point of a simulated run. */
+typedef struct tb_redist_sim_point {
+    uint64_t iteration;
+    double time;             /* virtual seconds when the first rank decided */
+    tb_redist_decision decision;
+    double move_s;           /* the move's time (slowest rank), 0 if none */
+} tb_redist_sim_point;
+
+typedef struct tb_redist_sim_result {
+    int ranks;               /* as run (on replay, the record's) */
+    tb_redist_config balance;/* the balancing configuration in force (on replay, the record's) */
+    double makespan_s;       /* virtual: the last rank's end */
+    double move_s;           /* summed over moves, each its slowest rank */
+    uint64_t moves, points, skipped, bytes_moved;
+    double *compute_s;       /* [ranks] virtual seconds computing */
+    double *wait_s;          /* [ranks] the rest: halos, balancing points, moves */
+    uint64_t *counts;        /* [ranks] the final layout */
+    tb_redist_sim_point *pts;/* [points] */
+    uint64_t *layouts;       /* [points * ranks] each point's plan */
+    double decide_cpu_s;     /* real CPU seconds the decisions took, all points */
+    double wall_s;           /* real seconds of the simulation */
+    uint64_t events;
+    tb_redist_cost cost;     /* the modelled probe's line */
+    uint64_t replay_points;  /* replay: points compared */
+    uint64_t replay_agree;   /* ... whose decision and plan equal the record's */
+} tb_redist_sim_result;
+
+/*
+ * Run the simulated application.  Errors (one line in err): TB_ERR_INVALID
+ * for a bad configuration, TB_ERR_SIZE when the ranks do not fit the
+ * platform's cores or the units, TB_ERR_IO / TB_ERR_PARSE for a record that
+ * cannot be read, TB_ERR_STATE for a replay whose decisions diverge from the
+ * record (err names the point).  Free the result with
+ * tb_redist_sim_result_free (also after an error).
+ */
+TB_API int tb_redist_sim_run(const tb_redist_sim_config *cfg, tb_redist_sim_result *res,
+                             char *err, size_t errlen);
+TB_API void tb_redist_sim_result_free(tb_redist_sim_result *res);
+
 #ifdef __cplusplus
 }
 #endif

@@ -75,6 +75,11 @@ tb_tp *tb_sim_transport(tb_sim *s);
 /* Run actors[0..ranks) (actor r is rank r) until every actor is finished and
  * no event is left.  A handler error stops the run and is returned. */
 int tb_sim_run(tb_sim *s, tb_actor **actors);
+/* Send msg (its bytes as they are) but charge the network model for `bytes`:
+ * for a modelled application whose data does not exist (S4's simulated
+ * arrays move megabytes that are never allocated).  Byte counts count
+ * `bytes`. */
+int tb_sim_send_modelled(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, size_t bytes);
 /* Virtual time of the last event, events processed, messages sent. */
 double tb_sim_end_time(const tb_sim *s);
 uint64_t tb_sim_events(const tb_sim *s);

@@ -28,6 +28,7 @@ typedef struct sim_msg {
     int rendezvous;
     uint64_t timer_id;
     size_t len;
+    size_t wire;         /* bytes the network model charges (len, or a modelled size) */
     unsigned char data[];
 } sim_msg;
 
@@ -168,9 +169,8 @@ static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
     return TB_OK;
 }
 
-static int sim_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
+static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, size_t wire)
 {
-    tb_sim *s = as_sim(tp);
     if (dst < 0 || dst >= s->P)
         return TB_ERR_INVALID;
     sim_rank *a = &s->r[from->rank], *b = &s->r[dst];
@@ -179,7 +179,7 @@ static int sim_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
     if (!m)
         return TB_ERR_NOMEM;
     tb_netmsg nm;
-    tb_net_send(s->plat, s->P, a->cluster, b->cluster, from->rank == dst, k, a->clock,
+    tb_net_send(s->plat, s->P, a->cluster, b->cluster, from->rank == dst, wire, a->clock,
                 a->last_send, &nm);
     a->clock = nm.send_end;
     a->last_send = nm.start;
@@ -204,13 +204,24 @@ static int sim_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
     m->tag = tag;
     m->is_timer = 0;
     m->len = k;
+    m->wire = wire;
     if (k > 0)
         memcpy(m->data, msg->data, k);
     tb_buf_clear(msg);
     a->msgs_sent++;
-    a->bytes_sent += k;
+    a->bytes_sent += wire;
     mailbox_insert(b, m);
     return maybe_wake(s, dst);
+}
+
+static int sim_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
+{
+    return send_wire(as_sim(tp), from, dst, tag, msg, msg->len);
+}
+
+int tb_sim_send_modelled(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, size_t bytes)
+{
+    return send_wire(s, from, dst, tag, msg, bytes);
 }
 
 static int sim_arrived(tb_tp *tp, tb_actor *act, const int *from, int n)
@@ -382,7 +393,7 @@ static int take(tb_sim *s, int rank, double t)
     if (m->is_timer) {
         rc = r->actor->ops->timer ? r->actor->ops->timer(r->actor, m->timer_id) : TB_OK;
     } else {
-        double cost = tb_net_recv_cost(s->plat, s->P, s->r[m->src].cluster, r->cluster, m->len,
+        double cost = tb_net_recv_cost(s->plat, s->P, s->r[m->src].cluster, r->cluster, m->wire,
                                        m->rendezvous);
         r->clock += cost;
         if (!isfinite(r->clock)) {
@@ -392,7 +403,7 @@ static int take(tb_sim *s, int rank, double t)
             return TB_ERR_RANGE;
         }
         r->msgs_recv++;
-        r->bytes_recv += m->len;
+        r->bytes_recv += m->wire;
         rc = r->actor->ops->message(r->actor, m->src, m->tag, m->data, m->len);
     }
     free(m);
