@@ -144,6 +144,39 @@ static int parse_slowdown(const char *s, slowdown *out)
     return 0;
 }
 
+/* "none", "all", or a comma-separated list of noise and change. */
+static int parse_guards(const char *s, unsigned *out)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } g[] = {{"noise", TB_REDIST_GUARD_NOISE}, {"change", TB_REDIST_GUARD_CHANGE},
+};
+    unsigned v = 0;
+    if (strcmp(s, "none") == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (strcmp(s, "all") == 0) {
+        *out = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
+        return 0;
+    }
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        size_t i = 0;
+        while (i < 2 && !(strlen(g[i].name) == n && strncmp(s, g[i].name, n) == 0))
+            i++;
+        if (i == 2)
+            return -1;
+        v |= g[i].bit;
+        s += n;
+        if (*s == ',' && *++s == '\0')
+            return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, himeno_opts *o)
 {
     static const struct option opts[] = {
@@ -229,17 +262,9 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
             o->json = 1;
             break;
         case 'g':
-            if (strcmp(optarg, "none") == 0)
-                o->guards = 0;
-            else if (strcmp(optarg, "noise,change") == 0 || strcmp(optarg, "change,noise") == 0)
-                o->guards = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
-            else if (strcmp(optarg, "noise") == 0)
-                o->guards = TB_REDIST_GUARD_NOISE;
-            else if (strcmp(optarg, "change") == 0)
-                o->guards = TB_REDIST_GUARD_CHANGE;
-            else {
-                tb_cli_error(cmd, "--guards: expected noise,change, noise, change or none, got "
-                                  "'%s'", optarg);
+            if (parse_guards(optarg, &o->guards) != 0) {
+                tb_cli_error(cmd, "--guards: expected none, all, or a list of noise and change, "
+                                  "got '%s'", optarg);
                 return TB_EXIT_USAGE;
             }
             break;

@@ -212,9 +212,9 @@ typedef struct tb_redist_config {
  *    followed, a load that stays is.
  *  - CHANGE: a rank whose two half-windows differ (3 standard errors, and
  *    more than the threshold's margin) changed speed inside the window: its
- *    speed restarts from the second half and nothing moves until a window
- *    has measured the new speed cleanly; a window that differs that much
- *    from the smoothed history replaces it instead of being averaged in.
+ *    speed restarts from the second half; a window whose halves both differ
+ *    that much from the smoothed history (a new level) replaces it instead
+ *    of being averaged in, so no move follows a stale speed.
  */
 enum { TB_REDIST_GUARD_NOISE = 1, TB_REDIST_GUARD_CHANGE = 2 };
 

@@ -171,8 +171,9 @@ int tb__rb_point(tb__rb *b, uint64_t iteration, uint64_t total, const uint64_t *
                 b->changed++;
             } else if (*ut < 0) {
                 *ut = s.u;
-            } else if (g_change && differs(s.u, *ut, s.se, rel)) {
-                *ut = s.u; /* a new level: do not average across it */
+            } else if (g_change && s.u1 > 0 && s.u2 > 0 && differs(s.u1, *ut, s.se12, rel) &&
+                       differs(s.u2, *ut, s.se12, rel) && (s.u1 > *ut) == (s.u2 > *ut)) {
+                *ut = s.u; /* a new level all through the window: do not average across it */
                 b->restarted++;
             } else {
                 *ut = b->smoothing * s.u + (1 - b->smoothing) * *ut;
@@ -201,10 +202,6 @@ int tb__rb_point(tb__rb *b, uint64_t iteration, uint64_t total, const uint64_t *
     cost.b *= k;
     TB_CHECK(tb_redist_decide(P, counts, b->speeds, iteration, total, b->threshold, mode, &cost,
                               b->unit_bytes, b->min_units, b->next, d));
-    if (d->move && g_change && b->changed) {
-        d->move = 0;
-        d->why = "a speed changed inside the window: measuring again before moving";
-    }
     if (d->move && g_noise) {
         /* The slowest rank's time per iteration sets t_now; its window's
          * spread says how well that time is known. */

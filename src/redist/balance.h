@@ -20,9 +20,10 @@
  *  - change: a rank whose time per unit differs between the two halves of
  *    the window (by more than RB_Z standard errors and the threshold's
  *    margin) changed speed inside it: its speed restarts from the second
- *    half, and nothing moves at this point (the next window measures the new
- *    speed cleanly).  A rank whose window differs that much from its smoothed
- *    history restarts from the window instead of averaging across the change.
+ *    half.  A rank whose two halves both differ that much, and the same way,
+ *    from its smoothed history has a new level: its speed restarts from the
+ *    window instead of averaging across the change (the stale speed that
+ *    made real runs move twice after each change of load).
  */
 #ifndef TB_REDIST_BALANCE_H
 #define TB_REDIST_BALANCE_H
@@ -68,7 +69,7 @@ typedef struct tb__rb {
     double factor_sum;    /* sum over them of measured / predicted */
     /* what the last point saw */
     int changed;          /* ranks whose speed changed inside the window */
-    int restarted;        /* ranks whose smoothing restarted (a change between windows) */
+    int restarted;        /* ranks whose smoothing restarted at a new level */
     double gain_margin;   /* seconds per iteration the noise guard took off the gain */
 } tb__rb;
 
