@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../tb_test.h"
+#include "redist/balance.h"
 #include "tenbin/core.h"
 
 static void test_partition_known(void)
@@ -269,6 +270,135 @@ static void test_decide(void)
                      TB_ERR_INVALID);
 }
 
+/* A window of n one-iteration calls: `slow` of them (the last ones, or the
+ * first with at_start) take f times t, the rest t. */
+static void window(tb__rb_window *w, int n, double t, int slow, double f, int at_start)
+{
+    tb__rb_window_clear(w);
+    for (int k = 0; k < n; k++) {
+        int s = at_start ? k < slow : k >= n - slow;
+        tb__rb_window_add(w, s ? t * f : t, 1);
+    }
+}
+
+/* One balancing point of two ranks, 63 units each, windows of 10 calls. */
+static int point2(tb__rb *b, uint64_t it, const double *t, const int *slow, const double *f,
+                  tb_redist_decision *d)
+{
+    static const uint64_t counts[2] = {63, 63};
+    double meas[2 * TB__RB_PACK];
+    tb__rb_window w = {NULL, NULL, 0, 0};
+    for (int r = 0; r < 2; r++) {
+        window(&w, 10, t[r], slow[r], f[r], 0);
+        tb__rb_window_pack(&w, it, meas + r * TB__RB_PACK);
+    }
+    tb__rb_window_free(&w);
+    return tb__rb_point(b, it, 200, counts, meas, d, NULL, NULL);
+}
+
+static void test_balance_window(void)
+{
+    tb__rb_window w = {NULL, NULL, 0, 0};
+    TB_ASSERT_OK(tb__rb_window_add(&w, 1.0, 1));
+    TB_ASSERT_OK(tb__rb_window_add(&w, 2.0, 1));
+    TB_ASSERT_OK(tb__rb_window_add(&w, 6.0, 2));
+    TB_ASSERT_OK(tb__rb_window_add(&w, 5.0, 0)); /* no iteration: ignored */
+    double m[TB__RB_PACK];
+    tb__rb_window_pack(&w, 30, m);
+    TB_ASSERT(m[0] == 30);
+    /* first half: the first call; second half: the other two */
+    TB_ASSERT(m[1] == 1 && m[2] == 1 && m[3] == 1 && m[4] == 1 && m[5] == 1);
+    TB_ASSERT(m[6] == 8 && m[7] == 3 && m[8] == 2 && m[9] == 5 && m[10] == 13);
+    tb__rb_window_free(&w);
+}
+
+static void test_balance_guards(void)
+{
+    tb_redist_config cfg;
+    tb_redist_config_init(&cfg);
+    tb__rb b;
+    tb_redist_decision d;
+    const double t[2] = {0.63, 0.63};
+    /* Equal speeds, rank 1 slowed 3x in one sweep of ten: 20 % on average,
+     * imbalance 1.2 / 1.1 above the 5 % threshold.  S4's plain rule moves,
+     * the noise guard not. */
+    const int one[2] = {0, 1};
+    const double two[2] = {1, 2}, three[2] = {1, 3};
+    cfg.guards = 0;
+    TB_ASSERT_OK(tb__rb_init(&b, 2, &cfg, 1, 1e3));
+    TB_ASSERT_OK(point2(&b, 10, t, one, three, &d));
+    TB_ASSERT(d.move == 1);
+    tb__rb_free(&b);
+    cfg.guards = TB_REDIST_GUARD_NOISE;
+    TB_ASSERT_OK(tb__rb_init(&b, 2, &cfg, 1, 1e3));
+    TB_ASSERT_OK(point2(&b, 10, t, one, three, &d));
+    TB_ASSERT(d.move == 0 && d.units_moved > 0);
+    TB_ASSERT_STR_EQ(d.why, "the gain is within the measurement noise");
+    TB_ASSERT(b.gain_margin > 0);
+    /* The same rank slowed all through the next window: a load that stays. */
+    const int all[2] = {0, 10};
+    TB_ASSERT_OK(point2(&b, 20, t, all, two, &d));
+    TB_ASSERT(d.move == 1);
+    tb__rb_free(&b);
+
+    /* A new level (2x from the start of the window after one at 1x): the
+     * change guard restarts the speed, the plain smoothing averages. */
+    const int none[2] = {0, 0};
+    for (int g = 0; g < 2; g++) {
+        cfg.guards = g ? TB_REDIST_GUARD_CHANGE : 0;
+        TB_ASSERT_OK(tb__rb_init(&b, 2, &cfg, 1, 1e3));
+        TB_ASSERT_OK(point2(&b, 10, t, none, two, &d));
+        TB_ASSERT(d.move == 0 && b.restarted == 0);
+        TB_ASSERT_OK(point2(&b, 20, t, all, two, &d));
+        TB_ASSERT_EQ_INT(b.restarted, g);
+        TB_ASSERT_NEAR(b.unit_time[1], g ? 0.02 : 0.015, 1e-12);
+        /* 2x: 84 + 42; averaged (1.5x): 76 + 50 */
+        TB_ASSERT_EQ_U64(b.next[0], (uint64_t)(g ? 84 : 76));
+        tb__rb_free(&b);
+    }
+    /* A change inside the window (the last 5 sweeps at 2x): the speed is the
+     * second half's. */
+    const int half[2] = {0, 5};
+    cfg.guards = TB_REDIST_GUARD_CHANGE;
+    TB_ASSERT_OK(tb__rb_init(&b, 2, &cfg, 1, 1e3));
+    TB_ASSERT_OK(point2(&b, 10, t, half, two, &d));
+    TB_ASSERT_EQ_INT(b.changed, 1);
+    TB_ASSERT_NEAR(b.unit_time[1], 0.02, 1e-12);
+    TB_ASSERT_EQ_U64(b.next[0], 84);
+    tb__rb_free(&b);
+}
+
+static void test_balance_state(void)
+{
+    tb_redist_config cfg;
+    tb_redist_config_init(&cfg);
+    tb__rb b;
+    tb_redist_decision d;
+    TB_ASSERT_OK(tb__rb_init(&b, 2, &cfg, 1, 1e3));
+    /* Ranks at different iterations. */
+    uint64_t counts[2] = {5, 5};
+    double meas[2 * TB__RB_PACK] = {0};
+    meas[0] = 10;
+    meas[TB__RB_PACK] = 20;
+    int bad = -1;
+    TB_ASSERT_EQ_INT(tb__rb_point(&b, 10, 100, counts, meas, &d, NULL, &bad), TB_ERR_STATE);
+    TB_ASSERT_EQ_INT(bad, 1);
+    /* Nothing measured: every rank gets speed 1, nothing moves. */
+    meas[TB__RB_PACK] = 10;
+    int est = 0;
+    TB_ASSERT_OK(tb__rb_point(&b, 10, 0, counts, meas, &d, &est, NULL));
+    TB_ASSERT(est == 1 && d.remaining == 10 && d.move == 0);
+    TB_ASSERT(b.speeds[0] == 1 && b.speeds[1] == 1);
+    /* Moves scale the cost model by measured / predicted. */
+    TB_ASSERT(tb__rb_factor(&b) == 1.0);
+    tb__rb_moved(&b, 0.01, 0.03);
+    tb__rb_moved(&b, 0.01, 0.01);
+    TB_ASSERT_NEAR(tb__rb_factor(&b), 2.0, 1e-12);
+    tb__rb_moved(&b, 0, 1); /* nothing predicted: no ratio */
+    TB_ASSERT_EQ_U64(b.moves, 2);
+    tb__rb_free(&b);
+}
+
 static const tb_test tests[] = {
     {"partition_known", test_partition_known},
     {"partition_errors", test_partition_errors},
@@ -277,6 +407,9 @@ static const tb_test tests[] = {
     {"cost_fit", test_cost_fit},
     {"moves", test_moves},
     {"decide", test_decide},
+    {"balance_window", test_balance_window},
+    {"balance_guards", test_balance_guards},
+    {"balance_state", test_balance_state},
     {NULL, NULL},
 };
 
