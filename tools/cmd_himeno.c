@@ -820,7 +820,7 @@ static int himeno_sim(himeno_opts *o)
             ser[ns++] = (tb_cli_series){mode_names[o->all_modes ? all[m] : o->balance], y};
         }
         if (!x || tb_cli_line_chart(o->svg, "himeno, simulated", "ranks", "makespan (s)", x, nr,
-                                    ser, (size_t)ns, 1, 0) != 0)
+                                    ser, (size_t)ns, 1, 1) != 0)
             ex = TB_EXIT_FAIL;
         for (int m = 0; m < ns; m++)
             free((void *)ser[m].y);

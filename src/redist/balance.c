@@ -78,18 +78,22 @@ int tb__rb_init(tb__rb *b, int P, const tb_redist_config *cfg, uint64_t min_unit
     b->unit_time = malloc((size_t)P * sizeof *b->unit_time);
     b->speeds = calloc((size_t)P, sizeof *b->speeds);
     b->next = calloc((size_t)P, sizeof *b->next);
-    if (!b->unit_time || !b->speeds || !b->next) {
+    b->last_u = malloc(2 * (size_t)P * sizeof *b->last_u);
+    b->se_u = calloc((size_t)P, sizeof *b->se_u);
+    if (!b->unit_time || !b->speeds || !b->next || !b->last_u || !b->se_u) {
         tb__rb_free(b);
         return TB_ERR_NOMEM;
     }
     for (int i = 0; i < P; i++)
-        b->unit_time[i] = -1;
+        b->unit_time[i] = b->last_u[2 * i] = b->last_u[2 * i + 1] = -1;
     return TB_OK;
 }
 
 void tb__rb_free(tb__rb *b)
 {
     free(b->unit_time);
+    free(b->last_u);
+    free(b->se_u);
     free(b->speeds);
     free(b->next);
     memset(b, 0, sizeof *b);
@@ -164,20 +168,34 @@ int tb__rb_point(tb__rb *b, uint64_t iteration, uint64_t total, const uint64_t *
             return TB_ERR_STATE;
         }
         rb_stats s = stats_of(m, counts[i]);
+        b->se_u[i] = s.se;
         if (s.u > 0) {
             double *ut = &b->unit_time[i];
+            int level = 1; /* the same level as the last window */
             if (g_change && s.u1 > 0 && s.u2 > 0 && differs(s.u1, s.u2, s.se12, rel)) {
                 *ut = s.u2; /* the speed since the change */
                 b->changed++;
+                level = 0;
             } else if (*ut < 0) {
                 *ut = s.u;
             } else if (g_change && s.u1 > 0 && s.u2 > 0 && differs(s.u1, *ut, s.se12, rel) &&
                        differs(s.u2, *ut, s.se12, rel) && (s.u1 > *ut) == (s.u2 > *ut)) {
                 *ut = s.u; /* a new level all through the window: do not average across it */
                 b->restarted++;
+                level = 0;
             } else {
                 *ut = b->smoothing * s.u + (1 - b->smoothing) * *ut;
             }
+            /* Three windows alike say more than one window's spread when
+             * single calls are erratic but their mean is not (time-slicing). */
+            double *lu = b->last_u + 2 * i;
+            if (!level)
+                lu[0] = lu[1] = -1;
+            double between = fmax(fabs(s.u - lu[0]), fabs(lu[0] - lu[1])) / sqrt(2.0);
+            if (lu[0] > 0 && lu[1] > 0 && between < b->se_u[i])
+                b->se_u[i] = between;
+            lu[1] = lu[0];
+            lu[0] = s.u;
         }
         if (b->unit_time[i] > 0 && b->unit_time[i] < tmin)
             tmin = b->unit_time[i];
@@ -203,8 +221,8 @@ int tb__rb_point(tb__rb *b, uint64_t iteration, uint64_t total, const uint64_t *
     TB_CHECK(tb_redist_decide(P, counts, b->speeds, iteration, total, b->threshold, mode, &cost,
                               b->unit_bytes, b->min_units, b->next, d));
     if (d->move && g_noise) {
-        /* The slowest rank's time per iteration sets t_now; its window's
-         * spread says how well that time is known. */
+        /* The slowest rank's time per iteration sets t_now; se_u says how
+         * well that time is known. */
         int j = 0;
         double worst = -1;
         for (int i = 0; i < P; i++) {
@@ -214,8 +232,7 @@ int tb__rb_point(tb__rb *b, uint64_t iteration, uint64_t total, const uint64_t *
                 j = i;
             }
         }
-        rb_stats s = stats_of(meas + (size_t)j * TB__RB_PACK, counts[j]);
-        b->gain_margin = RB_Z * s.se_it;
+        b->gain_margin = RB_Z * (double)counts[j] * b->se_u[j];
         double gain = d->t_now - d->t_new - b->gain_margin;
         if (!(gain > 0)) {
             d->move = 0;

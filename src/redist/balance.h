@@ -13,10 +13,15 @@
  *
  * The guards (TB_REDIST_GUARD_*, prediction mode only):
  *  - noise: the gain per iteration must exceed RB_Z standard errors of the
- *    slowest rank's measured time per iteration (from the spread of its
- *    per-call times in the window); the pay-off test uses the gain less that
- *    margin.  A neighbour's job that steals a core for one sweep raises the
- *    spread and is not followed; a load that stays lowers it and is.
+ *    slowest rank's measured time per iteration, and the pay-off test uses
+ *    the gain less that margin.  The standard error is the smaller of two
+ *    estimates: from the spread of the rank's per-call times in the window,
+ *    and from the largest difference between its last three windows' means
+ *    (at one level).  A
+ *    neighbour's job that steals a core for one sweep raises the spread and
+ *    is not followed; a load that stays lowers it, or keeps the windows'
+ *    means alike even when it makes single sweeps erratic (time-slicing
+ *    with a busy loop on the same core), and is.
  *  - change: a rank whose time per unit differs between the two halves of
  *    the window (by more than RB_Z standard errors and the threshold's
  *    margin) changed speed inside it: its speed restarts from the second
@@ -63,6 +68,8 @@ typedef struct tb__rb {
     double unit_bytes;
     double *unit_time;    /* [P] smoothed seconds per unit and iteration; < 0: none yet */
     double *speeds;       /* [P] 1 / unit_time, as given to the decision */
+    double *last_u;       /* [2P] the last two windows' own times per unit (< 0: none) */
+    double *se_u;         /* [P] how well unit_time is known at this point (standard error) */
     uint64_t *next;       /* [P] the last plan */
     tb_redist_cost cost;  /* the probe's line (plus real moves, see tb__rb_moved) */
     uint64_t moves;       /* moves measured */
