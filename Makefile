@@ -63,6 +63,7 @@ bench: build
 	bench/sim $(BUILD)
 	bench/s1-sweep $(BUILD)
 	bench/s4-himeno $(BUILD)
+	bench/s4-sim $(BUILD)
 	bench/s2-flow $(BUILD)
 	bench/s2-run $(BUILD)
 	@if [ -x bench/simgrid/run ]; then bench/simgrid/run $(BUILD); fi
