@@ -67,8 +67,8 @@ points=$(grep -c '"point"' rec.jsonl)
     fail "replay failed"
 [ "$(num replay_points replay.json)" = "$points" ] || fail "replayed $(num replay_points replay.json) of $points points"
 [ "$(num replay_agree replay.json)" = "$points" ] || fail "only $(num replay_agree replay.json) of $points decisions agree"
-[ "$(layouts real.json | head -n 1)" = "$(layouts replay.json | tail -n 1)" ] ||
-    fail "final layouts differ: real $(layouts real.json | head -n 1), replay $(layouts replay.json | tail -n 1)"
+[ "$(layouts real.json | head -n 1)" = "$(layouts replay.json | head -n 1)" ] ||
+    fail "final layouts differ: real $(layouts real.json | head -n 1), replay $(layouts replay.json | head -n 1)"
 [ "$(num moves replay.json)" = "$(num moves real.json)" ] || fail "moves differ"
 # A record whose first point that kept the layout says it moved no longer agrees: exit 1.
 sed '0,/"move": 0/s//"move": 1/' rec.jsonl > bad.jsonl
