@@ -5,8 +5,11 @@
  */
 #include "tenbin/core.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +25,8 @@ typedef struct sim_opts {
     long tasks;
     double work;
     long task_bytes, result_bytes;
-    long chunk;
+    const char *chunk;
+    const char *work_dist;
     const char *policy;
     long seed;
     const char *trace;
@@ -44,7 +48,12 @@ static void sim_usage(FILE *out)
             "  --result-bytes B       size of a result's payload (default 8)\n"
             "  --policy P             single | multi:K | dynamic | dynamic:paper | dynamic:wait[:SHARE]\n"
             "                         (default dynamic)\n"
-            "  --chunk N              tasks per message (default 1)\n"
+            "  --chunk N|gss|tss|fac|wf|awf|af|auto   tasks per message, or the rule that\n"
+            "                         picks it (see tb_mw_set_chunking; default 1)\n"
+            "  --work-dist D          how task times vary around --work: const (default),\n"
+            "                         exp (exponential, mean --work), uniform:A-B (--work\n"
+            "                         times a factor drawn in [A, B]), trace:FILE (seconds\n"
+            "                         at speed 1, one per line, task i takes line i mod n)\n"
             "  --seed S               seed of the platform's random parts (default 1)\n"
             "  --trace FILE.json      Chrome trace of the run, in virtual time\n"
             "  --json                 the summary as one JSON object\n"
@@ -60,6 +69,7 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
         {"result-bytes", required_argument, NULL, 'R'},
         {"policy", required_argument, NULL, 'p'},   {"chunk", required_argument, NULL, 'c'},
         {"seed", required_argument, NULL, 's'},     {"trace", required_argument, NULL, 't'},
+        {"work-dist", required_argument, NULL, 'd'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -82,7 +92,8 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
             bad = tb_cli_long(cmd, "--result-bytes", optarg, 0, 1L << 30, &o->result_bytes);
             break;
         case 'p': o->policy = optarg; break;
-        case 'c': bad = tb_cli_long(cmd, "--chunk", optarg, 1, 1L << 20, &o->chunk); break;
+        case 'c': o->chunk = optarg; break;
+        case 'd': o->work_dist = optarg; break;
         case 's': bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &o->seed); break;
         case 't': o->trace = optarg; break;
         case 'j': o->json = 1; break;
@@ -106,7 +117,75 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
 
 typedef struct synth {
     const sim_opts *o;
+    int dist;          /* 0 const, 1 exp, 2 uniform, 3 trace */
+    double a, b;       /* uniform's factors */
+    double *trace;     /* trace's task times */
+    size_t ntrace;
 } synth;
+
+/* --work-dist: parse into s, reading a trace file; 0, or -1 after one line. */
+static int parse_dist(const char *d, synth *s)
+{
+    if (!d || strcmp(d, "const") == 0)
+        return 0;
+    if (strcmp(d, "exp") == 0) {
+        s->dist = 1;
+        return 0;
+    }
+    if (strncmp(d, "uniform:", 8) == 0) {
+        char *end;
+        s->a = strtod(d + 8, &end);
+        if (end != d + 8 && *end == '-') {
+            const char *b = end + 1;
+            s->b = strtod(b, &end);
+            if (end != b && *end == '\0' && s->a >= 0 && s->b >= s->a && isfinite(s->b)) {
+                s->dist = 2;
+                return 0;
+            }
+        }
+        tb_cli_error(cmd, "--work-dist: expected uniform:A-B with 0 <= A <= B, got '%s'", d);
+        return -1;
+    }
+    if (strncmp(d, "trace:", 6) == 0) {
+        FILE *f = fopen(d + 6, "r");
+        if (!f) {
+            tb_cli_error(cmd, "--work-dist: %s: %s", d + 6, strerror(errno));
+            return -1;
+        }
+        size_t cap = 0;
+        char line[256];
+        long lineno = 0;
+        while (fgets(line, sizeof line, f)) {
+            lineno++;
+            if (line[strspn(line, " \t\r\n")] == '\0')
+                continue; /* a blank line */
+            char *end;
+            double v = strtod(line, &end);
+            int converted = end != line;
+            while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+                end++;
+            if (!converted || *end || !(v >= 0) || !isfinite(v)) {
+                tb_cli_error(cmd, "--work-dist: %s:%ld: expected seconds >= 0", d + 6, lineno);
+                fclose(f);
+                return -1;
+            }
+            if (tb_grow(&s->trace, &cap, s->ntrace, sizeof *s->trace, 256) != TB_OK) {
+                fclose(f);
+                return -1;
+            }
+            s->trace[s->ntrace++] = v;
+        }
+        fclose(f);
+        if (s->ntrace == 0) {
+            tb_cli_error(cmd, "--work-dist: %s: no task times", d + 6);
+            return -1;
+        }
+        s->dist = 3;
+        return 0;
+    }
+    tb_cli_error(cmd, "--work-dist: expected const, exp, uniform:A-B or trace:FILE, got '%s'", d);
+    return -1;
+}
 
 static int synth_gen(void *ctx, uint64_t id, tb_buf *t)
 {
@@ -134,12 +213,19 @@ static double synth_cost(void *ctx, uint64_t id, const void *task, size_t len,
                          const void *res, size_t rlen)
 {
     const synth *s = ctx;
-    (void)id;
     (void)task;
     (void)len;
     (void)res;
     (void)rlen;
-    return s->o->work;
+    if (s->dist == 0)
+        return s->o->work;
+    if (s->dist == 3)
+        return s->trace[id % s->ntrace];
+    /* A stream per task: the same time whichever rank runs it, in any order. */
+    tb_rng r;
+    tb_rng_seed_stream(&r, (uint64_t)s->o->seed, id + 1);
+    return s->dist == 1 ? tb_rng_exp(&r, s->o->work)
+                        : s->o->work * tb_rng_uniform(&r, s->a, s->b);
 }
 
 /* Open the platform named by --platform, or print why not. */
@@ -156,18 +242,26 @@ int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_plat
 
 static int run_sim_mw(int argc, char **argv)
 {
-    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, 1, "dynamic", 1, NULL, 0};
+    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, "1", NULL, "dynamic", 1, NULL, 0};
     int st = parse_sim_opts(argc, argv, &o);
     if (st >= 0)
         return st;
-    tb_platform *plat = NULL;
-    if (tb_cli_platform(cmd, o.platform, (uint64_t)o.seed, &plat))
+    synth s = {&o, 0, 0, 0, NULL, 0};
+    if (parse_dist(o.work_dist, &s) != 0) {
+        free(s.trace);
         return TB_EXIT_USAGE;
+    }
+    tb_platform *plat = NULL;
+    if (tb_cli_platform(cmd, o.platform, (uint64_t)o.seed, &plat)) {
+        free(s.trace);
+        return TB_EXIT_USAGE;
+    }
     size_t cores = tb_platform_cores(plat);
     if (o.ranks == 0 && cores > (size_t)1 << 24) {
         tb_cli_error(cmd, "the platform has %zu cores, more than the 16777216 ranks a run may "
                           "have: give --ranks", cores);
         tb_platform_destroy(&plat);
+        free(s.trace);
         return TB_EXIT_USAGE;
     }
     if (o.ranks == 0)
@@ -176,9 +270,9 @@ static int run_sim_mw(int argc, char **argv)
         tb_cli_error(cmd, "--ranks %ld does not fit the platform: it has %zu cores", o.ranks,
                      cores);
         tb_platform_destroy(&plat);
+        free(s.trace);
         return TB_EXIT_USAGE;
     }
-    synth s = {&o};
     tb_mw *mw = NULL;
     int rc = tb_mw_create_sim(&mw, plat, (int)o.ranks);
     if (rc == TB_OK && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK) {
@@ -191,10 +285,18 @@ static int run_sim_mw(int argc, char **argv)
                          o.policy);
         tb_mw_destroy(&mw);
         tb_platform_destroy(&plat);
+        free(s.trace);
+        return TB_EXIT_USAGE;
+    }
+    if (rc == TB_OK && tb_mw_set_chunking(mw, o.chunk) != TB_OK) {
+        tb_cli_error(cmd, "--chunk: expected a count >= 1 or gss, tss, fac, wf, awf, af or auto, "
+                          "got '%s'", o.chunk);
+        tb_mw_destroy(&mw);
+        tb_platform_destroy(&plat);
+        free(s.trace);
         return TB_EXIT_USAGE;
     }
     if (rc == TB_OK) {
-        tb_mw_set_chunk(mw, (unsigned)o.chunk);
         tb_mw_set_worker(mw, synth_work, &s);
         tb_mw_set_generator(mw, (uint64_t)o.tasks, synth_gen, &s);
         tb_mw_set_cost(mw, synth_cost, &s);
@@ -220,7 +322,9 @@ static int run_sim_mw(int argc, char **argv)
                 tb_buf_printf(&j, (unsigned char)*c < 0x20 ? "\\u%04x"
                                   : (*c == '"' || *c == '\\') ? "\\%c" : "%c",
                               (unsigned char)*c < 0x20 ? (unsigned)*c : (unsigned)*c);
-            tb_buf_printf(&j, "\", \"seed\": %ld, \"work_s\": %.9g, ", o.seed, o.work);
+            static const char *const dists[] = {"const", "exp", "uniform", "trace"};
+            tb_buf_printf(&j, "\", \"seed\": %ld, \"work_s\": %.9g, \"work_dist\": \"%s\", ",
+                          o.seed, o.work, dists[s.dist]);
             tb_mw_summary_json(&sum, &j);
             tb_buf_printf(&j, "}\n");
             fwrite(j.data, 1, j.len, stdout);
@@ -231,6 +335,7 @@ static int run_sim_mw(int argc, char **argv)
     }
     tb_mw_destroy(&mw);
     tb_platform_destroy(&plat);
+    free(s.trace);
     return exit_code;
 }
 

@@ -134,6 +134,19 @@ TB_API int tb_mw_set_policy(tb_mw *mw, const char *spec);
 /* Tasks per message from a master to a worker (>= 1; default 1, or
  * TENBIN_MW_CHUNK). */
 TB_API int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message);
+/*
+ * How many tasks a master hands a worker at once, by rule (R: tasks the
+ * master holds, P: its workers): a number (fixed, as tb_mw_set_chunk),
+ * "gss" (ceil(R/P)), "tss" (trapezoid: from ceil(N/2P) down to 1 in equal
+ * steps), "fac" (factoring: batches of P chunks of ceil(R/2P)), "wf"
+ * (factoring weighted by the workers' measured speeds, fixed once each has
+ * returned a chunk), "awf" (the same, re-weighted after every chunk), "af"
+ * (adaptive factoring from the measured mean and variance of each worker's
+ * task times) or "auto" (af, never below the chunk whose message costs 5 %
+ * of its compute, as measured).  Works with every policy; results stay
+ * exactly-once.  TB_ERR_INVALID for an unknown rule.
+ */
+TB_API int tb_mw_set_chunking(tb_mw *mw, const char *rule);
 TB_API int tb_mw_set_worker(tb_mw *mw, tb_mw_work_fn fn, void *ctx);
 TB_API int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx);
 /* Lazily generated bag of ntasks tasks; set identically on every rank.
@@ -197,7 +210,9 @@ typedef struct tb_mw_summary {
     int ranks;
     int masters;
     char policy[32];
-    unsigned chunk;
+    unsigned chunk;           /* tasks per message under the fixed rule */
+    char chunking[8];         /* the chunk rule: "fixed", "gss", "tss", "fac", "wf", "awf",
+                                 "af" or "auto" */
     uint64_t tasks;           /* tasks in the bag */
     uint64_t results;         /* results delivered on rank 0 */
     int simulated;            /* a simulated run */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mw/chunk.h"
 #include "mw/mw_internal.h"
 #include "sim/sim.h"
 #include "tenbin/mw.h"
@@ -157,6 +158,18 @@ int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message)
     if (!mw || tasks_per_message == 0)
         return TB_ERR_INVALID;
     mw->cfg.chunk = tasks_per_message;
+    mw->cfg.chunk_kind = TB__CHUNK_FIXED;
+    return TB_OK;
+}
+
+int tb_mw_set_chunking(tb_mw *mw, const char *rule)
+{
+    int kind;
+    unsigned fixed;
+    if (!mw || tb__chunk_parse(rule, &kind, &fixed) != 0)
+        return TB_ERR_INVALID;
+    mw->cfg.chunk_kind = kind;
+    mw->cfg.chunk = fixed;
     return TB_OK;
 }
 
@@ -256,10 +269,11 @@ int tb_mw_set_progress(tb_mw *mw, FILE *stream)
 /* Every rank must agree on the configuration; a mismatch would hang. */
 static int check_agreement(tb_mw *mw)
 {
-    long v[4] = {mw->cfg.nmasters, (long)mw->cfg.chunk, mw->have_gen, mw->cfg.work != NULL};
-    long lo[4], hi[4];
-    MPI_Allreduce(v, lo, 4, MPI_LONG, MPI_MIN, mw->comm);
-    MPI_Allreduce(v, hi, 4, MPI_LONG, MPI_MAX, mw->comm);
+    long v[5] = {mw->cfg.nmasters, (long)mw->cfg.chunk, mw->have_gen, mw->cfg.work != NULL,
+                 mw->cfg.chunk_kind};
+    long lo[5], hi[5];
+    MPI_Allreduce(v, lo, 5, MPI_LONG, MPI_MIN, mw->comm);
+    MPI_Allreduce(v, hi, 5, MPI_LONG, MPI_MAX, mw->comm);
     if (memcmp(lo, hi, sizeof lo) != 0) {
         if (mw->rank == 0)
             TB_LOG_ERR("tb_mw_run: ranks disagree on policy, chunk size or generator");
@@ -282,6 +296,7 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
     s->masters = mw->cfg.nmasters;
     snprintf(s->policy, sizeof s->policy, "%s", mw->cfg.policy);
     s->chunk = mw->cfg.chunk;
+    snprintf(s->chunking, sizeof s->chunking, "%s", tb__chunk_name(mw->cfg.chunk_kind));
     s->tasks = mw->cfg.ntasks;
     s->simulated = mw->plat != NULL;
     s->makespan_s = makespan;
@@ -469,6 +484,7 @@ int tb_mw_run(tb_mw *mw)
     if (mw->ran)
         return TB_ERR_STATE;
     mw->ran = 1;
+    mw->cfg.timed = mw->cfg.dynamic == TB__MW_DYNAMIC_WAIT || tb__chunk_timed(mw->cfg.chunk_kind);
     if (mw->plat)
         return run_sim(mw);
     TB_CHECK(check_agreement(mw));
@@ -566,9 +582,13 @@ static void print_masters(const tb_mw_summary *s, FILE *out)
 
 void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
 {
-    fprintf(out, "summary: %d ranks, policy %s (%d master%s), %u task%s per message\n", s->ranks,
-            s->policy, s->masters, s->masters == 1 ? "" : "s", s->chunk,
-            s->chunk == 1 ? "" : "s");
+    if (strcmp(s->chunking, "fixed") == 0 || !s->chunking[0])
+        fprintf(out, "summary: %d ranks, policy %s (%d master%s), %u task%s per message\n",
+                s->ranks, s->policy, s->masters, s->masters == 1 ? "" : "s", s->chunk,
+                s->chunk == 1 ? "" : "s");
+    else
+        fprintf(out, "summary: %d ranks, policy %s (%d master%s), chunks by %s\n", s->ranks,
+                s->policy, s->masters, s->masters == 1 ? "" : "s", s->chunking);
     if (s->simulated)
         fprintf(out, "  tasks             %" PRIu64 " done in %.6f s of virtual time (%.1f tasks/s); "
                      "%" PRIu64 " events simulated in %.3f s\n",
@@ -598,6 +618,7 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
 {
     TB_CHECK(tb_buf_printf(out,
                            "\"ranks\": %d, \"policy\": \"%s\", \"masters\": %d, \"chunk\": %u, "
+                           "\"chunking\": \"%s\", "
                            "\"tasks\": %" PRIu64 ", \"results\": %" PRIu64 ", "
                            "\"simulated\": %s, \"makespan_s\": %.9f, \"events\": %" PRIu64 ", "
                            "\"wall_s\": %.6f, "
@@ -606,7 +627,8 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
                            "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.9f, "
                            "\"merges\": %" PRIu64 ", \"failed\": %s",
-                           s->ranks, s->policy, s->masters, s->chunk, s->tasks, s->results,
+                           s->ranks, s->policy, s->masters, s->chunk, s->chunking, s->tasks,
+                           s->results,
                            s->simulated ? "true" : "false", s->makespan_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
                            s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
                            s->worker_idle_s.max, s->messages, s->masters_max, s->promotions,

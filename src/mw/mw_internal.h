@@ -84,7 +84,9 @@ typedef struct tb__mw_cfg {
     int nranks;
     int nmasters;             /* K */
     char policy[32];
-    unsigned chunk;
+    unsigned chunk;           /* the fixed chunk (chunk_kind TB__CHUNK_FIXED) */
+    int chunk_kind;           /* TB__CHUNK_* (mw/chunk.h) */
+    int timed;                /* workers report their times (dynamic:wait, adaptive chunks) */
     size_t forward_bytes;
     tb_mw_work_fn work;
     void *work_ctx;
@@ -135,6 +137,7 @@ typedef struct tb__mw_node {
     double t_start, t_wait, t_compute;
     double t_arrived;         /* when the current task message arrived */
     double cur_wait;          /* how long the worker waited for it */
+    double chunk_sq;          /* sum of the squared task times of the current chunk */
     int status;               /* final status of the run seen by this node */
     /* counters for the summary */
     tb_mw_rank_info info;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mw/chunk.h"
 #include "mw/mw_internal.h"
 
 struct tb__mw_master {
@@ -74,6 +75,7 @@ struct tb__mw_master {
     int *deferred;         /* requests that came before the initial share */
     uint32_t *deferred_w;  /* and the requesters' worker counts */
     int ndeferred;
+    tb__chunker ch;        /* how many tasks go in a message (cfg's chunk rule) */
     tb_buf msg;            /* message being built */
     tb_buf fwd;            /* results waiting to go to the root */
     uint32_t fwd_n;
@@ -135,6 +137,7 @@ static int worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
         n->info.idle_s += now - n->t_wait;
     n->cur_wait = now - n->t_wait;
     n->t_compute = n->t_arrived = now;
+    n->chunk_sq = 0;
     tb_buf_clear(&n->in);
     TB_CHECK(tb_buf_append(&n->in, data, len));
     TB_CHECK(tb_buf_unpack_u32(&n->in, &n->in_left));
@@ -150,11 +153,13 @@ static int worker_reply(tb__mw_node *n)
 {
     tb__patch_u32(&n->out, n->out_count_at, n->out_n);
     n->t_wait = n->t_compute; /* the end of the last computation */
-    if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT) {
-        /* How long this worker waited for the message and how long it
-         * computed, for dynamic:wait's statistics (S3). */
+    if (n->cfg->timed) {
+        /* How long this worker waited for the message, how long it
+         * computed, and the sum of its tasks' squared times: for
+         * dynamic:wait's statistics (S3) and the adaptive chunk rules. */
         TB_CHECK(tb_buf_pack_f64(&n->out, n->cur_wait));
         TB_CHECK(tb_buf_pack_f64(&n->out, n->t_compute - n->t_arrived));
+        TB_CHECK(tb_buf_pack_f64(&n->out, n->chunk_sq));
     }
     if (n->reply_to == self_rank(n)) {
         /* The master may start the next chunk at once, which rebuilds `out`:
@@ -185,6 +190,7 @@ static int worker_computed(tb_actor *a, uint64_t job, int status)
     tb__mw_node *n = (tb__mw_node *)a;
     double now = tb_tp_now(a);
     n->info.busy_s += now - n->t_compute;
+    n->chunk_sq += (now - n->t_compute) * (now - n->t_compute);
     n->info.tasks_computed++;
     if (n->trace)
         tb_trace_complete_arg(n->trace, 0, "mw", "task", n->trace_t0 + n->t_compute,
@@ -249,7 +255,10 @@ static int master_dispatch(tb__mw_node *n, int w)
     uint32_t cnt = 0;
     int gen_failed = 0;
     uint64_t id = 0;
-    while (cnt < n->cfg->chunk && tb__queue_count(m->q) > 0 &&
+    int workers = master_workers(m);
+    uint64_t want = tb__chunk_next(&m->ch, w, tb__queue_count(m->q), workers > 0 ? workers : 1,
+                                   tb_tp_now(&n->base));
+    while (cnt < want && tb__queue_count(m->q) > 0 &&
            (cnt == 0 || m->msg.len < TB__MW_MSG_MAX / 2)) {
         int rc = tb__queue_pop_record(m->q, &m->msg, &id);
         if (rc == TB_ERR_TASK) {
@@ -829,18 +838,26 @@ static int master_predict_period(tb__mw_node *n)
 static int master_result(tb__mw_node *n, int src, const void *data, size_t len)
 {
     tb__mw_master *m = n->master;
-    if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT) {
-        /* The tail: how long the worker waited, and computed. */
-        if (len < 16)
+    if (n->cfg->timed) {
+        /* The tail: how long the worker waited, computed, and the sum of
+         * its tasks' squared times. */
+        if (len < 28)
             return TB_ERR_PARSE;
         tb_buf tail;
-        double wait, comp;
-        len -= 16;
-        tb_buf_view(&tail, (const unsigned char *)data + len, 16);
+        double wait, comp, sq;
+        len -= 24;
+        tb_buf_view(&tail, (const unsigned char *)data + len, 24);
         TB_CHECK(tb_buf_unpack_f64(&tail, &wait));
         TB_CHECK(tb_buf_unpack_f64(&tail, &comp));
+        TB_CHECK(tb_buf_unpack_f64(&tail, &sq));
+        uint32_t tasks;
+        tb_buf head;
+        tb_buf_view(&head, data, len);
+        TB_CHECK(tb_buf_unpack_u32(&head, &tasks));
+        tb__chunk_observe(&m->ch, src, tasks, comp, sq, tb_tp_now(&n->base));
         TB_CHECK(master_records(n, src, data, len));
-        TB_CHECK(master_wait_stats(n, src, wait, comp));
+        if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT)
+            TB_CHECK(master_wait_stats(n, src, wait, comp));
     } else {
         TB_CHECK(master_records(n, src, data, len));
     }
@@ -956,6 +973,7 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
         return TB_ERR_PARSE;
     int kind = ((const unsigned char *)data)[0];
     TB_CHECK(tb__queue_take(m->q, (const unsigned char *)data + 1, len - 1));
+    tb__chunker_restart(&m->ch);
     if (kind == GIVE_INITIAL_PART)
         return TB_OK; /* more of the initial share follows */
     if (kind == GIVE_INITIAL) {
@@ -1366,6 +1384,7 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
         return TB_ERR_NOMEM;
     tb__queue_init(&m->own_q, c->gen, c->gen_ctx);
     m->q = &m->own_q;
+    TB_CHECK(tb__chunker_init(&m->ch, c->chunk_kind, c->chunk, c->nranks));
     if (c->dynamic) {
         m->winlen = c->window > 0 ? c->window : 2 * c->nranks;
         m->win = calloc((size_t)m->winlen, sizeof *m->win);
@@ -1388,6 +1407,7 @@ static void master_free(tb__mw_master *m)
     if (!m)
         return;
     tb__queue_free(&m->own_q);
+    tb__chunker_free(&m->ch);
     free(m->own);
     free(m->dest);
     free(m->idle);
@@ -1466,6 +1486,7 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
     TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
     TB_CHECK(master_take_idle(n, &in, cnt));
     TB_CHECK(tb__queue_take(m->q, in.data + in.pos, tb_buf_remaining(&in)));
+    tb__chunker_restart(&m->ch);
     master_counter(n, 1);
     TB_CHECK(master_dispatch_idle(n));
     TB_CHECK(master_maybe_request(n));

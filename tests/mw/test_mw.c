@@ -133,6 +133,7 @@ static int force_often(void *ctx, int master, int worker, uint64_t assigned)
 }
 
 static tb__mw_promote_hook g_hook;
+static const char *g_chunking; /* a chunk rule for run_bag, or NULL */
 
 /* Run a bag (explicit tasks on rank 0, or a generator) and check it. */
 static run_out run_bag(bag *b, const char *policy, unsigned chunk, int use_gen)
@@ -145,6 +146,8 @@ static run_out run_bag(bag *b, const char *policy, unsigned chunk, int use_gen)
     tb_mw_create(&mw, MPI_COMM_WORLD);
     tb_mw_set_policy(mw, policy);
     tb_mw_set_chunk(mw, chunk);
+    if (g_chunking)
+        tb_mw_set_chunking(mw, g_chunking);
     tb_mw_set_worker(mw, work, b);
     tb_mw_set_result(mw, on_result, b);
     if (g_hook)
@@ -221,6 +224,23 @@ static void test_chunking(void)
             CHECK_EXACTLY_ONCE(o, b);
         }
     }
+}
+
+/* Every chunk rule under every policy: each task exactly once (explicit
+ * tasks and a generator alike). */
+static void test_chunk_rules(void)
+{
+    static const char *const rules[] = {"gss", "tss", "fac", "wf", "awf", "af", "auto"};
+    const char *pol[4] = {"single", multi_policy(), "dynamic", "dynamic:wait"};
+    for (int r = 0; r < 7; r++)
+        for (int p = 0; p < 4; p++) {
+            g_chunking = rules[r];
+            bag b = {257, 40, UINT64_MAX, 0, 0, NULL, 0};
+            run_out o = run_bag(&b, pol[p], 1, (r + p) % 2);
+            g_chunking = NULL;
+            CHECK_EXACTLY_ONCE(o, b);
+            TB_ASSERT_STR_EQ(o.s.chunking, rules[r]);
+        }
 }
 
 static void test_empty_bag(void)
@@ -511,6 +531,7 @@ static const tb_test tests[] = {
     {"policy_names", test_policy_names},
     {"random_sizes_delays", test_random_sizes_delays},
     {"chunking", test_chunking},
+    {"chunk_rules", test_chunk_rules},
     {"empty_bag", test_empty_bag},
     {"one_task_and_few_tasks", test_one_task_and_few_tasks},
     {"mib_tasks", test_mib_tasks},
