@@ -29,6 +29,7 @@ typedef struct mandel_opts {
     const char *sim;      /* platform of a simulated run */
     long sim_ranks;
     double iter_cost;     /* seconds per iteration at speed 1, simulated */
+    const char *chunk;    /* --chunk: a count or a chunk rule */
 } mandel_opts;
 
 typedef struct mandel_app {
@@ -49,6 +50,9 @@ static void mandel_usage(FILE *out)
             "  --max-iter N           iterations before a point counts as inside (default 1000)\n"
             "  --region XMIN,XMAX,YMIN,YMAX   the rectangle drawn (default -2,1,-1.5,1.5)\n"
             "  --rows-per-task N      rows in one task (default 1)\n"
+            "  --chunk N|gss|tss|fac|wf|awf|af|auto   tasks per message, or the rule that\n"
+            "                         picks it from the measured task times (default 1, or\n"
+            "                         TENBIN_MW_CHUNK)\n"
             "  --policy P             single | multi:K | dynamic | dynamic:paper | dynamic:wait[:SHARE]\n"
             "                         (default dynamic, or TENBIN_MW_POLICY)\n"
             "  --out FILE.png|FILE.pgm    write the image (PGM holds the raw values)\n"
@@ -61,7 +65,7 @@ static void mandel_usage(FILE *out)
             "  --ranks P              simulated ranks (default: the platform's cores)\n"
             "  --iter-cost SECONDS    simulated cost of one iteration at speed 1 (default 1e-8)\n"
             "  -h, --help             this text\n\n"
-            "Tasks per message: TENBIN_MW_CHUNK.  Exit status: 0 ok, 1 run failed, 2 bad usage.\n");
+            "Exit status: 0 ok, 1 run failed, 2 bad usage.\n");
 }
 
 static int parse_region(const char *s, tb_mandel *m)
@@ -97,6 +101,7 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         {"json", no_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},          {"sim", required_argument, NULL, 'S'},
         {"ranks", required_argument, NULL, 'n'},   {"iter-cost", required_argument, NULL, 'I'},
+        {"chunk", required_argument, NULL, 'k'},
         {NULL, 0, NULL, 0},
     };
     long v;
@@ -132,6 +137,9 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
             break;
         case 'p':
             o->policy = optarg;
+            break;
+        case 'k':
+            o->chunk = optarg;
             break;
         case 'o':
             if (!tb_mandel_format_ok(optarg)) {
@@ -301,6 +309,11 @@ static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t
 static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
 {
     mandel_app app = {o, NULL, 0};
+    if (o->chunk && tb_mw_set_chunking(mw, o->chunk) != TB_OK) {
+        tb_cli_error(cmd, "--chunk: expected a count >= 1 or gss, tss, fac, wf, awf, af or auto, "
+                          "got '%s'", o->chunk);
+        return TB_EXIT_USAGE;
+    }
     app.ntasks = ((uint64_t)o->m.height + (uint64_t)o->rows_per_task - 1) /
                  (uint64_t)o->rows_per_task;
     int ok = 1;
@@ -387,7 +400,7 @@ static int mandel_sim(mandel_opts *o, int size)
 int tb_cmd_mandel(int argc, char **argv)
 {
     mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0,
-                     NULL, 0, -1.0};
+                     NULL, 0, -1.0, NULL};
     int quiet_env = 0;
     tb_env_bool("TENBIN_QUIET", &quiet_env);
     tb_env_string("TENBIN_TRACE", &o.trace);

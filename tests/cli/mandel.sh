@@ -61,6 +61,17 @@ grep -q '"ph": *"X"' trace.json || fail "trace has no complete events"
 grep -q '"ph": *"C"' trace.json || fail "trace has no counters"
 ls ./*.tmp 2>/dev/null && fail "temporary files left behind"
 
+# Every chunk rule gives the same image: the checksum of the definition.
+for rule in gss tss fac wf awf af auto; do
+    "$MPIEXEC" $NP 3 "$TENBIN" mandel $ARGS --chunk $rule > chunk_$rule.txt
+    got=$(sed -n 's/^checksum: //p' chunk_$rule.txt)
+    [ "$got" = "$want" ] || fail "--chunk $rule: checksum $got, want $want"
+done
+if "$MPIEXEC" $NP 1 "$TENBIN" mandel --chunk nope > /dev/null 2> chunk_err.txt; then
+    fail "--chunk nope was accepted"
+fi
+grep -q "^tenbin mandel: --chunk: expected" chunk_err.txt || fail "--chunk nope: $(cat chunk_err.txt)"
+
 # Progress lines go to stderr unless -q.
 "$MPIEXEC" $NP 2 "$TENBIN" mandel --width 40 --height 30 --max-iter 50 > /dev/null 2> prog.txt
 grep -q '^progress: 30/30 tasks (100.0%)' prog.txt || fail "no final progress line: $(cat prog.txt)"
