@@ -62,6 +62,7 @@ bench: build
 	bench/run $(BUILD)
 	bench/sim $(BUILD)
 	bench/s1-sweep $(BUILD)
+	bench/s1-chunk $(BUILD)
 	bench/s4-himeno $(BUILD)
 	bench/s4-sim $(BUILD)
 	bench/s2-flow $(BUILD)
