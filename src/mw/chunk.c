@@ -58,7 +58,15 @@ int tb__chunker_init(tb__chunker *c, int kind, unsigned fixed, int nranks)
     c->n = calloc(P, sizeof *c->n);
     c->weight = calloc(P, sizeof *c->weight);
     c->sent_at = calloc(P, sizeof *c->sent_at);
-    if (!c->sum || !c->sumsq || !c->n || !c->weight || !c->sent_at) {
+    c->rsum = calloc(P, sizeof *c->rsum);
+    c->rsq = calloc(P, sizeof *c->rsq);
+    c->rn = calloc(P, sizeof *c->rn);
+    c->mu_c = calloc(P, sizeof *c->mu_c);
+    c->var_c = calloc(P, sizeof *c->var_c);
+    c->rm_c = calloc(P, sizeof *c->rm_c);
+    c->rw_c = calloc(P, sizeof *c->rw_c);
+    if (!c->sum || !c->sumsq || !c->n || !c->weight || !c->sent_at || !c->rsum || !c->rsq ||
+        !c->rn || !c->mu_c || !c->var_c || !c->rm_c || !c->rw_c) {
         tb__chunker_free(c);
         return TB_ERR_NOMEM;
     }
@@ -72,6 +80,13 @@ void tb__chunker_free(tb__chunker *c)
     free(c->n);
     free(c->weight);
     free(c->sent_at);
+    free(c->rsum);
+    free(c->rsq);
+    free(c->rn);
+    free(c->mu_c);
+    free(c->var_c);
+    free(c->rm_c);
+    free(c->rw_c);
     memset(c, 0, sizeof *c);
 }
 
@@ -83,30 +98,41 @@ void tb__chunker_restart(tb__chunker *c)
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* auto: how far the workers' measured speeds are to be trusted, in [0, 1]:
+ * 1 - (variance of a worker's mean chunk rate from chunk to chunk) /
+ * (variance of the mean rates between workers). */
+static double trust(const tb__chunker *c)
+{
+    if (c->kind != TB__CHUNK_AUTO)
+        return 1.0;
+    int k = c->t_k;
+    if (k < 2)
+        return 0.0; /* no evidence that the workers differ yet */
+    double between = (c->t_sm2 - c->t_sm * c->t_sm / k) / (k - 1);
+    double within = c->t_within / k;
+    if (!(between > 0))
+        return 0.0;
+    double t = 1 - within / between;
+    return t > 0 ? t : 0;
+}
+
 /* Mean task time of worker i, or of the measured workers when it has none
- * (0 when nobody is measured). */
+ * (0 when nobody is measured); under auto shrunk towards that mean as far
+ * as the measures are not trusted. */
 static double mu_of(const tb__chunker *c, int i, double mean_all)
 {
-    return c->n[i] ? c->sum[i] / (double)c->n[i] : mean_all;
+    if (!c->n[i])
+        return mean_all;
+    double m = c->sum[i] / (double)c->n[i];
+    return c->kind == TB__CHUNK_AUTO ? mean_all + (m - mean_all) * trust(c) : m;
 }
 
 /* The measured workers' mean task time and mean variance. */
 static void measured(const tb__chunker *c, double *mu, double *var, int *count)
 {
-    double s = 0, v = 0;
-    int k = 0;
-    for (int i = 0; i < c->nranks; i++) {
-        if (!c->n[i])
-            continue;
-        double m = c->sum[i] / (double)c->n[i];
-        double x = c->n[i] > 1 ? (c->sumsq[i] - (double)c->n[i] * m * m) / (double)(c->n[i] - 1)
-                               : 0;
-        s += m;
-        v += x > 0 ? x : 0;
-        k++;
-    }
-    *mu = k ? s / k : 0;
-    *var = k ? v / k : 0;
+    int k = c->agg_k;
+    *mu = k ? c->agg_mu / k : 0;
+    *var = k ? c->agg_var / k : 0;
     *count = k;
 }
 
@@ -119,16 +145,13 @@ static double weight_of(const tb__chunker *c, int w, int workers)
     measured(c, &mu, &var, &k);
     if (k == 0 || !(mu > 0))
         return 1.0;
-    double inv = 0;
-    for (int i = 0; i < c->nranks; i++)
-        if (c->n[i] && c->sum[i] > 0)
-            inv += (double)c->n[i] / c->sum[i];
     int rest = workers > k ? workers - k : 0;
-    inv += rest / mu;
-    double mw = mu_of(c, w, mu);
+    double inv = c->agg_inv + rest / mu;
+    double mw = c->n[w] ? c->mu_c[w] : mu;
     if (!(mw > 0) || !(inv > 0))
         return 1.0;
-    return (double)(k + rest) * (1 / mw) / inv;
+    double wt = (double)(k + rest) * (1 / mw) / inv;
+    return 1 + (wt - 1) * trust(c); /* auto: shrunk towards 1; others: as measured */
 }
 
 uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int workers, double now)
@@ -177,9 +200,7 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
         }
         if (c->kind == TB__CHUNK_WF) {
             if (!c->weights_fixed) {
-                int all = 1;
-                for (int i = 0; i < c->nranks && i < (int)P; i++)
-                    all &= c->n[i] > 0;
+                int all = c->agg_k >= (int)P;
                 double w = weight_of(c, worker, workers);
                 if (all) {
                     for (int i = 0; i < c->nranks; i++)
@@ -203,19 +224,7 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
         measured(c, &mu, &var, &k);
         if (k == 0)
             break;
-        double D = 0, inv = 0;
-        for (int i = 0; i < c->nranks; i++) {
-            if (!c->n[i])
-                continue;
-            double m = c->sum[i] / (double)c->n[i];
-            double x = c->n[i] > 1 ? (c->sumsq[i] - (double)c->n[i] * m * m) /
-                                         (double)(c->n[i] - 1)
-                                   : var;
-            if (m > 0) {
-                D += (x > 0 ? x : 0) / m;
-                inv += 1 / m;
-            }
-        }
+        double D = c->agg_D, inv = c->agg_inv;
         int rest = workers > k ? workers - k : 0;
         if (mu > 0) {
             D += rest * var / mu;
@@ -232,6 +241,8 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
             /* never below the chunk whose message costs 5 % of its compute,
              * nor above the weighted factoring chunk */
             double floor_chunk = ceil(c->overhead / (0.05 * mi));
+            if (c->handler_n) /* the master at most half busy */
+                floor_chunk = fmax(floor_chunk, ceil(2.0 * (double)P * c->handler / mi));
             if ((double)chunk < floor_chunk)
                 chunk = (uint64_t)fmin(floor_chunk, (double)wf);
         }
@@ -245,15 +256,66 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
     return chunk < remaining ? chunk : remaining;
 }
 
+void tb__chunk_handler(tb__chunker *c, double seconds)
+{
+    if (c->kind != TB__CHUNK_AUTO || !(seconds >= 0) || !isfinite(seconds))
+        return;
+    c->handler_n++;
+    c->handler += (seconds - c->handler) / (double)(c->handler_n < 64 ? c->handler_n : 64);
+}
+
 void tb__chunk_observe(tb__chunker *c, int worker, uint64_t tasks, double seconds, double sumsq,
                        double now)
 {
     if (!tb__chunk_timed(c->kind) || worker < 0 || worker >= c->nranks || tasks == 0 ||
         !(seconds >= 0))
         return;
-    c->sum[worker] += seconds;
-    c->sumsq[worker] += sumsq;
-    c->n[worker] += tasks;
+    int i = worker;
+    if (c->n[i]) { /* take its old terms out of the sums */
+        c->agg_k--;
+        c->agg_mu -= c->mu_c[i];
+        c->agg_var -= c->var_c[i];
+        if (c->mu_c[i] > 0) {
+            c->agg_inv -= 1 / c->mu_c[i];
+            c->agg_D -= c->var_c[i] / c->mu_c[i];
+        }
+    }
+    c->sum[i] += seconds;
+    c->sumsq[i] += sumsq;
+    c->n[i] += tasks;
+    double m = c->sum[i] / (double)c->n[i];
+    double v = c->n[i] > 1 ? (c->sumsq[i] - (double)c->n[i] * m * m) / (double)(c->n[i] - 1) : 0;
+    c->mu_c[i] = m;
+    c->var_c[i] = v > 0 ? v : 0;
+    c->agg_k++;
+    c->agg_mu += m;
+    c->agg_var += c->var_c[i];
+    if (m > 0) {
+        c->agg_inv += 1 / m;
+        c->agg_D += c->var_c[i] / m;
+    }
+    if (seconds > 0) {
+        if (c->rn[i] >= 2) {
+            c->t_k--;
+            c->t_sm -= c->rm_c[i];
+            c->t_sm2 -= c->rm_c[i] * c->rm_c[i];
+            c->t_within -= c->rw_c[i];
+        }
+        double rate = (double)tasks / seconds;
+        c->rsum[i] += rate;
+        c->rsq[i] += rate * rate;
+        c->rn[i]++;
+        if (c->rn[i] >= 2) {
+            double n = (double)c->rn[i], rm = c->rsum[i] / n;
+            double rv = (c->rsq[i] - n * rm * rm) / (n - 1);
+            c->rm_c[i] = rm;
+            c->rw_c[i] = (rv > 0 ? rv : 0) / n;
+            c->t_k++;
+            c->t_sm += rm;
+            c->t_sm2 += rm * rm;
+            c->t_within += c->rw_c[i];
+        }
+    }
     double rt = now - c->sent_at[worker];
     if (rt >= seconds && isfinite(rt)) { /* the message's own cost */
         c->overhead_n++;

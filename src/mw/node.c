@@ -1157,14 +1157,22 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
     tb_buf in;
     switch (tag) {
     case TB__TAG_RESULT: {
-        if (!m->sent_at)
-            return master_result(n, src, data, len);
+        if (!m->sent_at) {
+            if (n->cfg->chunk_kind != TB__CHUNK_AUTO)
+                return master_result(n, src, data, len);
+            double t0 = tb_tp_now(&n->base);
+            int rc = master_result(n, src, data, len);
+            if (rc == TB_OK && n->master == m)
+                tb__chunk_handler(&m->ch, tb_tp_now(&n->base) - t0);
+            return rc;
+        }
         double entry = tb_tp_now(&n->base);
         master_measure(n, src, entry);
         int rc = master_result(n, src, data, len);
         if (rc == TB_OK && n->master == m) {
             double exit = tb_tp_now(&n->base);
             m->handler = ewma(m->handler, exit - entry, m->samples);
+            tb__chunk_handler(&m->ch, exit - entry);
             m->busy_sum += exit - entry;
             m->last_exit = exit;
             if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT && src != self_rank(n) &&
