@@ -145,12 +145,14 @@ static double weight_of(const tb__chunker *c, int w, int workers)
     measured(c, &mu, &var, &k);
     if (k == 0 || !(mu > 0))
         return 1.0;
-    int rest = workers > k ? workers - k : 0;
-    double inv = c->agg_inv + rest / mu;
+    /* The measured workers stand for the `workers` the master has now (some
+     * measured ones may have left it for another master, some not be
+     * measured yet). */
+    double inv = c->agg_inv / k * workers;
     double mw = c->n[w] ? c->mu_c[w] : mu;
     if (!(mw > 0) || !(inv > 0))
         return 1.0;
-    double wt = (double)(k + rest) * (1 / mw) / inv;
+    double wt = (double)workers * (1 / mw) / inv;
     return 1 + (wt - 1) * trust(c); /* auto: shrunk towards 1; others: as measured */
 }
 
@@ -224,12 +226,9 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
         measured(c, &mu, &var, &k);
         if (k == 0)
             break;
-        double D = c->agg_D, inv = c->agg_inv;
-        int rest = workers > k ? workers - k : 0;
-        if (mu > 0) {
-            D += rest * var / mu;
-            inv += rest / mu;
-        }
+        /* sums over the master's current workers, the measured ones
+         * standing for all of them */
+        double D = c->agg_D / k * workers, inv = c->agg_inv / k * workers;
         double mi = mu_of(c, worker, mu), R = (double)remaining;
         double af = 1;
         if (inv > 0 && mi > 0) {

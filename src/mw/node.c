@@ -255,8 +255,10 @@ static int master_dispatch(tb__mw_node *n, int w)
     uint32_t cnt = 0;
     int gen_failed = 0;
     uint64_t id = 0;
-    int workers = master_workers(m);
-    uint64_t want = tb__chunk_next(&m->ch, w, tb__queue_count(m->q), workers > 0 ? workers : 1,
+    /* w itself is out of the counts here: just back from a chunk, or taken
+     * from the idle stack. */
+    int workers = master_workers(m) + 1;
+    uint64_t want = tb__chunk_next(&m->ch, w, tb__queue_count(m->q), workers,
                                    tb_tp_now(&n->base));
     while (cnt < want && tb__queue_count(m->q) > 0 &&
            (cnt == 0 || m->msg.len < TB__MW_MSG_MAX / 2)) {
