@@ -259,7 +259,7 @@ static int master_dispatch(tb__mw_node *n, int w)
      * from the idle stack. */
     int workers = master_workers(m) + 1;
     uint64_t want = tb__chunk_next(&m->ch, w, tb__queue_count(m->q), workers,
-                                   tb_tp_now(&n->base));
+                                   n->cfg->timed ? tb_tp_now(&n->base) : 0.0);
     while (cnt < want && tb__queue_count(m->q) > 0 &&
            (cnt == 0 || m->msg.len < TB__MW_MSG_MAX / 2)) {
         int rc = tb__queue_pop_record(m->q, &m->msg, &id);
