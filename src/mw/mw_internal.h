@@ -123,7 +123,9 @@ typedef struct tb__mw_node {
     tb__queue *root_bag;      /* root only: the tasks added by the user */
     tb__mw_master *master;    /* non-NULL while this node is a master */
     /* worker state */
-    tb_buf in;                /* copy of the task message being worked */
+    tb_buf in;                /* copy of the task message being worked (chunks of 2 or more) */
+    tb_buf in_view;           /* the message itself, for a chunk of one task */
+    tb_buf *cur_in;           /* which of the two is being read */
     uint32_t in_left;         /* records still to compute */
     int reply_to;             /* master that sent it */
     uint64_t cur_id;

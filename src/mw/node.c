@@ -138,9 +138,19 @@ static int worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
     n->cur_wait = now - n->t_wait;
     n->t_compute = n->t_arrived = now;
     n->chunk_sq = 0;
-    tb_buf_clear(&n->in);
-    TB_CHECK(tb_buf_append(&n->in, data, len));
-    TB_CHECK(tb_buf_unpack_u32(&n->in, &n->in_left));
+    /* A message of one task is computed before this handler returns (both
+     * transports run the work function inside tb_tp_compute), so it is read
+     * in place; a longer chunk outlives the message and is copied. */
+    tb_buf_view(&n->in_view, data, len);
+    TB_CHECK(tb_buf_unpack_u32(&n->in_view, &n->in_left));
+    if (n->in_left == 1) {
+        n->cur_in = &n->in_view;
+    } else {
+        tb_buf_clear(&n->in);
+        TB_CHECK(tb_buf_append(&n->in, data, len));
+        n->in.pos = n->in_view.pos;
+        n->cur_in = &n->in;
+    }
     n->reply_to = src;
     tb_buf_clear(&n->out);
     n->out_count_at = n->out.len;
@@ -178,8 +188,8 @@ static int worker_next(tb__mw_node *n)
     if (n->in_left == 0)
         return worker_reply(n);
     uint32_t len;
-    TB_CHECK(tb_buf_unpack_u64(&n->in, &n->cur_id));
-    TB_CHECK(tb_buf_unpack_bytes(&n->in, &n->cur_data, &len));
+    TB_CHECK(tb_buf_unpack_u64(n->cur_in, &n->cur_id));
+    TB_CHECK(tb_buf_unpack_bytes(n->cur_in, &n->cur_data, &len));
     n->cur_len = len;
     tb_compute c = {worker_fn, n, -1.0};
     return tb_tp_compute(&n->base, n->cur_id, &c);
