@@ -275,11 +275,12 @@ static int mandel_result(void *ctx, uint64_t id, const void *data, size_t len)
 static int policy_error(const char *policy, int rc, int ranks, int simulated)
 {
     if (rc == TB_ERR_SIZE)
-        tb_cli_error(cmd, "--policy %s needs at least %s ranks, but %s %d", policy, policy + 6,
+        tb_cli_error(cmd, "--policy %s needs at least %.*s ranks, but %s %d", policy,
+                     (int)strcspn(policy + 6, ","), policy + 6,
                      simulated ? "the simulation has" : "mpiexec started", ranks);
     else
         tb_cli_error(cmd, "--policy: expected single, multi:K (K >= 1), dynamic, dynamic:paper or "
-                     "dynamic:wait[:SHARE] (0 < SHARE <= 100), got '%s'",
+                     "dynamic:wait[:SHARE] (0 < SHARE <= 100), then optionally ,chunk=RULE, got '%s'",
                      policy);
     return TB_EXIT_USAGE;
 }

@@ -242,7 +242,7 @@ int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_plat
 
 static int run_sim_mw(int argc, char **argv)
 {
-    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, "1", NULL, "dynamic", 1, NULL, 0};
+    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, NULL, NULL, "dynamic", 1, NULL, 0};
     int st = parse_sim_opts(argc, argv, &o);
     if (st >= 0)
         return st;
@@ -277,18 +277,18 @@ static int run_sim_mw(int argc, char **argv)
     int rc = tb_mw_create_sim(&mw, plat, (int)o.ranks);
     if (rc == TB_OK && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK) {
         if (rc == TB_ERR_SIZE)
-            tb_cli_error(cmd, "--policy %s needs at least %s ranks, got --ranks %ld", o.policy,
-                         o.policy + 6, o.ranks);
+            tb_cli_error(cmd, "--policy %s needs at least %.*s ranks, got --ranks %ld", o.policy,
+                         (int)strcspn(o.policy + 6, ","), o.policy + 6, o.ranks);
         else
             tb_cli_error(cmd, "--policy: expected single, multi:K (K >= 1), dynamic, dynamic:paper or "
-                     "dynamic:wait[:SHARE] (0 < SHARE <= 100), got '%s'",
+                     "dynamic:wait[:SHARE] (0 < SHARE <= 100), then optionally ,chunk=RULE, got '%s'",
                          o.policy);
         tb_mw_destroy(&mw);
         tb_platform_destroy(&plat);
         free(s.trace);
         return TB_EXIT_USAGE;
     }
-    if (rc == TB_OK && tb_mw_set_chunking(mw, o.chunk) != TB_OK) {
+    if (rc == TB_OK && o.chunk && tb_mw_set_chunking(mw, o.chunk) != TB_OK) {
         tb_cli_error(cmd, "--chunk: expected a count >= 1 or gss, tss, fac, wf, awf, af or auto, "
                           "got '%s'", o.chunk);
         tb_mw_destroy(&mw);

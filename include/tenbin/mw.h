@@ -128,8 +128,9 @@ TB_API int tb_mw_create_sim(tb_mw **out, const tb_platform *plat, int ranks);
 /* Free the handle and its communicator; NULLs *mw.  Collective over comm. */
 TB_API void tb_mw_destroy(tb_mw **mw);
 
-/* "single", "multi:K", "dynamic", "dynamic:paper" or "dynamic:wait[:SHARE]".  TB_ERR_PARSE for an
- * unknown name, TB_ERR_SIZE when K exceeds the number of ranks. */
+/* "single", "multi:K", "dynamic", "dynamic:paper" or "dynamic:wait[:SHARE]", optionally followed by
+ * ",chunk=RULE" (as tb_mw_set_chunking: "multi:4,chunk=fac"; also in TENBIN_MW_POLICY).
+ * TB_ERR_PARSE for an unknown name or rule, TB_ERR_SIZE when K exceeds the number of ranks. */
 TB_API int tb_mw_set_policy(tb_mw *mw, const char *spec);
 /* Tasks per message from a master to a worker (>= 1; default 1, or
  * TENBIN_MW_CHUNK). */

@@ -105,10 +105,22 @@ void tb_mw_destroy(tb_mw **pmw)
     *pmw = NULL;
 }
 
-int tb_mw_set_policy(tb_mw *mw, const char *spec)
+int tb_mw_set_policy(tb_mw *mw, const char *full)
 {
-    if (!mw || !spec)
+    if (!mw || !full)
         return TB_ERR_INVALID;
+    /* "POLICY" or "POLICY,chunk=RULE" */
+    char spec[sizeof mw->cfg.policy];
+    const char *chunk = strstr(full, ",chunk=");
+    size_t base = chunk ? (size_t)(chunk - full) : strlen(full);
+    if (base >= sizeof spec)
+        return TB_ERR_PARSE;
+    memcpy(spec, full, base);
+    spec[base] = '\0';
+    int kind = TB__CHUNK_FIXED;
+    unsigned fixed = 0;
+    if (chunk && tb__chunk_parse(chunk + 7, &kind, &fixed) != 0)
+        return TB_ERR_PARSE;
     long k;
     int dynamic = 0;
     double share = 0;
@@ -144,6 +156,10 @@ int tb_mw_set_policy(tb_mw *mw, const char *spec)
     mw->cfg.dynamic = dynamic;
     mw->cfg.wait_split = share;
     snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "%s", spec);
+    if (chunk) {
+        mw->cfg.chunk_kind = kind;
+        mw->cfg.chunk = fixed;
+    }
     return TB_OK;
 }
 

@@ -20,6 +20,11 @@ for rule in 3 gss tss fac wf awf af auto; do
     done
 done
 
+# The rule can ride in the policy string, as in TENBIN_MW_POLICY.
+"$TENBIN" sim mw --platform "$plat" --tasks 2000 --work 1e-4 --policy multi:2,chunk=tss --json > p.json
+grep -q '"policy": "multi:2"' p.json && grep -q '"chunking": "tss"' p.json || fail "policy string: $(cat p.json)"
+[ "$(num results p.json)" = 2000 ] || fail "policy string: $(num results p.json) results"
+
 # auto is deterministic: the same run twice gives the same summary.
 for i in 1 2; do
     "$TENBIN" sim mw --platform "$plat" --tasks 20000 --work 5e-5 --work-dist uniform:0.1-3 \
@@ -42,6 +47,7 @@ expect_usage() {
     grep -q "^tenbin sim mw: " err.txt || fail "no error line for: $* ($(cat err.txt))"
 }
 expect_usage "$TENBIN" sim mw --platform hosts=4 --chunk guided
+expect_usage "$TENBIN" sim mw --platform hosts=4 --policy single,chunk=guided
 expect_usage "$TENBIN" sim mw --platform hosts=4 --chunk 0
 expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist uniform:3-1
 expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist gamma

@@ -145,7 +145,8 @@ static run_out run_bag(bag *b, const char *policy, unsigned chunk, int use_gen)
     tb_mw *mw;
     tb_mw_create(&mw, MPI_COMM_WORLD);
     tb_mw_set_policy(mw, policy);
-    tb_mw_set_chunk(mw, chunk);
+    if (chunk) /* 0: as the policy string says */
+        tb_mw_set_chunk(mw, chunk);
     if (g_chunking)
         tb_mw_set_chunking(mw, g_chunking);
     tb_mw_set_worker(mw, work, b);
@@ -241,6 +242,29 @@ static void test_chunk_rules(void)
             CHECK_EXACTLY_ONCE(o, b);
             TB_ASSERT_STR_EQ(o.s.chunking, rules[r]);
         }
+}
+
+/* The chunk rule in the policy string ("POLICY,chunk=RULE"). */
+static void test_policy_chunk(void)
+{
+    tb_mw *mw;
+    TB_ASSERT_OK(tb_mw_create(&mw, MPI_COMM_WORLD));
+    int a = tb_mw_set_policy(mw, "single,chunk=nope");
+    int b = tb_mw_set_policy(mw, "single,chunk=0");
+    int c = tb_mw_set_policy(mw, "single,chunk=");
+    tb_mw_destroy(&mw);
+    TB_ASSERT_EQ_INT(a, TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(b, TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(c, TB_ERR_PARSE);
+    const char *pol[2] = {"single,chunk=fac", size >= 2 ? "multi:2,chunk=auto" : "single,chunk=auto"};
+    const char *want[2] = {"fac", "auto"};
+    for (int p = 0; p < 2; p++) {
+        bag b = {123, 40, UINT64_MAX, 0, 0, NULL, 0};
+        run_out o = run_bag(&b, pol[p], 0, p);
+        CHECK_EXACTLY_ONCE(o, b);
+        TB_ASSERT_STR_EQ(o.s.chunking, want[p]);
+        TB_ASSERT(strchr(o.s.policy, ',') == NULL); /* the policy's name alone */
+    }
 }
 
 static void test_empty_bag(void)
@@ -532,6 +556,7 @@ static const tb_test tests[] = {
     {"random_sizes_delays", test_random_sizes_delays},
     {"chunking", test_chunking},
     {"chunk_rules", test_chunk_rules},
+    {"policy_chunk", test_policy_chunk},
     {"empty_bag", test_empty_bag},
     {"one_task_and_few_tasks", test_one_task_and_few_tasks},
     {"mib_tasks", test_mib_tasks},
