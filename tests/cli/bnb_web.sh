@@ -32,6 +32,13 @@ check() { # STATUS WHAT CURL-ARGS...
 check 200 "the page" "$url"
 grep -q "<title>tenbin bnb: live view</title>" body.txt || { kill $run; fail "page: $(head -c 200 body.txt)"; }
 ! grep -q "https\?://[a-z]" body.txt || { kill $run; fail "the page refers to another site"; }
+# The first state is published once the search has begun: until then the
+# view knows only that the run is on ({"running": true}).
+i=0
+while [ "$(code "${url}api/state")" = 200 ] && ! grep -q '"upper": ' body.txt && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
 check 200 "state" "${url}api/state"
 for k in running upper lower gap pending nodes elapsed_s groups solution; do
     grep -q "\"$k\": " body.txt || { kill $run; fail "state: no \"$k\": $(cat body.txt)"; }
