@@ -902,8 +902,7 @@ static int serve(int argc, char **argv)
                 free(web.rate);
                 web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);
                 web.rate = calloc((size_t)size, sizeof *web.rate);
-                web.last_t = 0;
-                tb_web_clear_stop(web.web);
+                web.last_t = 0; /* the stop flag was cleared when the run was accepted */
                 tb_web_set_history(web.web, "", 0);
                 if (web_problem(&web) == TB_OK)
                     tb_web_set_problem(web.web, (const char *)web.problem.data, web.problem.len);

@@ -222,6 +222,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             v[i] = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, q[i]);
         int code = w->start(w->serve_arg, v[0], v[1], v[2], v[3], up->body.data, up->body.len,
                             msg, sizeof msg);
+        if (code == 202) {
+            /* The run counts from now: a stop that comes before it has begun
+             * must still stop it (it was cleared when the run began, and lost). */
+            pthread_mutex_lock(&w->mu);
+            w->stop_asked = 0;
+            w->running = 1;
+            pthread_mutex_unlock(&w->mu);
+        }
         tb_buf j = TB_BUF_INIT;
         int rc = code == 202 ? tb_buf_printf(&j, "{\"started\": true}")
                              : tb_buf_printf(&j, "{\"error\": ");
@@ -452,13 +460,6 @@ void tb_web_set_serve(tb_web *w, tb_web_start_fn start, tb_web_quit_fn quit, voi
     w->quit = quit;
     w->serve_arg = arg;
     w->max_upload = max_upload;
-    pthread_mutex_unlock(&w->mu);
-}
-
-void tb_web_clear_stop(tb_web *w)
-{
-    pthread_mutex_lock(&w->mu);
-    w->stop_asked = 0;
     pthread_mutex_unlock(&w->mu);
 }
 

@@ -39,10 +39,9 @@ typedef int (*tb_web_start_fn)(void *arg, const char *problem, const char *gap,
 typedef void (*tb_web_quit_fn)(void *arg);
 void tb_web_set_serve(tb_web *w, tb_web_start_fn start, tb_web_quit_fn quit, void *arg,
                       size_t max_upload);
-/* Whether a stop was asked (POST /api/stop with the token). */
+/* Whether a stop was asked (POST /api/stop with the token) since the run
+ * was accepted (POST /api/start, which clears it). */
 int tb_web_stop_asked(tb_web *w);
-/* Forget a stop asked (a new run starts). */
-void tb_web_clear_stop(tb_web *w);
 /* Stop serving (closes the event streams) and free. */
 void tb_web_destroy(tb_web **w);
 
