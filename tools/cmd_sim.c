@@ -31,6 +31,7 @@ typedef struct sim_opts {
     long seed;
     const char *trace;
     int json;
+    int fold; /* --results masters */
 } sim_opts;
 
 static void sim_usage(FILE *out)
@@ -54,6 +55,10 @@ static void sim_usage(FILE *out)
             "                         exp (exponential, mean --work), uniform:A-B (--work\n"
             "                         times a factor drawn in [A, B]), trace:FILE (seconds\n"
             "                         at speed 1, one per line, task i takes line i mod n)\n"
+            "  --results root|masters where results are consumed: every result travels\n"
+            "                         to rank 0 (root, the default), or each master folds\n"
+            "                         its own (a count and a sum of task ids) and the sums\n"
+            "                         meet on rank 0 along a tree at the end (tb_mw_set_reduce)\n"
             "  --seed S               seed of the platform's random parts (default 1)\n"
             "  --trace FILE.json      Chrome trace of the run, in virtual time\n"
             "  --json                 the summary as one JSON object\n"
@@ -69,7 +74,7 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
         {"result-bytes", required_argument, NULL, 'R'},
         {"policy", required_argument, NULL, 'p'},   {"chunk", required_argument, NULL, 'c'},
         {"seed", required_argument, NULL, 's'},     {"trace", required_argument, NULL, 't'},
-        {"work-dist", required_argument, NULL, 'd'},
+        {"work-dist", required_argument, NULL, 'd'}, {"results", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -94,6 +99,14 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
         case 'p': o->policy = optarg; break;
         case 'c': o->chunk = optarg; break;
         case 'd': o->work_dist = optarg; break;
+        case 'r':
+            if (strcmp(optarg, "root") == 0 || strcmp(optarg, "masters") == 0) {
+                o->fold = optarg[0] == 'm';
+            } else {
+                tb_cli_error(cmd, "--results: expected root or masters, got '%s'", optarg);
+                bad = 1;
+            }
+            break;
         case 's': bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &o->seed); break;
         case 't': o->trace = optarg; break;
         case 'j': o->json = 1; break;
@@ -228,6 +241,51 @@ static double synth_cost(void *ctx, uint64_t id, const void *task, size_t len,
                         : s->o->work * tb_rng_uniform(&r, s->a, s->b);
 }
 
+/* --results masters: a partial is the count of results and the sum of their
+ * task ids (two u64), so the reduced value can be checked exactly. */
+static int synth_partial(const tb_buf *p, uint64_t v[2])
+{
+    v[0] = v[1] = 0;
+    if (p->len == 0)
+        return TB_OK;
+    tb_buf in;
+    tb_buf_view(&in, p->data, p->len);
+    TB_CHECK(tb_buf_unpack_u64(&in, &v[0]));
+    return tb_buf_unpack_u64(&in, &v[1]);
+}
+
+static int synth_store(tb_buf *p, const uint64_t v[2])
+{
+    tb_buf_clear(p);
+    TB_CHECK(tb_buf_pack_u64(p, v[0]));
+    return tb_buf_pack_u64(p, v[1]);
+}
+
+static int synth_fold(void *ctx, tb_buf *partial, uint64_t id, const void *res, size_t len)
+{
+    (void)ctx;
+    (void)res;
+    (void)len;
+    uint64_t v[2];
+    TB_CHECK(synth_partial(partial, v));
+    v[0]++;
+    v[1] += id;
+    return synth_store(partial, v);
+}
+
+static int synth_combine(void *ctx, tb_buf *partial, const void *other, size_t len)
+{
+    (void)ctx;
+    uint64_t v[2], w[2];
+    tb_buf ob;
+    tb_buf_view(&ob, other, len);
+    TB_CHECK(synth_partial(partial, v));
+    TB_CHECK(synth_partial(&ob, w));
+    v[0] += w[0];
+    v[1] += w[1];
+    return synth_store(partial, v);
+}
+
 /* Open the platform named by --platform, or print why not. */
 int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_platform **out)
 {
@@ -242,7 +300,7 @@ int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_plat
 
 static int run_sim_mw(int argc, char **argv)
 {
-    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, NULL, NULL, "dynamic", 1, NULL, 0};
+    sim_opts o = {NULL, 0, 1000, 0.0, 8, 8, NULL, NULL, "dynamic", 1, NULL, 0, 0};
     int st = parse_sim_opts(argc, argv, &o);
     if (st >= 0)
         return st;
@@ -300,6 +358,8 @@ static int run_sim_mw(int argc, char **argv)
         tb_mw_set_worker(mw, synth_work, &s);
         tb_mw_set_generator(mw, (uint64_t)o.tasks, synth_gen, &s);
         tb_mw_set_cost(mw, synth_cost, &s);
+        if (o.fold)
+            tb_mw_set_reduce(mw, synth_fold, synth_combine, &s);
         if (o.trace)
             rc = tb_mw_set_trace_file(mw, o.trace);
     }
@@ -315,6 +375,15 @@ static int run_sim_mw(int argc, char **argv)
     } else {
         tb_mw_summary sum;
         tb_mw_get_summary(mw, &sum);
+        uint64_t red[2] = {0, 0};
+        if (o.fold) {
+            const void *pd;
+            size_t pl;
+            tb_buf pb;
+            tb_mw_get_partial(mw, &pd, &pl);
+            tb_buf_view(&pb, pd, pl);
+            synth_partial(&pb, red);
+        }
         if (o.json) {
             tb_buf j = TB_BUF_INIT;
             tb_buf_printf(&j, "{\"command\": \"sim mw\", \"platform\": \"");
@@ -326,11 +395,17 @@ static int run_sim_mw(int argc, char **argv)
             tb_buf_printf(&j, "\", \"seed\": %ld, \"work_s\": %.9g, \"work_dist\": \"%s\", ",
                           o.seed, o.work, dists[s.dist]);
             tb_mw_summary_json(&sum, &j);
+            if (o.fold)
+                tb_buf_printf(&j, ", \"reduced\": {\"count\": %" PRIu64 ", \"id_sum\": %" PRIu64 "}",
+                              red[0], red[1]);
             tb_buf_printf(&j, "}\n");
             fwrite(j.data, 1, j.len, stdout);
             tb_buf_free(&j);
         } else {
             tb_mw_summary_print(&sum, stdout);
+            if (o.fold)
+                printf("  reduced on rank 0 %" PRIu64 " results, task ids summing to %" PRIu64 "\n",
+                       red[0], red[1]);
         }
     }
     tb_mw_destroy(&mw);

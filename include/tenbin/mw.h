@@ -63,8 +63,9 @@
  *             names child masters as dynamic does.
  *
  * Every master sends its results straight to rank 0 (in batches of about
- * TENBIN_MW_FORWARD_BYTES), and the last message of a run, STOP, travels a
- * binomial tree of the workers.
+ * TENBIN_MW_FORWARD_BYTES), unless they are folded where they arrive
+ * (tb_mw_set_reduce), and the last message of a run, STOP, travels a
+ * binomial tree of the workers (the partials go back up the same tree).
  *
  * Task ids are 0, 1, 2, ... in the order tasks were added (or the generator's
  * index).  Every task is computed exactly once and its result delivered
@@ -106,6 +107,20 @@ typedef int (*tb_mw_work_fn)(void *ctx, uint64_t task_id, const void *task, size
 /* Result function, called on the root master (rank 0) once per task, in no
  * particular order.  A non-zero return stops the run like a worker failure. */
 typedef int (*tb_mw_result_fn)(void *ctx, uint64_t task_id, const void *result, size_t len);
+
+/*
+ * Results consumed where they arrive (tb_mw_set_reduce).  fold is called on
+ * the master that receives the result, with that rank's partial: bytes the
+ * library keeps for each rank, empty at the start.  combine merges another
+ * rank's partial (other/len) into this rank's.  Both run on any rank that is
+ * a master at some time of the run, in no particular order, so a fold that
+ * gives the same partial in any order (a sum, a count, a maximum) gives a
+ * result that does not depend on the schedule.  Non-zero stops the run like
+ * a worker failure.
+ */
+typedef int (*tb_mw_fold_fn)(void *ctx, tb_buf *partial, uint64_t task_id, const void *result,
+                             size_t len);
+typedef int (*tb_mw_combine_fn)(void *ctx, tb_buf *partial, const void *other, size_t len);
 
 /* Generator: append the bytes of task `task_id` to `task`.  Called only on
  * masters, but may run on any master, so it must give the same bytes for the
@@ -150,6 +165,21 @@ TB_API int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message);
 TB_API int tb_mw_set_chunking(tb_mw *mw, const char *rule);
 TB_API int tb_mw_set_worker(tb_mw *mw, tb_mw_work_fn fn, void *ctx);
 TB_API int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx);
+/*
+ * Consume results on the masters that receive them instead of sending every
+ * result to rank 0, whose receiving then limits every policy at scale (a
+ * master's results cost it only its own workers' messages).  Each result is
+ * folded into its master's partial; at the end, if combine is not NULL, the
+ * partials travel to rank 0 along a binomial tree (log2 P steps, one message
+ * per rank) and are combined there.  Set identically on every rank, instead
+ * of tb_mw_set_result (TB_ERR_STATE if both are set).  fold NULL turns it
+ * off.
+ */
+TB_API int tb_mw_set_reduce(tb_mw *mw, tb_mw_fold_fn fold, tb_mw_combine_fn combine, void *ctx);
+/* After tb_mw_run: this rank's partial; on rank 0 (and in a simulated run)
+ * the combined value of every rank's when a combine function was set.
+ * Valid until the handle is destroyed. */
+TB_API int tb_mw_get_partial(const tb_mw *mw, const void **data, size_t *len);
 /* Lazily generated bag of ntasks tasks; set identically on every rank.
  * Cannot be combined with tb_mw_add_task. */
 TB_API int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx);
@@ -196,6 +226,7 @@ typedef struct tb_mw_rank_info {
     double first_promotion_s; /* dynamic: when it first promoted (if it did) */
     uint32_t merges;          /* dynamic:wait: times this rank, a child master,
                                  handed its tasks and workers back early */
+    uint64_t results_folded;  /* tb_mw_set_reduce: results folded on this rank */
 } tb_mw_rank_info;
 
 /* One change of the number of masters (dynamic policies): at t_s seconds from
@@ -215,7 +246,9 @@ typedef struct tb_mw_summary {
     char chunking[8];         /* the chunk rule: "fixed", "gss", "tss", "fac", "wf", "awf",
                                  "af" or "auto" */
     uint64_t tasks;           /* tasks in the bag */
-    uint64_t results;         /* results delivered on rank 0 */
+    uint64_t results;         /* results delivered on rank 0, or folded on every
+                                 master (tb_mw_set_reduce) */
+    int reduced;              /* results were folded where they arrived */
     int simulated;            /* a simulated run */
     double makespan_s;        /* start to end of the run: wall time, or virtual */
     double wall_s;            /* real time of the run (of the simulation) */

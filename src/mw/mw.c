@@ -33,6 +33,7 @@ struct tb_mw {
     tb_mw_summary summary;
     tb_mw_rank_info *infos; /* rank 0: one per rank */
     tb_mw_masters_point *mchanges; /* rank 0: the summary's masters_changes */
+    tb_buf partial;         /* tb_mw_set_reduce: this rank's partial after the run */
 };
 
 int tb_mw_create(tb_mw **out, MPI_Comm comm)
@@ -99,6 +100,7 @@ void tb_mw_destroy(tb_mw **pmw)
     free(mw->infos);
     free(mw->mchanges);
     free(mw->trace_path);
+    tb_buf_free(&mw->partial);
     if (mw->comm != MPI_COMM_NULL)
         MPI_Comm_free(&mw->comm);
     free(mw);
@@ -207,6 +209,29 @@ int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx)
     return TB_OK;
 }
 
+int tb_mw_set_reduce(tb_mw *mw, tb_mw_fold_fn fold, tb_mw_combine_fn combine, void *ctx)
+{
+    if (!mw || (!fold && combine))
+        return TB_ERR_INVALID;
+    if (mw->ran)
+        return TB_ERR_STATE;
+    mw->cfg.fold = fold;
+    mw->cfg.combine = combine;
+    mw->cfg.reduce_ctx = ctx;
+    return TB_OK;
+}
+
+int tb_mw_get_partial(const tb_mw *mw, const void **data, size_t *len)
+{
+    if (!mw || !data || !len)
+        return TB_ERR_INVALID;
+    if (!mw->ran)
+        return TB_ERR_STATE;
+    *data = mw->partial.data;
+    *len = mw->partial.len;
+    return TB_OK;
+}
+
 int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx)
 {
     if (!mw || !fn)
@@ -285,14 +310,15 @@ int tb_mw_set_progress(tb_mw *mw, FILE *stream)
 /* Every rank must agree on the configuration; a mismatch would hang. */
 static int check_agreement(tb_mw *mw)
 {
-    long v[5] = {mw->cfg.nmasters, (long)mw->cfg.chunk, mw->have_gen, mw->cfg.work != NULL,
-                 mw->cfg.chunk_kind};
-    long lo[5], hi[5];
-    MPI_Allreduce(v, lo, 5, MPI_LONG, MPI_MIN, mw->comm);
-    MPI_Allreduce(v, hi, 5, MPI_LONG, MPI_MAX, mw->comm);
+    long v[7] = {mw->cfg.nmasters, (long)mw->cfg.chunk, mw->have_gen, mw->cfg.work != NULL,
+                 mw->cfg.chunk_kind, mw->cfg.fold != NULL, mw->cfg.combine != NULL};
+    long lo[7], hi[7];
+    MPI_Allreduce(v, lo, 7, MPI_LONG, MPI_MIN, mw->comm);
+    MPI_Allreduce(v, hi, 7, MPI_LONG, MPI_MAX, mw->comm);
     if (memcmp(lo, hi, sizeof lo) != 0) {
         if (mw->rank == 0)
-            TB_LOG_ERR("tb_mw_run: ranks disagree on policy, chunk size or generator");
+            TB_LOG_ERR("tb_mw_run: ranks disagree on policy, chunk size, generator or "
+                       "reduction (tb_mw_set_reduce)");
         return TB_ERR_INVALID;
     }
     if (!lo[3]) {
@@ -321,6 +347,12 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
     if (mw->rank != 0)
         return;
     s->results = tb__mw_node_results(node);
+    s->reduced = mw->cfg.fold != NULL;
+    if (s->reduced) {
+        s->results = 0;
+        for (int r = 0; r < mw->size; r++)
+            s->results += mw->infos[r].results_folded;
+    }
     s->masters_max = tb__mw_node_masters_max(node);
     free(mw->mchanges);
     mw->mchanges = NULL;
@@ -482,6 +514,9 @@ static int run_sim(tb_mw *mw)
         build_summary(mw, &st.nodes[0], tb_sim_end_time(st.sim), wall, tb_sim_events(st.sim));
         if (st.nodes[0].status != TB_OK)
             rc = TB_ERR_TASK;
+        tb_buf_free(&mw->partial);
+        mw->partial = st.nodes[0].partial;
+        st.nodes[0].partial = (tb_buf)TB_BUF_INIT;
     }
     if (set_up && rc != TB_ERR_NOMEM && st.traces) {
         int trc = tb_trace_write_set((const tb_trace *const *)st.traces, (size_t)mw->size,
@@ -500,6 +535,12 @@ int tb_mw_run(tb_mw *mw)
     if (mw->ran)
         return TB_ERR_STATE;
     mw->ran = 1;
+    if (mw->cfg.fold && mw->cfg.result) {
+        if (mw->rank == 0)
+            TB_LOG_ERR("tb_mw_run: both a result function and a reduction were set "
+                       "(tb_mw_set_result, tb_mw_set_reduce): results go to one of them");
+        return TB_ERR_STATE;
+    }
     mw->cfg.timed = mw->cfg.dynamic == TB__MW_DYNAMIC_WAIT || tb__chunk_timed(mw->cfg.chunk_kind);
     if (mw->plat)
         return run_sim(mw);
@@ -557,6 +598,9 @@ int tb_mw_run(tb_mw *mw)
     rc = gather_infos(mw, &node.info);
     build_summary(mw, &node, wall, wall, 0);
     int status = node.status;
+    tb_buf_free(&mw->partial);
+    mw->partial = node.partial;
+    node.partial = (tb_buf)TB_BUF_INIT;
     tb__mw_node_free(&node);
     tb_tp_mpi_destroy(&tp);
     tb_progress_destroy(&prog);
@@ -613,6 +657,8 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
         fprintf(out, "  tasks             %" PRIu64 " done in %.3f s (%.1f tasks/s)\n", s->results,
                 s->makespan_s, s->tasks_per_s);
     print_masters(s, out);
+    if (s->reduced)
+        fprintf(out, "  results           folded on the masters that received them\n");
     if (s->worker_idle_s.n == 0)
         fprintf(out, "  worker idle       no workers: the masters computed every task\n");
     else
@@ -642,13 +688,14 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"worker_idle_s\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, "
                            "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
                            "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.9f, "
-                           "\"merges\": %" PRIu64 ", \"failed\": %s",
+                           "\"merges\": %" PRIu64 ", \"results_where\": \"%s\", \"failed\": %s",
                            s->ranks, s->policy, s->masters, s->chunk, s->chunking, s->tasks,
                            s->results,
                            s->simulated ? "true" : "false", s->makespan_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
                            s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
                            s->worker_idle_s.max, s->messages, s->masters_max, s->promotions,
-                           s->first_promotion_s, s->merges, s->failed ? "true" : "false"));
+                           s->first_promotion_s, s->merges, s->reduced ? "masters" : "root",
+                           s->failed ? "true" : "false"));
     if (s->failed)
         TB_CHECK(tb_buf_printf(out,
                                ", \"failed_task\": %" PRIu64 ", \"failed_rank\": %d, "

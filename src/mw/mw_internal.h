@@ -34,6 +34,9 @@
  *                              take me and these back; records sent to the root
  *                              as in DONE; merged: I merged back for lack of work
  *   MCOUNT  master -> parent   i32 delta, f64 time: masters in the run changed
+ *   REDUCE  rank -> the rank that sent it STOP (a static master: to the root)
+ *                              partial bytes: this rank's partial combined with
+ *                              its subtree's (tb_mw_set_reduce with a combine)
  * Every master, child or not, sends FWD straight to the root: passing results
  * up the promotion tree made the masters near the root spend their time on
  * their descendants' results.  Nothing then orders a child's FWD before its
@@ -65,7 +68,8 @@ enum tb__mw_tag {
     TB__TAG_MSTART,
     TB__TAG_FREE,
     TB__TAG_RETURN,
-    TB__TAG_MCOUNT
+    TB__TAG_MCOUNT,
+    TB__TAG_REDUCE
 };
 
 /* Test hook for dynamic policies: called when worker `worker`'s result
@@ -92,6 +96,9 @@ typedef struct tb__mw_cfg {
     void *work_ctx;
     tb_mw_result_fn result;
     void *result_ctx;
+    tb_mw_fold_fn fold;       /* results consumed where they arrive */
+    tb_mw_combine_fn combine; /* and their partials reduced to rank 0 */
+    void *reduce_ctx;
     tb_mw_gen_fn gen;
     void *gen_ctx;
     uint64_t ntasks;          /* generator size, or tasks added on the root */
@@ -141,6 +148,11 @@ typedef struct tb__mw_node {
     double cur_wait;          /* how long the worker waited for it */
     double chunk_sq;          /* sum of the squared task times of the current chunk */
     int status;               /* final status of the run seen by this node */
+    tb_buf partial;           /* tb_mw_set_reduce: this rank's partial */
+    int reduce_wait;          /* REDUCE messages still to come before this rank ends */
+    int reduce_up;            /* where this rank's partial goes (-1: it is the root) */
+    int reduce_failed;        /* a fold or combine of this subtree failed */
+    int ending;               /* STOP or FINISH came: no more work */
     /* counters for the summary */
     tb_mw_rank_info info;
 } tb__mw_node;

@@ -466,6 +466,20 @@ static int master_fail(tb__mw_node *n, uint64_t task, int rank, int code)
 static int master_deliver(tb__mw_node *n, uint64_t id, const void *data, uint32_t len)
 {
     tb__mw_master *m = n->master;
+    if (n->cfg->fold) { /* consumed here: nothing travels to the root */
+        if (m->failed)
+            return TB_OK;
+        n->info.results_folded++;
+        int rc = n->cfg->fold(n->cfg->reduce_ctx, &n->partial, id, data, len);
+        if (rc != TB_OK) {
+            TB_LOG_INFO("fold function failed for task %llu on rank %d: %s",
+                        (unsigned long long)id, self_rank(n), tb_strerror(rc));
+            return master_fail(n, id, self_rank(n), rc);
+        }
+        if (n->progress)
+            tb_progress_update(n->progress, n->info.results_folded);
+        return TB_OK;
+    }
     if (!m->is_root) {
         if (m->fwd_n > 0 && m->fwd.len + 16 + len > TB__MW_MSG_MAX)
             TB_CHECK(master_flush_fwd(n));
@@ -1012,8 +1026,9 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
  * end of the run) then sends log2(W) messages instead of W.
  */
 static int stop_relay(tb_actor *a, int32_t status, const unsigned char *list, uint32_t cnt,
-                      tb_buf *msg)
+                      tb_buf *msg, int *sent)
 {
+    *sent = 0;
     while (cnt > 0) {
         uint32_t keep = cnt / 2, pass = cnt - keep;
         const unsigned char *upper = list + (size_t)keep * 4;
@@ -1026,9 +1041,64 @@ static int stop_relay(tb_actor *a, int32_t status, const unsigned char *list, ui
         TB_CHECK(tb_buf_pack_u32(msg, pass - 1));
         TB_CHECK(tb_buf_append(msg, upper + 4, (size_t)(pass - 1) * 4));
         TB_CHECK(tb_tp_send(a, first, TB__TAG_STOP, msg));
+        ++*sent;
         cnt = keep;
     }
     return TB_OK;
+}
+
+/* This rank's partial goes up once its subtree's have come (tb_mw_set_reduce
+ * with a combine function); then the rank is done. */
+static int node_reduce_step(tb__mw_node *n)
+{
+    if (n->reduce_wait > 0)
+        return TB_OK;
+    if (n->reduce_up >= 0) {
+        tb_buf_clear(&n->out);
+        TB_CHECK(tb_buf_pack_u8(&n->out, (uint8_t)(n->reduce_failed != 0)));
+        TB_CHECK(tb_buf_append(&n->out, n->partial.data, n->partial.len));
+        TB_CHECK(tb_tp_send(&n->base, n->reduce_up, TB__TAG_REDUCE, &n->out));
+    } else if (n->reduce_failed && n->status == TB_OK) {
+        n->status = TB_ERR_TASK; /* the root's partial misses a subtree */
+    }
+    n->base.finished = 1;
+    return TB_OK;
+}
+
+/* The run is over for this rank: it has passed STOP on to `kids` ranks, which
+ * (and, on the root, the other static masters) send it their partials. */
+static int node_end(tb__mw_node *n, int up, int kids)
+{
+    n->ending = 1;
+    if (!n->cfg->combine) {
+        n->base.finished = 1;
+        return TB_OK;
+    }
+    n->reduce_up = up;
+    n->reduce_wait = kids;
+    return node_reduce_step(n);
+}
+
+/* A partial from a rank this one sent STOP to (or, on the root, a master). */
+static int node_reduce(tb__mw_node *n, int src, const void *data, size_t len)
+{
+    if (!n->cfg->combine || !n->ending || n->reduce_wait <= 0 || len < 1) {
+        TB_LOG_ERR("rank %d: unexpected partial from rank %d", self_rank(n), src);
+        return TB_ERR_PROTOCOL;
+    }
+    const unsigned char *p = data;
+    n->reduce_wait--;
+    if (p[0]) {
+        n->reduce_failed = 1;
+    } else if (!n->reduce_failed) {
+        int rc = n->cfg->combine(n->cfg->reduce_ctx, &n->partial, p + 1, len - 1);
+        if (rc != TB_OK) {
+            TB_LOG_ERR("rank %d: the combine function failed on rank %d's partial: %s",
+                       self_rank(n), src, tb_strerror(rc));
+            n->reduce_failed = 1;
+        }
+    }
+    return node_reduce_step(n);
 }
 
 static int master_stop_workers(tb__mw_node *n, int status)
@@ -1045,15 +1115,17 @@ static int master_stop_workers(tb__mw_node *n, int status)
         else if ((rc = tb_buf_pack_i32(&list, r)) == TB_OK)
             cnt++;
     }
+    int kids = 0;
     if (rc == TB_OK)
-        rc = stop_relay(&n->base, status, list.data, cnt, &m->msg);
+        rc = stop_relay(&n->base, status, list.data, cnt, &m->msg, &kids);
     tb_buf_free(&list);
     TB_CHECK(rc);
     master_counter(n, 1);
     n->status = status;
     n->info.total_s = tb_tp_now(&n->base) - n->t_start;
-    n->base.finished = 1;
-    return TB_OK;
+    if (m->is_root)
+        return node_end(n, -1, kids + n->cfg->nmasters - 1);
+    return node_end(n, 0, kids);
 }
 
 /* The run is over when every static master is done and every result
@@ -1062,7 +1134,7 @@ static int master_stop_workers(tb__mw_node *n, int status)
 static int root_maybe_finish(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    if (m->ndone < n->cfg->nmasters || m->fwd_got < m->fwd_expect || n->base.finished)
+    if (m->ndone < n->cfg->nmasters || m->fwd_got < m->fwd_expect || n->ending)
         return TB_OK;
     int status = m->failed ? TB_ERR_TASK : TB_OK;
     for (int k = 1; k < n->cfg->nmasters; k++) {
@@ -1331,6 +1403,8 @@ static int node_start(tb_actor *a)
 static int node_message(tb_actor *a, int src, int tag, const void *data, size_t len)
 {
     tb__mw_node *n = (tb__mw_node *)a;
+    if (tag == TB__TAG_REDUCE)
+        return node_reduce(n, src, data, len);
     if (n->master)
         return master_message(n, src, tag, data, len);
     if (tag == TB__TAG_TASK)
@@ -1355,13 +1429,13 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
         TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
         if (tb_buf_remaining(&in) != (size_t)cnt * 4)
             return TB_ERR_PARSE;
-        TB_CHECK(stop_relay(a, status, in.data + in.pos, cnt, &n->out));
+        int kids;
+        TB_CHECK(stop_relay(a, status, in.data + in.pos, cnt, &n->out, &kids));
         double now = tb_tp_now(a);
         n->info.idle_s += now - n->t_wait;
         n->info.total_s = now - n->t_start;
         n->status = status;
-        a->finished = 1;
-        return TB_OK;
+        return node_end(n, src, kids);
     }
     TB_LOG_ERR("worker rank %d: unexpected message tag %d from rank %d", a->rank, tag, src);
     return TB_ERR_PROTOCOL;
@@ -1540,6 +1614,7 @@ void tb__mw_node_free(tb__mw_node *n)
     tb_buf_free(&n->out);
     tb_buf_free(&n->scratch);
     tb_buf_free(&n->spare);
+    tb_buf_free(&n->partial);
 }
 
 int tb__mw_node_failure(const tb__mw_node *n, uint64_t *task, int *rank, int *code)

@@ -40,6 +40,17 @@ printf '1e-4\n\n3e-4\n2e-4\n' > times.txt
 awk -v m="$(num makespan_s tr.json)" 'BEGIN { exit !(m >= 12e-4 && m < 13e-4) }' ||
     fail "trace: makespan $(num makespan_s tr.json), expected 1.2 ms"
 
+# --results masters: results folded where they arrive, reduced on rank 0:
+# the count and the sum of task ids are exact (0 + 1 + ... + 2999), and the
+# root receives far fewer bytes than when every 1 KiB result comes to it.
+for policy in single multi:4 dynamic dynamic:wait; do
+    "$TENBIN" sim mw --platform "$plat" --tasks 3000 --work 1e-4 --result-bytes 1024 \
+        --policy $policy --results masters --json > red.json
+    grep -q '"reduced": {"count": 3000, "id_sum": 4498500}' red.json ||
+        fail "--results masters under $policy: $(cat red.json)"
+    grep -q '"results_where": "masters"' red.json || fail "results_where: $(cat red.json)"
+done
+
 expect_usage() {
     if "$@" > err.out 2> err.txt; then fail "accepted: $*"; else rc=$?; fi
     [ "$rc" -eq 2 ] || fail "exit status $rc for: $* ($(cat err.txt))"
@@ -51,6 +62,7 @@ expect_usage "$TENBIN" sim mw --platform hosts=4 --policy single,chunk=guided
 expect_usage "$TENBIN" sim mw --platform hosts=4 --chunk 0
 expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist uniform:3-1
 expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist gamma
+expect_usage "$TENBIN" sim mw --platform hosts=4 --results everywhere
 expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist trace:no-such-file
 printf '1e-4\nfast\n' > bad.txt
 expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist trace:bad.txt

@@ -435,6 +435,165 @@ static void test_dynamic_forced(void)
     }
 }
 
+/* ---- results folded where they arrive (tb_mw_set_reduce) ---------------- */
+
+/* A partial: deliveries per task (u32 each) and wrong results (u32), so the
+ * reduced partial on rank 0 says whether every task arrived exactly once. */
+typedef struct fold_ctx {
+    bag *b;
+    uint64_t fail_fold; /* UINT64_MAX: none */
+} fold_ctx;
+
+static int partial_init(tb_buf *p, uint64_t n)
+{
+    if (p->len)
+        return TB_OK;
+    TB_CHECK(tb_buf_reserve(p, (n + 1) * 4));
+    memset(p->data, 0, (n + 1) * 4);
+    p->len = (n + 1) * 4;
+    return TB_OK;
+}
+
+static int fold_result(void *ctx, tb_buf *partial, uint64_t id, const void *data, size_t len)
+{
+    fold_ctx *f = ctx;
+    if (id == f->fail_fold)
+        return TB_ERR_INVALID;
+    if (id >= f->b->n)
+        return TB_ERR_RANGE;
+    TB_CHECK(partial_init(partial, f->b->n));
+    uint32_t *c = (uint32_t *)(void *)partial->data;
+    c[id]++;
+    tb_buf in;
+    uint64_t rid, rlen, rsum, sum = 0, want = task_len(f->b, id);
+    tb_buf_view(&in, data, len);
+    for (uint64_t i = 0; i < want; i++)
+        sum += task_byte(id, i);
+    if (tb_buf_unpack_u64(&in, &rid) || tb_buf_unpack_u64(&in, &rlen) ||
+        tb_buf_unpack_u64(&in, &rsum) || rid != id || rlen != want || rsum != sum)
+        c[f->b->n]++;
+    return TB_OK;
+}
+
+static int combine_counts(void *ctx, tb_buf *partial, const void *other, size_t len)
+{
+    fold_ctx *f = ctx;
+    if (len == 0)
+        return TB_OK; /* a rank that was never a master */
+    if (len != (f->b->n + 1) * 4)
+        return TB_ERR_PARSE;
+    TB_CHECK(partial_init(partial, f->b->n));
+    uint32_t *c = (uint32_t *)(void *)partial->data;
+    const unsigned char *o = other;
+    for (uint64_t i = 0; i <= f->b->n; i++) {
+        uint32_t v;
+        memcpy(&v, o + 4 * i, 4);
+        c[i] += v;
+    }
+    return TB_OK;
+}
+
+typedef struct fold_out {
+    int rc, rc_min, rc_max;
+    uint64_t missing, duplicated, bad;
+    tb_mw_summary s;
+} fold_out;
+
+/* Run a bag whose results are folded on the masters; with combine, read the
+ * reduced partial on rank 0, else add up every rank's partial here. */
+static fold_out run_folded(bag *b, const char *policy, int combine, uint64_t fail_fold)
+{
+    fold_out o;
+    memset(&o, 0, sizeof o);
+    fold_ctx f = {b, fail_fold};
+    tb_mw *mw;
+    tb_mw_create(&mw, MPI_COMM_WORLD);
+    tb_mw_set_policy(mw, policy);
+    tb_mw_set_worker(mw, work, b);
+    tb_mw_set_reduce(mw, fold_result, combine ? combine_counts : NULL, &f);
+    if (g_hook)
+        tb__mw_set_promote_hook(mw, g_hook, NULL);
+    tb_mw_set_generator(mw, b->n, make_task, b);
+    o.rc = tb_mw_run(mw);
+    tb_mw_get_summary(mw, &o.s);
+    o.s.rank = NULL;
+    MPI_Allreduce(&o.rc, &o.rc_min, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&o.rc, &o.rc_max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    const void *pd;
+    size_t pl;
+    tb_mw_get_partial(mw, &pd, &pl);
+    size_t want = (size_t)(b->n + 1) * 4;
+    uint32_t *mine = calloc(b->n + 1, 4), *all = calloc(b->n + 1, 4);
+    if (pl == want)
+        memcpy(mine, pd, want);
+    else if (pl != 0)
+        mine[b->n] = 1000000; /* a malformed partial */
+    if (combine) {
+        if (rank == 0)
+            memcpy(all, mine, want);
+    } else {
+        MPI_Reduce(mine, all, (int)(b->n + 1), MPI_UINT32_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        for (uint64_t i = 0; i < b->n; i++) {
+            o.missing += all[i] == 0;
+            o.duplicated += all[i] > 1;
+        }
+        o.bad = all[b->n];
+    }
+    free(mine);
+    free(all);
+    tb_mw_destroy(&mw);
+    return o;
+}
+
+/* Results folded where they arrive: exactly once under every policy (forced
+ * promotions included), with the partials reduced on rank 0 or left on each
+ * rank; a failing fold stops the run everywhere; a reduction and a result
+ * function together are refused on every rank. */
+static void test_reduce(void)
+{
+    const char *pols[5] = {"single", multi_policy(), "dynamic:paper", "dynamic", "dynamic:wait"};
+    for (int p = 0; p < 5; p++) {
+        g_hook = p >= 2 ? force_often : NULL;
+        for (int combine = 0; combine <= 1; combine++) {
+            bag b = {400, p >= 2 ? 200 : 0, UINT64_MAX, 0, 0, NULL, 0};
+            fold_out o = run_folded(&b, pols[p], combine, UINT64_MAX);
+            TB_ASSERT_OK(o.rc);
+            TB_ASSERT_EQ_INT(o.rc_min, o.rc_max);
+            if (rank == 0) {
+                TB_ASSERT_EQ_U64(o.missing, 0);
+                TB_ASSERT_EQ_U64(o.duplicated, 0);
+                TB_ASSERT_EQ_U64(o.bad, 0);
+                TB_ASSERT_EQ_U64(o.s.results, b.n);
+                TB_ASSERT(o.s.reduced);
+            }
+        }
+    }
+    g_hook = NULL;
+    bag fb = {300, 0, UINT64_MAX, 0, 0, NULL, 0};
+    fold_out fo = run_folded(&fb, multi_policy(), 1, 123);
+    TB_ASSERT_EQ_INT(fo.rc, TB_ERR_TASK);
+    TB_ASSERT_EQ_INT(fo.rc_min, fo.rc_max);
+    if (rank == 0) {
+        TB_ASSERT(fo.s.failed);
+        TB_ASSERT_EQ_U64(fo.s.failed_task, 123);
+        TB_ASSERT_EQ_INT(fo.s.failed_code, TB_ERR_INVALID);
+        TB_ASSERT_EQ_U64(fo.duplicated, 0);
+    }
+    bag both = {10, 0, UINT64_MAX, 0, 0, NULL, 0};
+    fold_ctx f = {&both, UINT64_MAX};
+    tb_mw *mw;
+    TB_ASSERT_OK(tb_mw_create(&mw, MPI_COMM_WORLD));
+    tb_mw_set_worker(mw, work, &both);
+    tb_mw_set_generator(mw, both.n, make_task, &both);
+    tb_mw_set_result(mw, on_result, &both);
+    TB_ASSERT_EQ_INT(tb_mw_set_reduce(mw, NULL, combine_counts, &f), TB_ERR_INVALID);
+    TB_ASSERT_OK(tb_mw_set_reduce(mw, fold_result, combine_counts, &f));
+    TB_ASSERT_EQ_INT(tb_mw_run(mw), TB_ERR_STATE);
+    tb_mw_destroy(&mw);
+}
+
 static void test_balance_multi(void)
 {
     /* With equal tasks, every master's group ends up working: each master
@@ -566,6 +725,7 @@ static const tb_test tests[] = {
     {"no_pingpong", test_no_pingpong},
     {"dynamic_forced", test_dynamic_forced},
     {"balance_multi", test_balance_multi},
+    {"reduce", test_reduce},
     {"mandel_matches_serial", test_mandel_matches_serial},
     {NULL, NULL},
 };

@@ -770,6 +770,128 @@ static void test_stop_tree(void)
     TB_ASSERT(ok);
 }
 
+/* Results folded where they arrive: a partial counts deliveries per task. */
+static int fold_seen(void *ctx, tb_buf *partial, uint64_t id, const void *res, size_t len)
+{
+    const bag *b = ctx;
+    tb_buf in;
+    uint64_t echoed;
+    tb_buf_view(&in, res, len);
+    if (id >= b->n || tb_buf_unpack_u64(&in, &echoed) != TB_OK || echoed != id)
+        return TB_ERR_PARSE;
+    if (partial->len == 0) {
+        TB_CHECK(tb_buf_reserve(partial, b->n * 4));
+        memset(partial->data, 0, b->n * 4);
+        partial->len = b->n * 4;
+    }
+    ((uint32_t *)(void *)partial->data)[id]++;
+    return TB_OK;
+}
+
+static int combine_seen(void *ctx, tb_buf *partial, const void *other, size_t len)
+{
+    const bag *b = ctx;
+    if (len == 0)
+        return TB_OK;
+    if (len != b->n * 4)
+        return TB_ERR_PARSE;
+    if (partial->len == 0)
+        return tb_buf_append(partial, other, len);
+    uint32_t *c = (uint32_t *)(void *)partial->data;
+    for (uint64_t i = 0; i < b->n; i++) {
+        uint32_t v;
+        memcpy(&v, (const unsigned char *)other + 4 * i, 4);
+        c[i] += v;
+    }
+    return TB_OK;
+}
+
+/* Fold on the masters and reduce to rank 0; missing/dup from the reduced
+ * partial; bytes received by rank 0 into *root_bytes. */
+static sim_out run_folded(const tb_platform *p, int ranks, const char *policy, uint64_t n,
+                          double work, forcer *f, uint64_t *root_bytes)
+{
+    sim_out o;
+    memset(&o, 0, sizeof o);
+    bag b = {n, work, NULL, 0};
+    tb_mw *mw = NULL;
+    o.rc = tb_mw_create_sim(&mw, p, ranks);
+    if (o.rc == TB_OK)
+        o.rc = tb_mw_set_policy(mw, policy);
+    if (o.rc == TB_OK) {
+        tb_mw_set_worker(mw, echo, &b);
+        tb_mw_set_reduce(mw, fold_seen, combine_seen, &b);
+        tb_mw_set_generator(mw, n, gen8, &b);
+        tb_mw_set_cost(mw, fixed_work, &b);
+        if (f)
+            tb__mw_set_promote_hook(mw, force_some, f);
+        o.rc = tb_mw_run(mw);
+        tb_mw_get_summary(mw, &o.s);
+        *root_bytes = o.s.rank ? o.s.rank[0].bytes_recv : 0;
+        o.s.rank = NULL;
+        o.s.masters_changes = NULL;
+        const void *pd;
+        size_t pl;
+        tb_mw_get_partial(mw, &pd, &pl);
+        const unsigned char *c = pd;
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t v = 0;
+            if (pl == n * 4)
+                memcpy(&v, c + 4 * i, 4);
+            o.missing += v == 0;
+            o.dup += v > 1;
+        }
+    }
+    tb_mw_destroy(&mw);
+    return o;
+}
+
+/* Every task folded exactly once and reduced to rank 0 under every policy,
+ * forced promotions included, at 64 and 1024 ranks; deterministic; and the
+ * root receives a fraction of what it receives when every result comes to
+ * it (1 KiB results, multi:16). */
+static void test_reduce(void)
+{
+    tb_platform *p = spec("hosts=1024,speed=1-2,L=50us,o=12us,G=8ns,S=65536", 1);
+    TB_ASSERT(p != NULL);
+    const char *pols[] = {"single", "multi:16", "dynamic:paper", "dynamic", "dynamic:wait"};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof pols / sizeof pols[0]; i++) {
+        for (int P = 64; P <= 1024; P *= 16) {
+            forcer f;
+            tb_rng_seed(&f.rng, 7);
+            f.odds = 5;
+            f.calls = 0;
+            uint64_t rb;
+            sim_out o = run_folded(p, P, pols[i], 20 * (uint64_t)P, 1e-3, i >= 2 ? &f : NULL, &rb);
+            tb_rng_seed(&f.rng, 7);
+            sim_out again = run_folded(p, P, pols[i], 20 * (uint64_t)P, 1e-3, i >= 2 ? &f : NULL,
+                                       &rb);
+            if (o.rc != TB_OK || o.missing || o.dup || o.s.results != 20 * (uint64_t)P ||
+                !o.s.reduced || again.s.makespan_s != o.s.makespan_s) {
+                printf("    %s at P=%d: rc %d, %llu missing, %llu twice, %llu results, "
+                       "makespans %.9f and %.9f\n", pols[i], P, o.rc,
+                       (unsigned long long)o.missing, (unsigned long long)o.dup,
+                       (unsigned long long)o.s.results, o.s.makespan_s, again.s.makespan_s);
+                ok = 0;
+            }
+        }
+    }
+    result_pad = 1024;
+    uint64_t folded_bytes, root_bytes;
+    sim_out fo = run_folded(p, 1024, "multi:16", 20480, 1e-3, NULL, &folded_bytes);
+    sim_out ro = run(p, 1024, "multi:16", 20480, 1e-3, NULL);
+    result_pad = 0;
+    root_bytes = ro.info[0].bytes_recv;
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+    TB_ASSERT_OK(fo.rc);
+    TB_ASSERT_OK(ro.rc);
+    TB_ASSERT(fo.missing == 0 && fo.dup == 0);
+    TB_ASSERT(folded_bytes * 8 < root_bytes);
+    TB_ASSERT(fo.s.makespan_s < ro.s.makespan_s);
+}
+
 /*
  * Beyond the paper's 18 nodes (bench/s1-sweep has the whole sweep): dynamic
  * stays within 10 % of the best fixed K at P = 1024 in S1's network setting,
@@ -862,6 +984,7 @@ static const tb_test tests[] = {
     {"dynamic_wait_random", test_dynamic_wait_random},
     {"dynamic_extreme_bags", test_dynamic_extreme_bags},
     {"stop_tree", test_stop_tree},
+    {"reduce", test_reduce},
     {"dynamic_near_best_k", test_dynamic_near_best_k},
     {"ranks_must_fit", test_ranks_must_fit},
     {"cleanup", test_cleanup},
