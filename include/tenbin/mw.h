@@ -227,6 +227,7 @@ typedef struct tb_mw_rank_info {
     uint32_t merges;          /* dynamic:wait: times this rank, a child master,
                                  handed its tasks and workers back early */
     uint64_t results_folded;  /* tb_mw_set_reduce: results folded on this rank */
+    double last_task_end_s;   /* when this rank's last computation ended */
 } tb_mw_rank_info;
 
 /* One change of the number of masters (dynamic policies): at t_s seconds from
@@ -251,6 +252,8 @@ typedef struct tb_mw_summary {
     int reduced;              /* results were folded where they arrived */
     int simulated;            /* a simulated run */
     double makespan_s;        /* start to end of the run: wall time, or virtual */
+    double last_task_end_s;   /* when the last computation ended: what follows is the
+                                 cost of the run's end (results, requests, STOP) */
     double wall_s;            /* real time of the run (of the simulation) */
     uint64_t events;          /* simulated runs: events processed */
     double tasks_per_s;       /* results / makespan_s */

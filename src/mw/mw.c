@@ -365,6 +365,8 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
     for (int r = 0; r < mw->size; r++) {
         const tb_mw_rank_info *ri = &mw->infos[r];
         s->promotions += ri->promotions;
+        if (ri->last_task_end_s > s->last_task_end_s)
+            s->last_task_end_s = ri->last_task_end_s;
         s->merges += ri->merges;
         if (ri->promotions && (s->first_promotion_s < 0 || ri->first_promotion_s < s->first_promotion_s))
             s->first_promotion_s = ri->first_promotion_s;
@@ -682,7 +684,8 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"ranks\": %d, \"policy\": \"%s\", \"masters\": %d, \"chunk\": %u, "
                            "\"chunking\": \"%s\", "
                            "\"tasks\": %" PRIu64 ", \"results\": %" PRIu64 ", "
-                           "\"simulated\": %s, \"makespan_s\": %.9f, \"events\": %" PRIu64 ", "
+                           "\"simulated\": %s, \"makespan_s\": %.9f, \"last_task_end_s\": %.9f, "
+                           "\"events\": %" PRIu64 ", "
                            "\"wall_s\": %.6f, "
                            "\"tasks_per_s\": %.3f, \"worker_idle_fraction_mean\": %.6f, "
                            "\"worker_idle_s\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, "
@@ -691,7 +694,7 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"merges\": %" PRIu64 ", \"results_where\": \"%s\", \"failed\": %s",
                            s->ranks, s->policy, s->masters, s->chunk, s->chunking, s->tasks,
                            s->results,
-                           s->simulated ? "true" : "false", s->makespan_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
+                           s->simulated ? "true" : "false", s->makespan_s, s->last_task_end_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
                            s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
                            s->worker_idle_s.max, s->messages, s->masters_max, s->promotions,
                            s->first_promotion_s, s->merges, s->reduced ? "masters" : "root",

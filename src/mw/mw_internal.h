@@ -12,17 +12,26 @@
  *                              dynamic:wait adds f64 wait, f64 compute:
  *                              the seconds the worker waited for the task
  *                              message and computed it
- *   REQ     master -> master   u32 workers  "give me tasks; I have this many workers"
+ *   REQ     master -> master   u32 workers, u32 spell  "give me tasks; I have this
+ *                              many workers, and have run out for the spell-th
+ *                              time" (multi:K; 0 otherwise)
  *   GIVE    master -> master   u8 kind (0 answer, 1 initial share, 2 part of the
- *                              initial share, more follows), queue give body
- *   REFUSE  master -> master   (empty)
+ *                              initial share, more follows), [an answer under
+ *                              multi:K, K > 2: the giver's spells, as in REFUSE],
+ *                              queue give body
+ *   REFUSE  master -> master   multi:K, K > 2: u32 K, u32 * K what the refuser
+ *                              knows of each master's spells (node.c); dynamic:
+ *                              u32 n, i32 rank * n child masters to ask; else empty
  *   FWD     master -> root     u32 n, result record * n (status 0)
  *   FAIL    master -> root     u64 task, i32 rank, i32 code
  *   ABORT   root -> masters    (empty)      stop handing out tasks
- *   DONE    master -> root     u64 sent     all my work is finished; I and the
- *                              children that returned to me sent the root
- *                              `sent` result records in FWD messages
- *   FINISH  root -> masters    i32 status   the run is over
+ *   DONE    master -> its parent among the static masters (a binomial tree
+ *                              over k; the root at the top)
+ *                              u64 sent     all the work of my subtree of static
+ *                              masters is finished; they and the children that
+ *                              returned to them sent the root `sent` result
+ *                              records in FWD messages
+ *   FINISH  master -> its children in that tree   i32 status   the run is over
  *   STOP    master -> worker   i32 status, u32 n, i32 rank * n: pass STOP on to
  *                              these ranks (a binomial tree), then leave the loop
  * Dynamic policies (S1), between a master and the masters it makes:
@@ -42,6 +51,8 @@
  * their descendants' results.  Nothing then orders a child's FWD before its
  * RETURN, so the counts in RETURN and DONE tell the root how many records to
  * wait for before it says FINISH.  FAIL and MCOUNT still go to the parent.
+ * The K static masters send DONE and FINISH along a binomial tree of their
+ * indices (node.c).
  */
 #ifndef TB_MW_INTERNAL_H
 #define TB_MW_INTERNAL_H

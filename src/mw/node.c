@@ -71,6 +71,16 @@ struct tb__mw_master {
     size_t mtraj_len, mtraj_cap;
     int rflag;
     double req_at;         /* when the outstanding request was sent */
+    /* multi:K (K > 2): what this master knows of each static master k:
+     * kn[k] = 0 nothing, else 1 + 2 e + d: in its e-th spell of tasks (e counts
+     * the answers with tasks it received) it had tasks (d = 0) or had run out
+     * (d = 1); a larger value is newer.  inR[k]: k is a request target. */
+    uint32_t *kn;
+    unsigned char *inR;
+    uint32_t epoch;        /* answers with tasks this master has received */
+    uint32_t *deferred_e;  /* the deferred requesters' epochs */
+    unsigned char *child_dry; /* dynamic: [P] this child asked and was refused since it
+                              was last given tasks: a refusal need not name it */
     int have_initial;      /* the root's initial share has arrived */
     int *deferred;         /* requests that came before the initial share */
     uint32_t *deferred_w;  /* and the requesters' worker counts */
@@ -86,12 +96,32 @@ struct tb__mw_master {
     int fail_code;
     int abort_sent;
     int done_sent;
-    int ndone;             /* root: masters done */
+    int ndone;             /* static masters: masters of its DONE subtree done */
+    int done_up;           /* static masters: DONE sent up the tree */
+    uint64_t sub_sent;     /* static masters: records its DONE subtree sent the root */
     uint64_t fwd_expect;   /* root: records the finished masters say they sent it */
     uint64_t fwd_got;      /* root: records received in FWD messages */
     uint64_t results;      /* root: results delivered */
     double last_counter;
 };
+
+/* The K static masters report DONE and pass FINISH along a binomial tree of
+ * their indices (log2 K steps; the root once received K - 1 DONEs and sent
+ * K - 1 FINISHes, 6 ms of a 49 ms run at K = 256): master k's parent is k
+ * with its lowest set bit cleared; its children are k + 1, k + 2, k + 4, ...
+ * below k's lowest set bit (below K for the root). */
+static int master_tree_parent(int k) { return k & (k - 1); }
+
+static int master_tree_kids(int k, int K, int *kids)
+{
+    int lim = k == 0 ? K : (k & -k), c = 0;
+    for (int b = 1; b < lim && k + b < K; b <<= 1) {
+        if (kids)
+            kids[c] = k + b;
+        c++;
+    }
+    return c;
+}
 
 /* First byte of a GIVE message. */
 enum { GIVE_ANSWER = 0, GIVE_INITIAL = 1, GIVE_INITIAL_PART = 2, GIVE_BACK = 3 };
@@ -202,6 +232,7 @@ static int worker_computed(tb_actor *a, uint64_t job, int status)
     n->info.busy_s += now - n->t_compute;
     n->chunk_sq += (now - n->t_compute) * (now - n->t_compute);
     n->info.tasks_computed++;
+    n->info.last_task_end_s = now - n->t_start;
     if (n->trace)
         tb_trace_complete_arg(n->trace, 0, "mw", "task", n->trace_t0 + n->t_compute,
                               n->trace_t0 + now, "id", (int64_t)job);
@@ -254,6 +285,7 @@ static int master_maybe_request(tb__mw_node *n)
     m->req_at = tb_tp_now(&n->base);
     tb_buf_clear(&m->msg);
     TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)master_workers(m)));
+    TB_CHECK(tb_buf_pack_u32(&m->msg, m->epoch));
     return tb_tp_send(&n->base, m->R[0], TB__TAG_REQ, &m->msg);
 }
 
@@ -348,6 +380,8 @@ static int master_fan_out(tb__mw_node *n)
     int workers = m->nbusy + m->nleaving + m->nidle - 1; /* after p leaves */
     uint64_t share = tb__queue_count(m->q) * (uint64_t)(give + 1) / (uint64_t)(workers + 1);
     m->own[p] = OWN_CHILD;
+    if (m->child_dry)
+        m->child_dry[p] = 0;
     m->nchildren++;
     tb_buf_clear(&m->msg);
     TB_CHECK(tb_buf_pack_u32(&m->msg, 0)); /* no busy workers */
@@ -645,6 +679,8 @@ static int master_promote(tb__mw_node *n, int p)
 {
     tb__mw_master *m = n->master;
     m->own[p] = OWN_CHILD;
+    if (m->child_dry)
+        m->child_dry[p] = 0;
     m->nbusy--;
     m->nchildren++;
     int give = m->nbusy / 2;
@@ -912,19 +948,118 @@ static int master_result(tb__mw_node *n, int src, const void *data, size_t len)
     return master_check_done(n);
 }
 
+/* Static master k of rank r, or -1 when r starts no group. */
+static int master_index(const tb__mw_cfg *c, int r)
+{
+    int k = (int)(((int64_t)r * c->nmasters + c->nranks - 1) / c->nranks);
+    return k < c->nmasters && tb__mw_group_start(c, k) == r ? k : -1;
+}
+
+/* multi:K: learn that static master r is in spell e (1 + 2 e + d, as kn). */
+static void master_know(tb__mw_node *n, int r, uint32_t v)
+{
+    int k = master_index(n->cfg, r);
+    if (k >= 0 && v > n->master->kn[k])
+        n->master->kn[k] = v;
+}
+
+static uint32_t spell(uint32_t epoch, int dry) { return 1 + 2 * epoch + (dry ? 1 : 0); }
+
+/* multi:K: the request targets follow what the master knows: every other
+ * master not known to be out of tasks, in the order first tried (the next
+ * masters first); one heard of with tasks again goes to the back. */
+static void master_retarget(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    const tb__mw_cfg *c = n->cfg;
+    int keep = 0;
+    for (int i = 0; i < m->nR; i++) {
+        int k = master_index(c, m->R[i]);
+        if (k >= 0 && m->kn[k] != 0 && ((m->kn[k] - 1) & 1)) {
+            m->inR[k] = 0;
+            continue;
+        }
+        m->R[keep++] = m->R[i];
+    }
+    m->nR = keep;
+    for (int j = 1; j < c->nmasters && !m->failed; j++) {
+        int k = (m->k + j) % c->nmasters;
+        if (!m->inR[k] && m->kn[k] != 0 && !((m->kn[k] - 1) & 1)) {
+            m->inR[k] = 1;
+            m->R[m->nR++] = tb__mw_group_start(c, k);
+        }
+    }
+}
+
+/* multi:K: what a refusal says.  A master with fewer than two tasks refuses,
+ * and passes on what it knows of every master: out of tasks in which spell,
+ * or given tasks in which.  The requester stops asking the masters known to
+ * be out, asks again any heard of with tasks since, and passes it all on.
+ * When every master runs dry at the end of a run, what each knows doubles
+ * with every round trip, so the end costs about log2(K) requests instead of
+ * K - 1 (a master cannot be done before it has heard from every other); the
+ * spells keep a master that was given tasks after it ran dry from being
+ * skipped on old news. */
+static int master_pack_spells(tb__mw_node *n, tb_buf *out)
+{
+    TB_CHECK(tb_buf_pack_u32(out, (uint32_t)n->cfg->nmasters));
+    for (int k = 0; k < n->cfg->nmasters; k++)
+        TB_CHECK(tb_buf_pack_u32(out, n->master->kn[k]));
+    return TB_OK;
+}
+
+/* Merge the spells at in's position (a refusal, or the head of an answer:
+ * a giver tells what it knows too, so news of masters given tasks spreads
+ * while masters still have tasks to give) and retarget. */
+static int master_merge_spells(tb__mw_node *n, tb_buf *in)
+{
+    tb__mw_master *m = n->master;
+    int K = n->cfg->nmasters;
+    uint32_t cnt;
+    TB_CHECK(tb_buf_unpack_u32(in, &cnt));
+    if (cnt != (uint32_t)K || tb_buf_remaining(in) < (size_t)K * 4)
+        return TB_ERR_PROTOCOL;
+    for (int k = 0; k < K; k++) {
+        uint32_t v;
+        TB_CHECK(tb_buf_unpack_u32(in, &v));
+        if (k != m->k && v > m->kn[k])
+            m->kn[k] = v;
+    }
+    master_retarget(n);
+    return TB_OK;
+}
+
+static int master_learn_spells(tb__mw_node *n, const void *data, size_t len)
+{
+    tb_buf in;
+    tb_buf_view(&in, data, len);
+    TB_CHECK(master_merge_spells(n, &in));
+    return tb_buf_remaining(&in) == 0 ? TB_OK : TB_ERR_PARSE;
+}
+
 /* Nothing to give.  Under dynamic and dynamic:wait the refusal names the
  * masters this one made: tasks deep in a promotion tree are then found by
- * any master that runs dry, not only by the child's own parent. */
+ * any master that runs dry, not only by the child's own parent.  Under
+ * multi:K it names the masters known to be out of tasks. */
 static int master_refuse(tb__mw_node *n, int src)
 {
     tb__mw_master *m = n->master;
     tb_buf_clear(&m->msg);
+    if (m->kn) {
+        /* Out of tasks to give until this master is given more (one task
+         * left is never given). */
+        m->kn[m->k] = spell(m->epoch, 1);
+        TB_CHECK(master_pack_spells(n, &m->msg));
+        return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
+    }
     if ((n->cfg->dynamic != TB__MW_DYNAMIC_PREDICT && n->cfg->dynamic != TB__MW_DYNAMIC_WAIT))
         return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
     uint32_t cnt = 0;
     TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
+    if (m->own[src] == OWN_CHILD)
+        m->child_dry[src] = 1;
     for (int r = 0; r < n->cfg->nranks && cnt < (uint32_t)m->nchildren; r++) {
-        if (m->own[r] != OWN_CHILD || r == src)
+        if (m->own[r] != OWN_CHILD || r == src || m->child_dry[r])
             continue;
         TB_CHECK(tb_buf_pack_i32(&m->msg, r));
         cnt++;
@@ -961,8 +1096,9 @@ static int master_learn_targets(tb__mw_node *n, const void *data, size_t len)
     return tb_buf_remaining(&in) == 0 ? TB_OK : TB_ERR_PARSE;
 }
 
-/* A request from master src, which has `workers` workers. */
-static int master_answer_request(tb__mw_node *n, int src, uint32_t workers)
+/* A request from master src, which has `workers` workers and (multi:K) has
+ * run out of tasks in its spell `epoch`. */
+static int master_answer_request(tb__mw_node *n, int src, uint32_t workers, uint32_t epoch)
 {
     tb__mw_master *m = n->master;
     uint64_t have = tb__queue_count(m->q);
@@ -970,8 +1106,13 @@ static int master_answer_request(tb__mw_node *n, int src, uint32_t workers)
     /* Half of the queue, and never the last task: giving away a last task
      * while every worker is busy makes it bounce between masters (each asks
      * as soon as its queue is empty) until a worker frees. */
-    if (m->failed || have < 2)
+    if (m->failed || have < 2) {
+        if (m->kn)
+            master_know(n, src, spell(epoch, 1));
         return master_refuse(n, src);
+    }
+    if (m->kn)
+        master_know(n, src, spell(epoch + 1, 0)); /* its next spell has tasks */
     uint64_t give = have / 2;
     if ((n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT || n->cfg->dynamic == TB__MW_DYNAMIC_WAIT)) {
         /* Masters of a promotion tree have very different numbers of
@@ -985,6 +1126,10 @@ static int master_answer_request(tb__mw_node *n, int src, uint32_t workers)
             give = have - 1;
     }
     TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_ANSWER));
+    if (m->child_dry)
+        m->child_dry[src] = 0;
+    if (m->kn)
+        TB_CHECK(master_pack_spells(n, &m->msg));
     TB_CHECK(tb__queue_give(m->q, give, TB__MW_MSG_MAX, &m->msg, NULL));
     master_counter(n, 1);
     TB_CHECK(tb_tp_send(&n->base, src, TB__TAG_GIVE, &m->msg));
@@ -998,14 +1143,23 @@ static int master_give(tb__mw_node *n, const void *data, size_t len)
     if (len < 1)
         return TB_ERR_PARSE;
     int kind = ((const unsigned char *)data)[0];
-    TB_CHECK(tb__queue_take(m->q, (const unsigned char *)data + 1, len - 1));
+    tb_buf in;
+    tb_buf_view(&in, data, len);
+    in.pos = 1;
+    if (kind == GIVE_ANSWER && m->kn) {
+        m->epoch++; /* answers always carry tasks */
+        m->kn[m->k] = spell(m->epoch, 0);
+        TB_CHECK(master_merge_spells(n, &in));
+    }
+    TB_CHECK(tb__queue_take(m->q, in.data + in.pos, tb_buf_remaining(&in)));
     tb__chunker_restart(&m->ch);
     if (kind == GIVE_INITIAL_PART)
         return TB_OK; /* more of the initial share follows */
     if (kind == GIVE_INITIAL) {
         m->have_initial = 1;
         for (int i = 0; i < m->ndeferred; i++)
-            TB_CHECK(master_answer_request(n, m->deferred[i], m->deferred_w[i]));
+            TB_CHECK(master_answer_request(n, m->deferred[i], m->deferred_w[i],
+                                           m->deferred_e[i]));
         m->ndeferred = 0;
     } else if (kind == GIVE_ANSWER) {
         m->rflag = 0;
@@ -1123,9 +1277,26 @@ static int master_stop_workers(tb__mw_node *n, int status)
     master_counter(n, 1);
     n->status = status;
     n->info.total_s = tb_tp_now(&n->base) - n->t_start;
+    int K = n->cfg->nmasters;
     if (m->is_root)
-        return node_end(n, -1, kids + n->cfg->nmasters - 1);
-    return node_end(n, 0, kids);
+        return node_end(n, -1, kids + master_tree_kids(0, K, NULL));
+    return node_end(n, tb__mw_group_start(n->cfg, master_tree_parent(m->k)),
+                    kids + master_tree_kids(m->k, K, NULL));
+}
+
+/* FINISH down the static masters' tree (then each stops its workers). */
+static int master_pass_finish(tb__mw_node *n, int32_t status)
+{
+    tb__mw_master *m = n->master;
+    int kids[32];
+    int c = master_tree_kids(m->k, n->cfg->nmasters, kids);
+    for (int i = 0; i < c; i++) {
+        tb_buf_clear(&m->msg);
+        TB_CHECK(tb_buf_pack_i32(&m->msg, status));
+        TB_CHECK(tb_tp_send(&n->base, tb__mw_group_start(n->cfg, kids[i]), TB__TAG_FINISH,
+                            &m->msg));
+    }
+    return master_stop_workers(n, status);
 }
 
 /* The run is over when every static master is done and every result
@@ -1134,17 +1305,30 @@ static int master_stop_workers(tb__mw_node *n, int status)
 static int root_maybe_finish(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    if (m->ndone < n->cfg->nmasters || m->fwd_got < m->fwd_expect || n->ending)
+    if (!m->done_sent || m->ndone < master_tree_kids(0, n->cfg->nmasters, NULL) ||
+        m->fwd_got < m->fwd_expect || n->ending)
         return TB_OK;
-    int status = m->failed ? TB_ERR_TASK : TB_OK;
-    for (int k = 1; k < n->cfg->nmasters; k++) {
-        tb_buf_clear(&m->msg);
-        TB_CHECK(tb_buf_pack_i32(&m->msg, status));
-        TB_CHECK(tb_tp_send(&n->base, tb__mw_group_start(n->cfg, k), TB__TAG_FINISH, &m->msg));
-    }
     if (n->progress)
         tb_progress_finish(n->progress);
-    return master_stop_workers(n, status);
+    return master_pass_finish(n, m->failed ? TB_ERR_TASK : TB_OK);
+}
+
+/* A static master is done and so is its DONE subtree: tell its parent in
+ * the tree how many result records the subtree sent the root. */
+static int master_report_done(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    if (!m->done_sent || m->ndone < master_tree_kids(m->k, n->cfg->nmasters, NULL))
+        return TB_OK;
+    if (m->is_root)
+        return root_maybe_finish(n);
+    if (m->done_up)
+        return TB_OK;
+    m->done_up = 1;
+    tb_buf_clear(&m->msg);
+    TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent + m->sub_sent));
+    return tb_tp_send(&n->base, tb__mw_group_start(n->cfg, master_tree_parent(m->k)),
+                      TB__TAG_DONE, &m->msg);
 }
 
 static void master_free(tb__mw_master *m);
@@ -1152,7 +1336,10 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
 
 /* A dynamic child that has finished hands itself and its workers back to
  * its parent (S1 Fig. 3, line 49) and becomes a worker again.  Its results
- * went ahead of this message, to the same rank, so they arrive first. */
+ * went ahead of this message, to the root.  (Handing the last batch to the
+ * parent instead, to save the root a receive per child, was tried: the
+ * batches then reach the root together at the very end, where the root's
+ * receiving bandwidth is the limit, and the run took 1.5x longer.) */
 static int child_return(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
@@ -1188,14 +1375,9 @@ static int master_check_done(tb__mw_node *n)
     m->done_sent = 1;
     if (m->parent >= 0)
         return child_return(n);
-    if (m->is_root) {
-        m->ndone++;
-        return root_maybe_finish(n);
-    }
-    TB_CHECK(master_flush_fwd(n));
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent));
-    return tb_tp_send(&n->base, 0, TB__TAG_DONE, &m->msg);
+    if (!m->is_root)
+        TB_CHECK(master_flush_fwd(n));
+    return master_report_done(n);
 }
 
 /* The root splits the bag into K contiguous shares: master k gets ids
@@ -1279,21 +1461,27 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         return root_maybe_finish(n);
     }
     case TB__TAG_REQ: {
-        uint32_t workers;
+        uint32_t workers, epoch;
         tb_buf_view(&in, data, len);
         TB_CHECK(tb_buf_unpack_u32(&in, &workers));
+        TB_CHECK(tb_buf_unpack_u32(&in, &epoch));
         if (!m->have_initial) {
             m->deferred_w[m->ndeferred] = workers;
+            m->deferred_e[m->ndeferred] = epoch;
             m->deferred[m->ndeferred++] = src;
             return TB_OK;
         }
-        return master_answer_request(n, src, workers);
+        return master_answer_request(n, src, workers, epoch);
     }
     case TB__TAG_GIVE:
         return master_give(n, data, len);
     case TB__TAG_REFUSE:
-        master_drop_target(m, src);
-        TB_CHECK(master_learn_targets(n, data, len));
+        if (m->kn) { /* src's own spell in the refusal drops it */
+            TB_CHECK(master_learn_spells(n, data, len));
+        } else {
+            master_drop_target(m, src);
+            TB_CHECK(master_learn_targets(n, data, len));
+        }
         m->rflag = 0;
         TB_CHECK(master_maybe_request(n));
         return master_check_done(n);
@@ -1364,21 +1552,24 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         TB_CHECK(tb_buf_unpack_f64(&in, &t));
         return master_count(n, delta, t);
     }
-    case TB__TAG_DONE: {
+    case TB__TAG_DONE: { /* a static master's subtree is done */
         uint64_t sent;
-        if (!m->is_root)
+        if (m->k < 0)
             return TB_ERR_PROTOCOL;
         tb_buf_view(&in, data, len);
         TB_CHECK(tb_buf_unpack_u64(&in, &sent));
-        m->fwd_expect += sent;
+        if (m->is_root)
+            m->fwd_expect += sent;
+        else
+            m->sub_sent += sent;
         m->ndone++;
-        return root_maybe_finish(n);
+        return master_report_done(n);
     }
     case TB__TAG_FINISH: {
         int32_t status;
         tb_buf_view(&in, data, len);
         TB_CHECK(tb_buf_unpack_i32(&in, &status));
-        return master_stop_workers(n, status);
+        return master_pass_finish(n, status);
     }
     default:
         TB_LOG_ERR("master rank %d: unexpected message tag %d from rank %d", self_rank(n), tag,
@@ -1474,7 +1665,9 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
     m->R = malloc((P + (size_t)c->nmasters) * sizeof *m->R);
     m->deferred = malloc((size_t)c->nmasters * sizeof *m->deferred);
     m->deferred_w = malloc((size_t)c->nmasters * sizeof *m->deferred_w);
-    if (!m->own || !m->dest || !m->idle || !m->R || !m->deferred || !m->deferred_w)
+    m->deferred_e = malloc((size_t)c->nmasters * sizeof *m->deferred_e);
+    if (!m->own || !m->dest || !m->idle || !m->R || !m->deferred || !m->deferred_w ||
+        !m->deferred_e)
         return TB_ERR_NOMEM;
     tb__queue_init(&m->own_q, c->gen, c->gen_ctx);
     m->q = &m->own_q;
@@ -1484,6 +1677,11 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
         m->win = calloc((size_t)m->winlen, sizeof *m->win);
         m->sent_at = calloc(P, sizeof *m->sent_at);
         if (!m->win || !m->sent_at)
+            return TB_ERR_NOMEM;
+    }
+    if (c->dynamic == TB__MW_DYNAMIC_PREDICT || c->dynamic == TB__MW_DYNAMIC_WAIT) {
+        m->child_dry = calloc(P, 1);
+        if (!m->child_dry)
             return TB_ERR_NOMEM;
     }
     if (c->dynamic == TB__MW_DYNAMIC_WAIT) {
@@ -1511,6 +1709,10 @@ static void master_free(tb__mw_master *m)
     free(m->win);
     free(m->sent_at);
     free(m->wait_min);
+    free(m->kn);
+    free(m->child_dry);
+    free(m->inR);
+    free(m->deferred_e);
     free(m->mtraj);
     tb_buf_free(&m->msg);
     tb_buf_free(&m->fwd);
@@ -1543,6 +1745,14 @@ static int master_init(tb__mw_node *n, int k, tb__queue *root_bag)
     }
     for (int j = 1; j < c->nmasters; j++)
         m->R[m->nR++] = tb__mw_group_start(c, (k + j) % c->nmasters);
+    if (!c->dynamic && c->nmasters > 2) {
+        m->kn = calloc((size_t)c->nmasters, sizeof *m->kn);
+        m->inR = malloc((size_t)c->nmasters);
+        if (!m->kn || !m->inR)
+            return TB_ERR_NOMEM;
+        memset(m->inR, 1, (size_t)c->nmasters);
+        m->inR[k] = 0;
+    }
     return TB_OK;
 }
 
