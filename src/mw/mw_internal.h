@@ -30,7 +30,7 @@
  *                              u64 sent     all the work of my subtree of static
  *                              masters is finished; they and the children that
  *                              returned to them sent the root `sent` result
- *                              records in FWD messages
+ *                              records in FWD messages; counts as in RETURN
  *   FINISH  master -> its children in that tree   i32 status   the run is over
  *   STOP    master -> worker   i32 status, u32 n, i32 rank * n: pass STOP on to
  *                              these ranks (a binomial tree), then leave the loop
@@ -39,10 +39,11 @@
  *                              for the new master), u32 m, i32 rank * m (idle
  *                              workers, the new master's at once), queue give body
  *   FREE    master -> child    i32 rank     that worker finished our task: yours
- *   RETURN  child -> master    u32 n, i32 rank * n, u64 sent, u8 merged: done;
- *                              take me and these back; records sent to the root
- *                              as in DONE; merged: I merged back for lack of work
- *   MCOUNT  master -> parent   i32 delta, f64 time: masters in the run changed
+ *   RETURN  child -> master    u32 n, i32 rank * n, u64 sent, u8 merged, counts:
+ *                              done; take me and these back; records sent to the
+ *                              root as in DONE; merged: I merged back for lack of
+ *                              work; counts: u32 m, (i32 delta, f64 time) * m, the
+ *                              changes of the master count seen in my subtree
  *   REDUCE  rank -> the rank that sent it STOP (a static master: to the root)
  *                              partial bytes: this rank's partial combined with
  *                              its subtree's (tb_mw_set_reduce with a combine)
@@ -50,7 +51,7 @@
  * up the promotion tree made the masters near the root spend their time on
  * their descendants' results.  Nothing then orders a child's FWD before its
  * RETURN, so the counts in RETURN and DONE tell the root how many records to
- * wait for before it says FINISH.  FAIL and MCOUNT still go to the parent.
+ * wait for before it says FINISH.  FAIL still goes to the parent.
  * The K static masters send DONE and FINISH along a binomial tree of their
  * indices (node.c).
  */
@@ -79,7 +80,6 @@ enum tb__mw_tag {
     TB__TAG_MSTART,
     TB__TAG_FREE,
     TB__TAG_RETURN,
-    TB__TAG_MCOUNT,
     TB__TAG_REDUCE
 };
 

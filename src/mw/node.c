@@ -66,9 +66,13 @@ struct tb__mw_master {
     int merged_below;      /* a child merged back: no more fan-out (one master keeps up) */
     int periods;           /* dynamic: periods measured (the first, spanning the start, is not judged) */
     int resume;            /* a timer will go on handing out first tasks */
-    int masters_now, masters_max; /* root: masters in the whole run */
-    tb_mw_masters_point *mtraj; /* root: the count after each change, in time order */
+    int masters_max;       /* root, at the end: most masters at once */
+    tb_mw_masters_point *mtraj; /* root: the changes of the master count (in time order
+                              once the run is over) */
     size_t mtraj_len, mtraj_cap;
+    tb_buf mc;             /* other masters: changes seen in this subtree, i32 delta
+                              and f64 time each, to go up with RETURN or DONE */
+    uint32_t mc_n;
     int rflag;
     double req_at;         /* when the outstanding request was sent */
     /* multi:K (K > 2): what this master knows of each static master k:
@@ -564,32 +568,79 @@ static int master_records(tb__mw_node *n, int src, const void *data, size_t len)
 }
 
 /* Count of masters (+1 or -1 at time t) travels up the tree to the root. */
+/* A change of the number of masters (+1 or -1 at time t).  The changes
+ * travel to the root with the messages that end a master's work (RETURN,
+ * DONE) instead of one message each, hop by hop up the promotion tree (at
+ * the end of a 4096-rank run hundreds of returns sent thousands of them
+ * through the masters near the root).  The root orders them at the end. */
 static int master_count(tb__mw_node *n, int delta, double t)
 {
     tb__mw_master *m = n->master;
     if (m->is_root) {
-        m->masters_now += delta;
-        if (m->masters_now > m->masters_max)
-            m->masters_max = m->masters_now;
         TB_CHECK(tb_grow(&m->mtraj, &m->mtraj_cap, m->mtraj_len, sizeof *m->mtraj, 64));
-        /* Counts travel up the tree, so a change may arrive after a later
-         * one: keep the list in time order (it is almost sorted). */
-        size_t i = m->mtraj_len++;
-        while (i > 0 && m->mtraj[i - 1].t_s > t) {
-            m->mtraj[i] = m->mtraj[i - 1];
-            i--;
-        }
-        m->mtraj[i].t_s = t;
-        m->mtraj[i].delta = delta;
-        if (n->trace)
-            tb_trace_counter(n->trace, "masters", "masters", n->trace_t0 + t,
-                             (double)m->masters_now);
+        m->mtraj[m->mtraj_len].t_s = t;
+        m->mtraj[m->mtraj_len].delta = delta;
+        m->mtraj_len++;
         return TB_OK;
     }
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_i32(&m->msg, delta));
-    TB_CHECK(tb_buf_pack_f64(&m->msg, t));
-    return tb_tp_send(&n->base, up_rank(n), TB__TAG_MCOUNT, &m->msg);
+    TB_CHECK(tb_buf_pack_i32(&m->mc, delta));
+    TB_CHECK(tb_buf_pack_f64(&m->mc, t));
+    m->mc_n++;
+    return TB_OK;
+}
+
+/* Append this master's changes to a message (u32 n, records). */
+static int master_pack_counts(tb__mw_master *m, tb_buf *out)
+{
+    TB_CHECK(tb_buf_pack_u32(out, m->mc_n));
+    return tb_buf_append(out, m->mc.data, m->mc.len);
+}
+
+/* Take the changes at in's position (from RETURN or DONE) as this master's. */
+static int master_take_counts(tb__mw_node *n, tb_buf *in)
+{
+    uint32_t cnt;
+    TB_CHECK(tb_buf_unpack_u32(in, &cnt));
+    if ((size_t)cnt * 12 > tb_buf_remaining(in))
+        return TB_ERR_PARSE;
+    for (uint32_t i = 0; i < cnt; i++) {
+        int32_t delta;
+        double t;
+        TB_CHECK(tb_buf_unpack_i32(in, &delta));
+        TB_CHECK(tb_buf_unpack_f64(in, &t));
+        if (delta != 1 && delta != -1)
+            return TB_ERR_PROTOCOL;
+        TB_CHECK(master_count(n, delta, t));
+    }
+    return TB_OK;
+}
+
+static int cmp_mpoint(const void *a, const void *b)
+{
+    const tb_mw_masters_point *x = a, *y = b;
+    if (x->t_s != y->t_s)
+        return x->t_s < y->t_s ? -1 : 1;
+    return (x->delta > y->delta) - (x->delta < y->delta);
+}
+
+/* Root, at the end: the changes in time order, the count after each, the
+ * most masters at once (and the trace's counter). */
+static void root_order_counts(tb__mw_node *n)
+{
+    tb__mw_master *m = n->master;
+    if (m->mtraj_len > 1)
+        qsort(m->mtraj, m->mtraj_len, sizeof *m->mtraj, cmp_mpoint);
+    int now = n->cfg->nmasters;
+    m->masters_max = now;
+    for (size_t i = 0; i < m->mtraj_len; i++) {
+        now += m->mtraj[i].delta;
+        m->mtraj[i].masters = now;
+        if (now > m->masters_max)
+            m->masters_max = now;
+        if (n->trace)
+            tb_trace_counter(n->trace, "masters", "masters", n->trace_t0 + m->mtraj[i].t_s,
+                             (double)now);
+    }
 }
 
 /* Exponentially weighted mean: quick to start, then about the last 32. */
@@ -1310,6 +1361,7 @@ static int root_maybe_finish(tb__mw_node *n)
         return TB_OK;
     if (n->progress)
         tb_progress_finish(n->progress);
+    root_order_counts(n);
     return master_pass_finish(n, m->failed ? TB_ERR_TASK : TB_OK);
 }
 
@@ -1327,6 +1379,7 @@ static int master_report_done(tb__mw_node *n)
     m->done_up = 1;
     tb_buf_clear(&m->msg);
     TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent + m->sub_sent));
+    TB_CHECK(master_pack_counts(m, &m->msg));
     return tb_tp_send(&n->base, tb__mw_group_start(n->cfg, master_tree_parent(m->k)),
                       TB__TAG_DONE, &m->msg);
 }
@@ -1356,6 +1409,7 @@ static int child_return(tb__mw_node *n)
     tb__patch_u32(&m->msg, 0, cnt);
     TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent));
     TB_CHECK(tb_buf_pack_u8(&m->msg, (uint8_t)m->merging));
+    TB_CHECK(master_pack_counts(m, &m->msg));
     int parent = m->parent;
     int rc = tb_tp_send(&n->base, parent, TB__TAG_RETURN, &m->msg);
     master_counter(n, 1);
@@ -1534,6 +1588,9 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         uint8_t merged;
         TB_CHECK(tb_buf_unpack_u64(&in, &sent));
         TB_CHECK(tb_buf_unpack_u8(&in, &merged));
+        TB_CHECK(master_take_counts(n, &in));
+        if (tb_buf_remaining(&in) != 0)
+            return TB_ERR_PARSE;
         m->merged_below |= merged;
         if (m->is_root)
             m->fwd_expect += sent;
@@ -1544,20 +1601,15 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         TB_CHECK(master_maybe_request(n));
         return master_check_done(n);
     }
-    case TB__TAG_MCOUNT: {
-        int32_t delta;
-        double t;
-        tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_i32(&in, &delta));
-        TB_CHECK(tb_buf_unpack_f64(&in, &t));
-        return master_count(n, delta, t);
-    }
     case TB__TAG_DONE: { /* a static master's subtree is done */
         uint64_t sent;
         if (m->k < 0)
             return TB_ERR_PROTOCOL;
         tb_buf_view(&in, data, len);
         TB_CHECK(tb_buf_unpack_u64(&in, &sent));
+        TB_CHECK(master_take_counts(n, &in));
+        if (tb_buf_remaining(&in) != 0)
+            return TB_ERR_PARSE;
         if (m->is_root)
             m->fwd_expect += sent;
         else
@@ -1714,6 +1766,7 @@ static void master_free(tb__mw_master *m)
     free(m->inR);
     free(m->deferred_e);
     free(m->mtraj);
+    tb_buf_free(&m->mc);
     tb_buf_free(&m->msg);
     tb_buf_free(&m->fwd);
     free(m);
@@ -1731,7 +1784,7 @@ static int master_init(tb__mw_node *n, int k, tb__queue *root_bag)
     m->is_root = k == 0;
     if (m->is_root)
         m->q = root_bag;
-    m->masters_now = m->masters_max = c->nmasters;
+    m->masters_max = c->nmasters;
     int lo = tb__mw_group_start(c, k), hi = tb__mw_group_start(c, k + 1);
     /* Idle stack popped from the end: hand out to the lowest rank first.
      * Alone in its group, a master is its own worker. */
@@ -1850,13 +1903,8 @@ size_t tb__mw_node_masters_changes(const tb__mw_node *n, tb_mw_masters_point *ou
     const tb__mw_master *m = n->master;
     if (!m)
         return 0;
-    int count = n->cfg->nmasters;
-    for (size_t i = 0; i < m->mtraj_len && i < cap; i++) {
-        count += m->mtraj[i].delta;
-        out[i].t_s = m->mtraj[i].t_s;
-        out[i].delta = m->mtraj[i].delta;
-        out[i].masters = count;
-    }
+    for (size_t i = 0; i < m->mtraj_len && i < cap; i++)
+        out[i] = m->mtraj[i];
     return m->mtraj_len;
 }
 
