@@ -148,7 +148,7 @@ TB_API void tb_mw_destroy(tb_mw **mw);
  * TB_ERR_PARSE for an unknown name or rule, TB_ERR_SIZE when K exceeds the number of ranks. */
 TB_API int tb_mw_set_policy(tb_mw *mw, const char *spec);
 /* Tasks per message from a master to a worker (>= 1; default 1, or
- * TENBIN_MW_CHUNK). */
+ * TENBIN_MW_CHUNK, which may also name a rule of tb_mw_set_chunking). */
 TB_API int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message);
 /*
  * How many tasks a master hands a worker at once, by rule (R: tasks the

@@ -76,13 +76,16 @@ static void init_defaults(tb_mw *mw)
     mw->cfg.nmasters = 1;
     mw->cfg.dynamic = TB__MW_DYNAMIC_PREDICT;
     snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "dynamic");
-    long chunk = 1, fwd = 65536, window = 0;
+    long fwd = 65536, window = 0;
     tb_env_int("TENBIN_MW_WINDOW", &window);
     mw->cfg.window = window > 0 && window < (1L << 24) ? (int)window : 0;
-    const char *policy = NULL;
-    tb_env_int("TENBIN_MW_CHUNK", &chunk);
+    const char *policy = NULL, *chunk = NULL;
     tb_env_int("TENBIN_MW_FORWARD_BYTES", &fwd);
-    mw->cfg.chunk = chunk >= 1 && chunk <= UINT32_MAX ? (unsigned)chunk : 1;
+    mw->cfg.chunk = 1;
+    if (tb_env_string("TENBIN_MW_CHUNK", &chunk) == TB_OK && chunk &&
+        tb_mw_set_chunking(mw, chunk) != TB_OK && mw->rank == 0)
+        TB_LOG_WARN("ignoring TENBIN_MW_CHUNK=%s: not a count >= 1 or a chunk rule (gss, tss, "
+                    "fac, wf, awf, af, auto)", chunk);
     mw->cfg.forward_bytes = fwd < 0 ? 65536 : ((size_t)fwd > TB__MW_MSG_MAX ? TB__MW_MSG_MAX
                                                                            : (size_t)fwd);
     if (tb_env_string("TENBIN_MW_POLICY", &policy) == TB_OK && policy &&

@@ -44,6 +44,9 @@
  *                              root as in DONE; merged: I merged back for lack of
  *                              work; counts: u32 m, (i32 delta, f64 time) * m, the
  *                              changes of the master count seen in my subtree
+ *   HAVE    child -> parent    (empty; dynamic, dynamic:wait) its parent refused it,
+ *                              and it has tasks again from another master or a
+ *                              merging child: the parent may name it in refusals
  *   REDUCE  rank -> the rank that sent it STOP (a static master: to the root)
  *                              partial bytes: this rank's partial combined with
  *                              its subtree's (tb_mw_set_reduce with a combine)
@@ -80,7 +83,8 @@ enum tb__mw_tag {
     TB__TAG_MSTART,
     TB__TAG_FREE,
     TB__TAG_RETURN,
-    TB__TAG_REDUCE
+    TB__TAG_REDUCE,
+    TB__TAG_HAVE
 };
 
 /* Test hook for dynamic policies: called when worker `worker`'s result

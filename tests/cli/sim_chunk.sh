@@ -25,6 +25,20 @@ done
 grep -q '"policy": "multi:2"' p.json && grep -q '"chunking": "tss"' p.json || fail "policy string: $(cat p.json)"
 [ "$(num results p.json)" = 2000 ] || fail "policy string: $(num results p.json) results"
 
+# TENBIN_MW_CHUNK takes a count or a rule; a rule in the policy string wins;
+# a bad value is ignored with a warning.
+TENBIN_MW_CHUNK=fac "$TENBIN" sim mw --platform "$plat" --tasks 500 --policy single --json > e.json
+grep -q '"chunking": "fac"' e.json || fail "TENBIN_MW_CHUNK=fac: $(cat e.json)"
+TENBIN_MW_CHUNK=fac "$TENBIN" sim mw --platform "$plat" --tasks 500 --policy single,chunk=gss \
+    --json > e.json
+grep -q '"chunking": "gss"' e.json || fail "policy's chunk rule under TENBIN_MW_CHUNK: $(cat e.json)"
+TENBIN_MW_CHUNK=7 "$TENBIN" sim mw --platform "$plat" --tasks 500 --policy single --json > e.json
+grep -q '"chunk": 7, "chunking": "fixed"' e.json || fail "TENBIN_MW_CHUNK=7: $(cat e.json)"
+TENBIN_MW_CHUNK=lots "$TENBIN" sim mw --platform "$plat" --tasks 500 --policy single --json \
+    > e.json 2> e.err || fail "TENBIN_MW_CHUNK=lots stopped the run"
+grep -q "TENBIN_MW_CHUNK=lots" e.err || fail "no warning for TENBIN_MW_CHUNK=lots: $(cat e.err)"
+grep -q '"chunk": 1, "chunking": "fixed"' e.json || fail "TENBIN_MW_CHUNK=lots: $(cat e.json)"
+
 # auto is deterministic: the same run twice gives the same summary.
 for i in 1 2; do
     "$TENBIN" sim mw --platform "$plat" --tasks 20000 --work 5e-5 --work-dist uniform:0.1-3 \

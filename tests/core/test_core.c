@@ -461,8 +461,10 @@ static void test_env_defaults(void)
     unset_all();
     TB_ASSERT_OK(tb_env_bool("TENBIN_QUIET", &b));
     TB_ASSERT_EQ_INT(b, 0);
-    TB_ASSERT_OK(tb_env_int("TENBIN_MW_CHUNK", &l));
-    TB_ASSERT_EQ_INT(l, 1);
+    TB_ASSERT_OK(tb_env_int("TENBIN_MW_WINDOW", &l));
+    TB_ASSERT_EQ_INT(l, 0);
+    TB_ASSERT_OK(tb_env_string("TENBIN_MW_CHUNK", &s));
+    TB_ASSERT_STR_EQ(s, "1");
     TB_ASSERT_OK(tb_env_int("TENBIN_MW_FORWARD_BYTES", &l));
     TB_ASSERT_EQ_INT(l, 65536);
     TB_ASSERT_OK(tb_env_double("TENBIN_PROGRESS_INTERVAL", &x));
@@ -491,8 +493,8 @@ static void test_env_values(void)
         TB_ASSERT_OK(tb_env_bool("TENBIN_QUIET", &b));
         TB_ASSERT_EQ_INT(b, 0);
     }
-    setenv("TENBIN_MW_CHUNK", "-8", 1);
-    TB_ASSERT_OK(tb_env_int("TENBIN_MW_CHUNK", &l));
+    setenv("TENBIN_MW_WINDOW", "-8", 1);
+    TB_ASSERT_OK(tb_env_int("TENBIN_MW_WINDOW", &l));
     TB_ASSERT_EQ_INT(l, -8);
     setenv("TENBIN_PROGRESS_INTERVAL", "0.25", 1);
     TB_ASSERT_OK(tb_env_double("TENBIN_PROGRESS_INTERVAL", &x));
@@ -501,9 +503,9 @@ static void test_env_values(void)
     TB_ASSERT_OK(tb_env_string("TENBIN_TRACE", &s));
     TB_ASSERT_STR_EQ(s, "out.json");
     /* An empty value means unset. */
-    setenv("TENBIN_MW_CHUNK", "", 1);
-    TB_ASSERT_OK(tb_env_int("TENBIN_MW_CHUNK", &l));
-    TB_ASSERT_EQ_INT(l, 1);
+    setenv("TENBIN_MW_WINDOW", "", 1);
+    TB_ASSERT_OK(tb_env_int("TENBIN_MW_WINDOW", &l));
+    TB_ASSERT_EQ_INT(l, 0);
     unset_all();
 }
 
@@ -518,8 +520,8 @@ static void test_env_errors(void)
     capture_start(&c, TB_LOG_WARN);
     setenv("TENBIN_QUIET", "maybe", 1);
     int rb = tb_env_bool("TENBIN_QUIET", &b);
-    setenv("TENBIN_MW_CHUNK", "8x", 1);
-    int ri = tb_env_int("TENBIN_MW_CHUNK", &l);
+    setenv("TENBIN_MW_WINDOW", "8x", 1);
+    int ri = tb_env_int("TENBIN_MW_WINDOW", &l);
     setenv("TENBIN_PROGRESS_INTERVAL", "nan", 1);
     int rd = tb_env_double("TENBIN_PROGRESS_INTERVAL", &x);
     int rn = tb_env_int("TENBIN_NO_SUCH_THING", &l);
@@ -536,7 +538,7 @@ static void test_env_errors(void)
     TB_ASSERT(b == 7 && l == 7 && x == 7); /* outputs untouched */
     TB_ASSERT_EQ_INT(c.calls, 3); /* one warning per bad value */
     TB_ASSERT(strstr(c.line[0], "TENBIN_QUIET=maybe") != NULL);
-    TB_ASSERT(strstr(c.line[1], "TENBIN_MW_CHUNK=8x") != NULL);
+    TB_ASSERT(strstr(c.line[1], "TENBIN_MW_WINDOW=8x") != NULL);
     TB_ASSERT(strstr(c.line[2], "TENBIN_PROGRESS_INTERVAL=nan") != NULL);
 }
 
