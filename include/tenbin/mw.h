@@ -147,8 +147,9 @@ TB_API void tb_mw_destroy(tb_mw **mw);
  * ",chunk=RULE" (as tb_mw_set_chunking: "multi:4,chunk=fac"; also in TENBIN_MW_POLICY).
  * TB_ERR_PARSE for an unknown name or rule, TB_ERR_SIZE when K exceeds the number of ranks. */
 TB_API int tb_mw_set_policy(tb_mw *mw, const char *spec);
-/* Tasks per message from a master to a worker (>= 1; default 1, or
- * TENBIN_MW_CHUNK, which may also name a rule of tb_mw_set_chunking). */
+/* A fixed number of tasks per message from a master to a worker (>= 1), as
+ * tb_mw_set_chunking(mw, "N").  The default is the rule "auto", or
+ * TENBIN_MW_CHUNK (a count or a rule). */
 TB_API int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message);
 /*
  * How many tasks a master hands a worker at once, by rule (R: tasks the
@@ -158,8 +159,9 @@ TB_API int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message);
  * (factoring weighted by the workers' measured speeds, fixed once each has
  * returned a chunk), "awf" (the same, re-weighted after every chunk), "af"
  * (adaptive factoring from the measured mean and variance of each worker's
- * task times) or "auto" (af, never below the chunk whose message costs 5 %
- * of its compute, as measured).  Works with every policy; results stay
+ * task times) or "auto", the default (af, never below the chunk whose
+ * message costs 5 % of its compute, nor below the chunk that keeps the
+ * master busy at most half the time, as measured).  Works with every policy; results stay
  * exactly-once.  TB_ERR_INVALID for an unknown rule.
  */
 TB_API int tb_mw_set_chunking(tb_mw *mw, const char *rule);

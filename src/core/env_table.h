@@ -12,7 +12,7 @@
     X("TENBIN_QUIET", BOOL, "0", "no progress lines (as -q)")                                 \
     X("TENBIN_PROGRESS_INTERVAL", DOUBLE, "1.0", "seconds between progress lines")            \
     X("TENBIN_MW_POLICY", STRING, "dynamic", "default master-worker policy: dynamic, single, multi:K, dynamic:paper, dynamic:wait[:SHARE]")  \
-    X("TENBIN_MW_CHUNK", STRING, "1", "tasks per message, or the rule: gss, tss, fac, wf, awf, af, auto") \
+    X("TENBIN_MW_CHUNK", STRING, "auto", "tasks per message, or the rule: auto, gss, tss, fac, wf, awf, af") \
     X("TENBIN_MW_WINDOW", INT, "0",                                                           \
       "dynamic masters: assignments the overload test averages over (0: twice the ranks)")    \
     X("TENBIN_MW_FORWARD_BYTES", INT, "65536",                                                \

@@ -82,6 +82,7 @@ static void init_defaults(tb_mw *mw)
     const char *policy = NULL, *chunk = NULL;
     tb_env_int("TENBIN_MW_FORWARD_BYTES", &fwd);
     mw->cfg.chunk = 1;
+    mw->cfg.chunk_kind = TB__CHUNK_AUTO; /* nobody has to tune a chunk size */
     if (tb_env_string("TENBIN_MW_CHUNK", &chunk) == TB_OK && chunk &&
         tb_mw_set_chunking(mw, chunk) != TB_OK && mw->rank == 0)
         TB_LOG_WARN("ignoring TENBIN_MW_CHUNK=%s: not a count >= 1 or a chunk rule (gss, tss, "

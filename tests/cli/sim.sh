@@ -7,16 +7,17 @@ NP=${MPIEXEC_NUMPROC_FLAG:--n}
 . "$TB_SOURCE_DIR/tests/cli/expect.inc"
 LOGP=hosts=64,speed=1,L=50us,os=10us,or=10us,g=0,G=0,S=65536
 
-# Closed form at P = 2: a zero-work task costs C = 2(o_s + L + o_r) = 140 us,
+# Closed forms (one task per message, S1's model; the default rule is auto).
+# At P = 2: a zero-work task costs C = 2(o_s + L + o_r) = 140 us,
 # so 100,000 tasks take 14 s (plus one start-up latency).
-"$TENBIN" sim mw --platform $LOGP --ranks 2 --tasks 100000 --json > p2.json
+"$TENBIN" sim mw --chunk 1 --platform $LOGP --ranks 2 --tasks 100000 --json > p2.json
 for key in '"makespan_s": 14.0000' '"tasks": 100000' '"ranks": 2' '"policy": "dynamic"' \
            '"tasks_assigned": [' '"worker_idle_fraction_mean": ' '"events": ' '"wall_s": ' \
            '"simulated": true' '"promotion_times_s": []' '"masters_over_time": [[0, 1]]'; do
     grep -qF "$key" p2.json || fail "sim mw --json lacks $key: $(cat p2.json)"
 done
 # Saturated at P = 16: o_s + o_r = 20 us per task.
-"$TENBIN" sim mw --platform $LOGP --ranks 16 --tasks 100000 --policy single --json | grep -qF '"makespan_s": 2.000' \
+"$TENBIN" sim mw --chunk 1 --platform $LOGP --ranks 16 --tasks 100000 --policy single --json | grep -qF '"makespan_s": 2.000' \
     || fail "P=16 is not saturated at 20 us per task"
 
 # Same seed: identical trace bytes; another seed: a different run.

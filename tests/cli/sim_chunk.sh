@@ -37,7 +37,10 @@ grep -q '"chunk": 7, "chunking": "fixed"' e.json || fail "TENBIN_MW_CHUNK=7: $(c
 TENBIN_MW_CHUNK=lots "$TENBIN" sim mw --platform "$plat" --tasks 500 --policy single --json \
     > e.json 2> e.err || fail "TENBIN_MW_CHUNK=lots stopped the run"
 grep -q "TENBIN_MW_CHUNK=lots" e.err || fail "no warning for TENBIN_MW_CHUNK=lots: $(cat e.err)"
-grep -q '"chunk": 1, "chunking": "fixed"' e.json || fail "TENBIN_MW_CHUNK=lots: $(cat e.json)"
+grep -q '"chunking": "auto"' e.json || fail "TENBIN_MW_CHUNK=lots: $(cat e.json)"
+# auto is the default rule.
+"$TENBIN" sim mw --platform "$plat" --tasks 500 --policy single --json > e.json
+grep -q '"chunking": "auto"' e.json || fail "default rule: $(cat e.json)"
 
 # auto is deterministic: the same run twice gives the same summary.
 for i in 1 2; do

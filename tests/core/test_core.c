@@ -464,7 +464,7 @@ static void test_env_defaults(void)
     TB_ASSERT_OK(tb_env_int("TENBIN_MW_WINDOW", &l));
     TB_ASSERT_EQ_INT(l, 0);
     TB_ASSERT_OK(tb_env_string("TENBIN_MW_CHUNK", &s));
-    TB_ASSERT_STR_EQ(s, "1");
+    TB_ASSERT_STR_EQ(s, "auto");
     TB_ASSERT_OK(tb_env_int("TENBIN_MW_FORWARD_BYTES", &l));
     TB_ASSERT_EQ_INT(l, 65536);
     TB_ASSERT_OK(tb_env_double("TENBIN_PROGRESS_INTERVAL", &x));

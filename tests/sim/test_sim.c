@@ -136,6 +136,10 @@ static sim_out run_full(const tb_platform *p, int ranks, const char *policy, uin
     o.rc = tb_mw_create_sim(&mw, p, ranks);
     if (o.rc == TB_OK)
         o.rc = tb_mw_set_policy(mw, policy);
+    /* S1's model: one task per message (closed forms, promotions and the
+     * sweep's figures assume it; the default rule is auto). */
+    if (o.rc == TB_OK)
+        o.rc = tb_mw_set_chunk(mw, 1);
     if (o.rc == TB_OK) {
         tb_mw_set_worker(mw, echo, &b);
         tb_mw_set_result(mw, count, &b);
@@ -818,6 +822,8 @@ static sim_out run_folded(const tb_platform *p, int ranks, const char *policy, u
     o.rc = tb_mw_create_sim(&mw, p, ranks);
     if (o.rc == TB_OK)
         o.rc = tb_mw_set_policy(mw, policy);
+    if (o.rc == TB_OK)
+        o.rc = tb_mw_set_chunk(mw, 1);
     if (o.rc == TB_OK) {
         tb_mw_set_worker(mw, echo, &b);
         tb_mw_set_reduce(mw, fold_seen, combine_seen, &b);
