@@ -37,7 +37,8 @@
  * Dynamic policies (S1), between a master and the masters it makes:
  *   MSTART  master -> worker   u32 n, i32 rank * n (busy workers it will free
  *                              for the new master), u32 m, i32 rank * m (idle
- *                              workers, the new master's at once), queue give body
+ *                              workers, the new master's at once), u8 fan out
+ *                              at once (a fan-out), queue give body
  *   FREE    master -> child    i32 rank     that worker finished our task: yours
  *   RETURN  child -> master    u32 n, i32 rank * n, u64 sent, u8 merged, counts:
  *                              done; take me and these back; records sent to the
