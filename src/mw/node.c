@@ -54,8 +54,8 @@ struct tb__mw_master {
     double last_exit;      /* end of the previous result handler */
     int last_waiting;      /* messages waited at its end */
     uint64_t samples;
-    int eager;             /* made by a fan-out, no result yet: fan out without waiting
-                              for a message to wait */
+    int eager;             /* made by a fan-out, no result yet: fan out from 16 idle
+                              workers without waiting for a message to wait */
     /* dynamic:wait: the workers' waiting times over the current period */
     double *wait_min;      /* [P]: each worker's shortest wait (no queueing) */
     double queue_sum;      /* sum of (wait - wait_min) this period */
@@ -366,12 +366,13 @@ static int master_dispatch(tb__mw_node *n, int w)
  * of the idle workers and a share of the queue in proportion, and both go on
  * handing out tasks in parallel (recursively, so W workers start after about
  * log2(W) promotions instead of W sends).  A child made this way fans out
- * again as long as eight or more of its workers are idle and no result has
- * reached it: its idle workers wait for the same reason its parent's did,
- * and waiting for a message of its own cost one chunk's time per level of
- * the tree (1024 simulated ranks, 116 us tasks: 39.5 -> 36.5 ms with one
- * task per message, dynamic:wait under auto 34.2 -> 20.6 ms).  dynamic:paper
- * keeps S1's rule.
+ * again as long as sixteen or more of its workers are idle (each side keeps
+ * eight) and no result has reached it: its idle workers wait for the same
+ * reason its parent's did, and waiting for a message of its own cost one
+ * chunk's time per level of the tree (1024 simulated ranks, 116 us tasks:
+ * 39.5 -> 35.5 ms with one task per message, 23.7 -> 21.5 ms under auto).
+ * From eight idle workers on, children of a few workers made the runs on
+ * two clusters 22 % slower.  dynamic:paper keeps S1's rule.
  */
 enum { TIMER_DISPATCH = 1 };
 
@@ -440,7 +441,7 @@ static int master_dispatch_idle(tb__mw_node *n)
                                          : 0;
             yes = h != 0 ? h > 0
                          : m->nidle >= 8 && !m->merged_below &&
-                               (m->eager || tb_tp_arrived(&n->base, NULL, -1) > 0);
+                               ((m->eager && m->nidle >= 16) || tb_tp_arrived(&n->base, NULL, -1) > 0);
         }
         if (yes) {
             TB_CHECK(master_fan_out(n));
