@@ -125,6 +125,19 @@ static int force_some(void *ctx, int master, int worker, uint64_t assigned)
     return tb_rng_below(&f->rng, (uint64_t)f->odds) == 0 ? 1 : -1;
 }
 
+/* A simulated handle with the policy and S1's model: one task per message
+ * (closed forms, promotions and the sweep's figures assume it; the default
+ * rule is auto). */
+static int sim_handle(const tb_platform *p, int ranks, const char *policy, tb_mw **mw)
+{
+    int rc = tb_mw_create_sim(mw, p, ranks);
+    if (rc == TB_OK)
+        rc = tb_mw_set_policy(*mw, policy);
+    if (rc == TB_OK)
+        rc = tb_mw_set_chunk(*mw, 1);
+    return rc;
+}
+
 /* Run a bag on the simulator; trace and hook may be NULL. */
 static sim_out run_full(const tb_platform *p, int ranks, const char *policy, uint64_t n,
                         double work, const char *trace, forcer *f)
@@ -133,13 +146,7 @@ static sim_out run_full(const tb_platform *p, int ranks, const char *policy, uin
     memset(&o, 0, sizeof o);
     bag b = {n, work, calloc(n ? n : 1, sizeof(uint32_t)), 0};
     tb_mw *mw = NULL;
-    o.rc = tb_mw_create_sim(&mw, p, ranks);
-    if (o.rc == TB_OK)
-        o.rc = tb_mw_set_policy(mw, policy);
-    /* S1's model: one task per message (closed forms, promotions and the
-     * sweep's figures assume it; the default rule is auto). */
-    if (o.rc == TB_OK)
-        o.rc = tb_mw_set_chunk(mw, 1);
+    o.rc = sim_handle(p, ranks, policy, &mw);
     if (o.rc == TB_OK) {
         tb_mw_set_worker(mw, echo, &b);
         tb_mw_set_result(mw, count, &b);
@@ -819,11 +826,7 @@ static sim_out run_folded(const tb_platform *p, int ranks, const char *policy, u
     memset(&o, 0, sizeof o);
     bag b = {n, work, NULL, 0};
     tb_mw *mw = NULL;
-    o.rc = tb_mw_create_sim(&mw, p, ranks);
-    if (o.rc == TB_OK)
-        o.rc = tb_mw_set_policy(mw, policy);
-    if (o.rc == TB_OK)
-        o.rc = tb_mw_set_chunk(mw, 1);
+    o.rc = sim_handle(p, ranks, policy, &mw);
     if (o.rc == TB_OK) {
         tb_mw_set_worker(mw, echo, &b);
         tb_mw_set_reduce(mw, fold_seen, combine_seen, &b);
