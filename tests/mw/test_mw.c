@@ -89,6 +89,21 @@ static int work(void *ctx, uint64_t id, const void *data, size_t len, tb_buf *ou
     return TB_OK;
 }
 
+/* Whether data/len is what work() returns for task id of bag b. */
+static int result_ok(const bag *b, uint64_t id, const void *data, size_t len)
+{
+    tb_buf in;
+    uint64_t rid, rlen, rsum, sum = 0, want = task_len(b, id);
+    tb_buf_view(&in, data, len);
+    if (tb_buf_unpack_u64(&in, &rid) || tb_buf_unpack_u64(&in, &rlen) ||
+        tb_buf_unpack_u64(&in, &rsum))
+        return 0;
+    for (uint64_t i = 0; i < want; i++)
+        sum += task_byte(id, i);
+    return rid == id && rlen == want && rsum == sum &&
+           tb_buf_remaining(&in) == (b->big ? b->big : 0);
+}
+
 static int on_result(void *ctx, uint64_t id, const void *data, size_t len)
 {
     bag *b = ctx;
@@ -97,18 +112,7 @@ static int on_result(void *ctx, uint64_t id, const void *data, size_t len)
     if (id >= b->n)
         return TB_ERR_RANGE;
     b->seen[id]++;
-    tb_buf in;
-    uint64_t rid, rlen, rsum, sum = 0, want = task_len(b, id);
-    tb_buf_view(&in, data, len);
-    if (tb_buf_unpack_u64(&in, &rid) || tb_buf_unpack_u64(&in, &rlen) ||
-        tb_buf_unpack_u64(&in, &rsum)) {
-        b->bad++;
-        return TB_OK;
-    }
-    for (uint64_t i = 0; i < want; i++)
-        sum += task_byte(id, i);
-    if (rid != id || rlen != want || rsum != sum ||
-        tb_buf_remaining(&in) != (b->big ? b->big : 0))
+    if (!result_ok(b, id, data, len))
         b->bad++;
     return TB_OK;
 }
@@ -193,6 +197,19 @@ static run_out run_bag(bag *b, const char *policy, unsigned chunk, int use_gen)
             TB_ASSERT_EQ_U64((o).duplicated, 0);                             \
             TB_ASSERT_EQ_U64((o).bad, 0);                                    \
             TB_ASSERT_EQ_U64((o).results, (b).n);                            \
+        }                                                                    \
+    } while (0)
+
+/* The run failed on every rank with this task and code, and nothing came twice. */
+#define CHECK_FAILED(o, task, code)                                          \
+    do {                                                                     \
+        TB_ASSERT_EQ_INT((o).rc, TB_ERR_TASK);                               \
+        TB_ASSERT_EQ_INT((o).rc_min, (o).rc_max);                            \
+        if (rank == 0) {                                                     \
+            TB_ASSERT((o).s.failed);                                         \
+            TB_ASSERT_EQ_U64((o).s.failed_task, (task));                     \
+            TB_ASSERT_EQ_INT((o).s.failed_code, (code));                     \
+            TB_ASSERT_EQ_U64((o).duplicated, 0);                             \
         }                                                                    \
     } while (0)
 
@@ -306,14 +323,9 @@ static void test_failing_worker(void)
     for (int p = 0; p < 2; p++) {
         bag b = {200, 100, 137, 0, 0, NULL, 0};
         run_out o = run_bag(&b, pol[p], 1, p);
-        TB_ASSERT_EQ_INT(o.rc, TB_ERR_TASK);
-        TB_ASSERT_EQ_INT(o.rc_min, o.rc_max);
+        CHECK_FAILED(o, 137, TB_ERR_IO);
         if (rank == 0) {
-            TB_ASSERT(o.s.failed);
-            TB_ASSERT_EQ_U64(o.s.failed_task, 137);
-            TB_ASSERT_EQ_INT(o.s.failed_code, TB_ERR_IO);
             TB_ASSERT(o.s.failed_rank >= 0 && o.s.failed_rank < size);
-            TB_ASSERT_EQ_U64(o.duplicated, 0);
             TB_ASSERT_EQ_U64(o.bad, 0);
         }
     }
@@ -323,13 +335,8 @@ static void test_failing_result_function(void)
 {
     bag b = {100, 0, 17, 1, 0, NULL, 0};
     run_out o = run_bag(&b, multi_policy(), 3, 1);
-    TB_ASSERT_EQ_INT(o.rc, TB_ERR_TASK);
-    TB_ASSERT_EQ_INT(o.rc_min, o.rc_max);
-    if (rank == 0) {
-        TB_ASSERT_EQ_U64(o.s.failed_task, 17);
-        TB_ASSERT_EQ_INT(o.s.failed_code, TB_ERR_INVALID);
-        TB_ASSERT_EQ_INT(o.s.failed_rank, 0);
-    }
+    CHECK_FAILED(o, 17, TB_ERR_INVALID);
+    TB_ASSERT(rank != 0 || o.s.failed_rank == 0);
 }
 
 static void test_policy_names(void)
@@ -464,13 +471,7 @@ static int fold_result(void *ctx, tb_buf *partial, uint64_t id, const void *data
     TB_CHECK(partial_init(partial, f->b->n));
     uint32_t *c = (uint32_t *)(void *)partial->data;
     c[id]++;
-    tb_buf in;
-    uint64_t rid, rlen, rsum, sum = 0, want = task_len(f->b, id);
-    tb_buf_view(&in, data, len);
-    for (uint64_t i = 0; i < want; i++)
-        sum += task_byte(id, i);
-    if (tb_buf_unpack_u64(&in, &rid) || tb_buf_unpack_u64(&in, &rlen) ||
-        tb_buf_unpack_u64(&in, &rsum) || rid != id || rlen != want || rsum != sum)
+    if (!result_ok(f->b, id, data, len))
         c[f->b->n]++;
     return TB_OK;
 }
@@ -493,17 +494,11 @@ static int combine_counts(void *ctx, tb_buf *partial, const void *other, size_t 
     return TB_OK;
 }
 
-typedef struct fold_out {
-    int rc, rc_min, rc_max;
-    uint64_t missing, duplicated, bad;
-    tb_mw_summary s;
-} fold_out;
-
 /* Run a bag whose results are folded on the masters; with combine, read the
  * reduced partial on rank 0, else add up every rank's partial here. */
-static fold_out run_folded(bag *b, const char *policy, int combine, uint64_t fail_fold)
+static run_out run_folded(bag *b, const char *policy, int combine, uint64_t fail_fold)
 {
-    fold_out o;
+    run_out o;
     memset(&o, 0, sizeof o);
     fold_ctx f = {b, fail_fold};
     tb_mw *mw;
@@ -540,6 +535,7 @@ static fold_out run_folded(bag *b, const char *policy, int combine, uint64_t fai
             o.duplicated += all[i] > 1;
         }
         o.bad = all[b->n];
+        o.results = o.s.results;
     }
     free(mine);
     free(all);
@@ -558,29 +554,15 @@ static void test_reduce(void)
         g_hook = p >= 2 ? force_often : NULL;
         for (int combine = 0; combine <= 1; combine++) {
             bag b = {400, p >= 2 ? 200 : 0, UINT64_MAX, 0, 0, NULL, 0};
-            fold_out o = run_folded(&b, pols[p], combine, UINT64_MAX);
-            TB_ASSERT_OK(o.rc);
-            TB_ASSERT_EQ_INT(o.rc_min, o.rc_max);
-            if (rank == 0) {
-                TB_ASSERT_EQ_U64(o.missing, 0);
-                TB_ASSERT_EQ_U64(o.duplicated, 0);
-                TB_ASSERT_EQ_U64(o.bad, 0);
-                TB_ASSERT_EQ_U64(o.s.results, b.n);
-                TB_ASSERT(o.s.reduced);
-            }
+            run_out o = run_folded(&b, pols[p], combine, UINT64_MAX);
+            CHECK_EXACTLY_ONCE(o, b);
+            TB_ASSERT(rank != 0 || o.s.reduced);
         }
     }
     g_hook = NULL;
     bag fb = {300, 0, UINT64_MAX, 0, 0, NULL, 0};
-    fold_out fo = run_folded(&fb, multi_policy(), 1, 123);
-    TB_ASSERT_EQ_INT(fo.rc, TB_ERR_TASK);
-    TB_ASSERT_EQ_INT(fo.rc_min, fo.rc_max);
-    if (rank == 0) {
-        TB_ASSERT(fo.s.failed);
-        TB_ASSERT_EQ_U64(fo.s.failed_task, 123);
-        TB_ASSERT_EQ_INT(fo.s.failed_code, TB_ERR_INVALID);
-        TB_ASSERT_EQ_U64(fo.duplicated, 0);
-    }
+    run_out fo = run_folded(&fb, multi_policy(), 1, 123);
+    CHECK_FAILED(fo, 123, TB_ERR_INVALID);
     bag both = {10, 0, UINT64_MAX, 0, 0, NULL, 0};
     fold_ctx f = {&both, UINT64_MAX};
     tb_mw *mw;
