@@ -8,6 +8,17 @@
  * steady state allocates nothing.  Computation is synchronous: compute() runs
  * the function at once and queues its completion, which the loop delivers
  * before it looks at the network again.
+ *
+ * Receiving: a rank with nothing else to do blocks in MPI_Recv from any
+ * source into a PRE_SIZE buffer, as a hand-written loop does; a rank that
+ * polls (sends in flight, timers, a polite wait) keeps a receive posted into
+ * that buffer and tests it.  A matched probe (MPI_Mprobe + MPI_Mrecv), which
+ * needs no size limit, made Open MPI's round trip 1.4x slower and a posted
+ * receive waited on 1.1x (docs/benchmarks.md, "Dispatch").  A message
+ * longer than PRE_SIZE goes as a header on the same communicator (tag
+ * TAG_BIG: the actor's tag and the length) and its bytes on a second,
+ * private communicator, received from that source once the header is in;
+ * headers and bodies keep each sender's order, so messages do too.
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "tenbin/core.h"
@@ -22,6 +33,18 @@
 #include "transport/transport.h"
 
 enum { POOL_MAX = 64, POOL_MAX_CAP = 1 << 20 };
+
+/* The largest message received straight into a posted buffer, and the tag
+ * of the header announcing a longer one (MPI guarantees tags up to 32767;
+ * actors use small ones). */
+enum { PRE_SIZE = 64 * 1024, TAG_BIG = 32767 };
+
+/* The header of a message longer than PRE_SIZE. */
+typedef struct big_hdr {
+    int32_t tag;
+    int32_t pad;
+    uint64_t len;
+} big_hdr;
 
 typedef struct send_slot {
     MPI_Request req;
@@ -53,9 +76,12 @@ typedef struct tp_mpi {
     wait_mode wait;
     long max_sleep_ns; /* WAIT_SLEEP: the longest sleep (1 ms unless set) */
     MPI_Comm comm;
+    MPI_Comm bulk;        /* bodies of messages longer than PRE_SIZE */
     int rank;
     double t0;
-    tb_buf rbuf;          /* receive buffer, grown as needed */
+    tb_buf rbuf;          /* receive buffer of long messages, grown as needed */
+    unsigned char *pre;   /* receive buffer, PRE_SIZE */
+    MPI_Request preq;     /* the receive posted into it, or MPI_REQUEST_NULL */
     send_slot *sends;     /* outstanding sends */
     size_t nsends, capsends;
     MPI_Request *reqs;    /* scratch for Testsome */
@@ -63,13 +89,13 @@ typedef struct tp_mpi {
     tb_buf pool[POOL_MAX]; /* recycled empty buffers */
     int npool;
     completion *done;     /* FIFO of finished computations */
-    size_t done_head, done_len, done_cap;
+    size_t done_head, done_len, done_cap; /* ring; done_cap a power of 2 */
     tp_timer *timers;     /* unsorted; few */
     size_t ntimers, captimers;
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
     double *delay;        /* [size] seconds to hold a message to each rank, or NULL */
     held_msg *held;       /* FIFO ring: one delay per destination keeps its order */
-    size_t held_head, nheld, capheld;
+    size_t held_head, nheld, capheld; /* capheld a power of 2 */
 } tp_mpi;
 
 static tp_mpi *as_mpi(tb_tp *tp) { return (tp_mpi *)tp; }
@@ -145,8 +171,8 @@ static void take_buf(tp_mpi *m, tb_buf *msg, tb_buf *out)
         tb_buf_init(msg);
 }
 
-/* MPI_Isend of buf (taken). */
-static int post_send(tp_mpi *m, int dst, int tag, tb_buf *buf)
+/* MPI_Isend of buf (taken) on comm. */
+static int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
 {
     if (m->nsends >= m->capsends) {
         TB_CHECK(progress_sends(m));
@@ -155,13 +181,11 @@ static int post_send(tp_mpi *m, int dst, int tag, tb_buf *buf)
     send_slot *s = &m->sends[m->nsends];
     s->buf = *buf;
     tb_buf_init(buf);
-    if (MPI_Isend(s->buf.data, (int)s->buf.len, MPI_BYTE, dst, tag, m->comm, &s->req) !=
+    if (MPI_Isend(s->buf.data, (int)s->buf.len, MPI_BYTE, dst, tag, comm, &s->req) !=
         MPI_SUCCESS) {
         tb_buf_free(&s->buf);
         return TB_ERR_MPI;
     }
-    m->msgs_sent++;
-    m->bytes_sent += s->buf.len;
     /* Eager messages are usually complete already; finding out now keeps
      * the loop on the cheaper blocking path. */
     int flag = 0;
@@ -174,6 +198,31 @@ static int post_send(tp_mpi *m, int dst, int tag, tb_buf *buf)
     return TB_OK;
 }
 
+/* Send buf (taken) to dst: straight into its posted receive, or as a
+ * header and a body when it is longer than PRE_SIZE. */
+static int post_send(tp_mpi *m, int dst, int tag, tb_buf *buf)
+{
+    m->msgs_sent++;
+    m->bytes_sent += buf->len;
+    if (buf->len <= PRE_SIZE)
+        return post_send_on(m, m->comm, dst, tag, buf);
+    tb_buf h;
+    if (m->npool > 0)
+        h = m->pool[--m->npool];
+    else
+        tb_buf_init(&h);
+    big_hdr hd = {tag, 0, buf->len};
+    int rc = tb_buf_append(&h, &hd, sizeof hd);
+    if (rc == TB_OK)
+        rc = post_send_on(m, m->comm, dst, TAG_BIG, &h);
+    tb_buf_free(&h);
+    if (rc != TB_OK) {
+        tb_buf_free(buf);
+        return rc;
+    }
+    return post_send_on(m, m->bulk, dst, tag, buf);
+}
+
 /* Hand the held messages that are due to MPI. */
 static int release_held(tp_mpi *m)
 {
@@ -182,7 +231,7 @@ static int release_held(tp_mpi *m)
     double now = tb_wtime() - m->t0;
     while (m->nheld > 0 && m->held[m->held_head].at <= now) {
         held_msg *h = &m->held[m->held_head];
-        m->held_head = (m->held_head + 1) % m->capheld;
+        m->held_head = (m->held_head + 1) & (m->capheld - 1);
         m->nheld--;
         TB_CHECK(post_send(m, h->dst, h->tag, &h->buf));
     }
@@ -197,13 +246,13 @@ static int hold(tp_mpi *m, int dst, int tag, tb_buf *msg)
         if (!h)
             return TB_ERR_NOMEM;
         for (size_t i = 0; i < m->nheld; i++)
-            h[i] = m->held[(m->held_head + i) % m->capheld];
+            h[i] = m->held[(m->held_head + i) & (m->capheld - 1)];
         free(m->held);
         m->held = h;
         m->held_head = 0;
         m->capheld = cap;
     }
-    held_msg *h = &m->held[(m->held_head + m->nheld) % m->capheld];
+    held_msg *h = &m->held[(m->held_head + m->nheld) & (m->capheld - 1)];
     h->at = tb_wtime() - m->t0 + m->delay[dst];
     h->dst = dst;
     h->tag = tag;
@@ -221,7 +270,7 @@ static int mpi_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
                    msg->len, dst);
         return TB_ERR_RANGE;
     }
-    if (dst < 0 || dst >= m->base.size)
+    if (dst < 0 || dst >= m->base.size || tag < 0 || tag >= TAG_BIG)
         return TB_ERR_RANGE;
     if (m->delay && m->delay[dst] > 0)
         return hold(m, dst, tag, msg);
@@ -248,20 +297,27 @@ static int mpi_arrived(tb_tp *tp, tb_actor *a, const int *from, int n)
 {
     tp_mpi *m = as_mpi(tp);
     (void)a;
+    /* The posted receive may hold a message a probe no longer sees. */
+    int in = -1, flag = 0;
+    MPI_Status st;
+    if (m->preq != MPI_REQUEST_NULL && MPI_Request_get_status(m->preq, &flag, &st) == MPI_SUCCESS &&
+        flag)
+        in = st.MPI_SOURCE;
     int count = 0;
     if (from == NULL || n < 0) {
         /* Every other rank, as S1 probes every worker. */
         for (int r = 0; r < m->base.size; r++) {
-            int flag = 0;
-            if (r != m->rank)
+            flag = r == in;
+            if (r != m->rank && !flag)
                 MPI_Iprobe(r, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
             count += flag != 0;
         }
         return count;
     }
     for (int i = 0; i < n; i++) {
-        int flag = 0;
-        MPI_Iprobe(from[i], MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
+        flag = from[i] == in;
+        if (!flag)
+            MPI_Iprobe(from[i], MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
         count += flag != 0;
     }
     return count;
@@ -293,13 +349,13 @@ static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
         if (!d)
             return TB_ERR_NOMEM;
         for (size_t i = 0; i < m->done_len; i++)
-            d[i] = m->done[(m->done_head + i) % m->done_cap];
+            d[i] = m->done[(m->done_head + i) & (m->done_cap - 1)];
         free(m->done);
         m->done = d;
         m->done_cap = cap;
         m->done_head = 0;
     }
-    m->done[(m->done_head + m->done_len) % m->done_cap] = (completion){job, status};
+    m->done[(m->done_head + m->done_len) & (m->done_cap - 1)] = (completion){job, status};
     m->done_len++;
     return TB_OK;
 }
@@ -352,6 +408,17 @@ int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
     tp_mpi *m = calloc(1, sizeof *m);
     if (!m)
         return TB_ERR_NOMEM;
+    m->pre = malloc(PRE_SIZE);
+    if (!m->pre) {
+        free(m);
+        return TB_ERR_NOMEM;
+    }
+    m->preq = MPI_REQUEST_NULL;
+    if (MPI_Comm_dup(comm, &m->bulk) != MPI_SUCCESS) {
+        free(m->pre);
+        free(m);
+        return TB_ERR_MPI;
+    }
     m->base.ops = &mpi_ops;
     m->comm = comm;
     m->wait = choose_wait(comm);
@@ -368,6 +435,10 @@ void tb_tp_mpi_destroy(tb_tp **tp)
     if (!tp || !*tp)
         return;
     tp_mpi *m = as_mpi(*tp);
+    if (m->preq != MPI_REQUEST_NULL) { /* a run that failed */
+        MPI_Cancel(&m->preq);
+        MPI_Wait(&m->preq, MPI_STATUS_IGNORE);
+    }
     /* tb_tp_mpi_run drains its sends and error paths abort the job, so
      * nothing is in flight here; if something were, let MPI finish it
      * (cancelling sends is deprecated) and leak its buffer rather than free
@@ -383,9 +454,11 @@ void tb_tp_mpi_destroy(tb_tp **tp)
     free(m->done);
     free(m->timers);
     for (size_t i = 0; i < m->nheld; i++)
-        tb_buf_free(&m->held[(m->held_head + i) % m->capheld].buf);
+        tb_buf_free(&m->held[(m->held_head + i) & (m->capheld - 1)].buf);
     free(m->held);
     free(m->delay);
+    free(m->pre);
+    MPI_Comm_free(&m->bulk);
     free(m);
     *tp = NULL;
 }
@@ -409,20 +482,58 @@ static int fire_timer(tp_mpi *m, tb_actor *a, int *fired)
     return a->ops->timer ? a->ops->timer(a, id) : TB_OK;
 }
 
-/* Receive the matched message (st describes it) and hand it to the actor.
- * Matched probes (MPI-3) match once and cannot be stolen by another receive. */
-static int deliver(tp_mpi *m, tb_actor *a, MPI_Message *msg, MPI_Status *st)
+static int post_recv(tp_mpi *m)
+{
+    return MPI_Irecv(m->pre, PRE_SIZE, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm,
+                     &m->preq) == MPI_SUCCESS
+               ? TB_OK
+               : TB_ERR_MPI;
+}
+
+/* A message is in m->pre (st describes it): fetch a long message's body
+ * and hand the message to the actor. */
+static int deliver(tp_mpi *m, tb_actor *a, const MPI_Status *st)
 {
     int count = 0;
     MPI_Get_count(st, MPI_BYTE, &count);
-    tb_buf_clear(&m->rbuf);
-    if (count > 0)
-        TB_CHECK(tb_buf_reserve(&m->rbuf, (size_t)count));
-    if (MPI_Mrecv(m->rbuf.data, count, MPI_BYTE, msg, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return TB_ERR_MPI;
+    const unsigned char *data = m->pre;
+    int src = st->MPI_SOURCE, tag = st->MPI_TAG;
+    if (tag == TAG_BIG) {
+        big_hdr hd;
+        if (count != (int)sizeof hd)
+            return TB_ERR_MPI;
+        memcpy(&hd, data, sizeof hd);
+        if (hd.len > INT_MAX || hd.tag < 0 || hd.tag >= TAG_BIG)
+            return TB_ERR_MPI;
+        tb_buf_clear(&m->rbuf);
+        TB_CHECK(tb_buf_reserve(&m->rbuf, (size_t)hd.len));
+        if (MPI_Recv(m->rbuf.data, (int)hd.len, MPI_BYTE, src, hd.tag, m->bulk,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return TB_ERR_MPI;
+        data = m->rbuf.data;
+        count = (int)hd.len;
+        tag = hd.tag;
+    }
     m->msgs_recv++;
     m->bytes_recv += (uint64_t)count;
-    return a->ops->message(a, st->MPI_SOURCE, st->MPI_TAG, m->rbuf.data, (size_t)count);
+    return a->ops->message(a, src, tag, data, (size_t)count);
+}
+
+/* The run is over: withdraw the posted receive.  Every rank's run ends
+ * before any rank's next one begins (the callers synchronise), so a
+ * message it caught would be one sent to a finished actor: say so and drop it. */
+static void cancel_recv(tp_mpi *m)
+{
+    if (m->preq == MPI_REQUEST_NULL)
+        return;
+    MPI_Status st;
+    MPI_Cancel(&m->preq);
+    MPI_Wait(&m->preq, &st);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    if (!cancelled)
+        TB_LOG_WARN("rank %d: a message (tag %d) from rank %d arrived after the run ended; dropped",
+                    m->rank, st.MPI_TAG, st.MPI_SOURCE);
 }
 
 int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
@@ -437,7 +548,7 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
     while (!a->finished) {
         if (m->done_len > 0) {
             completion c = m->done[m->done_head];
-            m->done_head = (m->done_head + 1) % m->done_cap;
+            m->done_head = (m->done_head + 1) & (m->done_cap - 1);
             m->done_len--;
             TB_CHECK(a->ops->computed(a, c.job, c.status));
             continue;
@@ -448,19 +559,24 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
             continue;
         TB_CHECK(release_held(m));
         MPI_Status st;
-        MPI_Message msg;
         if (m->nsends == 0 && m->ntimers == 0 && m->nheld == 0 && m->wait == WAIT_SPIN) {
-            if (MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &msg, &st) != MPI_SUCCESS)
+            int rc = m->preq != MPI_REQUEST_NULL
+                         ? MPI_Wait(&m->preq, &st)
+                         : MPI_Recv(m->pre, PRE_SIZE, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                    m->comm, &st);
+            if (rc != MPI_SUCCESS)
                 return TB_ERR_MPI;
-            TB_CHECK(deliver(m, a, &msg, &st));
+            TB_CHECK(deliver(m, a, &st));
             continue;
         }
         /* Outstanding sends or timers, or a polite wait: poll. */
         int flag = 0;
-        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, &msg, &st) != MPI_SUCCESS)
+        if (m->preq == MPI_REQUEST_NULL)
+            TB_CHECK(post_recv(m));
+        if (MPI_Test(&m->preq, &flag, &st) != MPI_SUCCESS)
             return TB_ERR_MPI;
         if (flag) {
-            TB_CHECK(deliver(m, a, &msg, &st));
+            TB_CHECK(deliver(m, a, &st));
             idle_since = -1.0;
             backoff = 0;
             continue;
@@ -505,6 +621,7 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
     }
     while (m->nsends > 0)
         TB_CHECK(progress_sends(m));
+    cancel_recv(m);
     return TB_OK;
 }
 
