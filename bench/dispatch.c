@@ -3,13 +3,14 @@
  * to a hand-written MPI master-worker loop and the raw one-way small-message
  * rate, in one program so that bench/run can alternate them run by run.
  *
- *   mpiexec -n P bench_dispatch --mode tenbin|hand|raw --tasks N
+ *   mpiexec -n P bench_dispatch --mode tenbin|auto|hand|raw --tasks N
  *
  * Rank 0 prints one JSON line:
  *   {"mode": "tenbin", "ranks": 4, "tasks": 200000, "rate": ..., "wall_s": ...,
  *    "cpu_s": ...}
  * rate = tasks (or messages, for raw) per second over the dispatch phase only:
- *   tenbin  tb_mw_summary.wall_s (tb_mw_run times from its own barrier to the
+ *   tenbin  (one task per message) and auto (the default chunk rule, which
+ *           sends several tiny tasks per message): tb_mw_summary.wall_s (tb_mw_run times from its own barrier to the
  *           end of the run on rank 0);
  *   hand    MPI_Wtime on rank 0 from just after a barrier until every result
  *           has arrived and every worker has been told to stop;
@@ -44,11 +45,13 @@ typedef struct run_out {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: bench_dispatch --mode tenbin|hand|raw --tasks N\n"
+    fprintf(out, "usage: bench_dispatch --mode tenbin|auto|hand|raw --tasks N\n"
                  "  (mpiexec -n P with P >= 2; rank 0 prints one JSON line)\n");
 }
 
-/* ---- tenbin: tb_mw, policy single, chunk 1 ------------------------------ */
+/* ---- tenbin: tb_mw, policy single, chunk 1 (or auto) -------------------- */
+
+static int chunk_auto; /* --mode auto */
 
 static int gen_task(void *ctx, uint64_t id, tb_buf *task)
 {
@@ -87,7 +90,7 @@ static int run_tenbin(uint64_t ntasks, run_out *out)
     if (rc != TB_OK)
         return rc;
     /* Explicit, so TENBIN_MW_POLICY / TENBIN_MW_CHUNK cannot change the test. */
-    if ((rc = tb_mw_set_policy(mw, "single")) != TB_OK || (rc = tb_mw_set_chunk(mw, 1)) != TB_OK ||
+    if ((rc = tb_mw_set_policy(mw, "single")) != TB_OK || (rc = chunk_auto ? tb_mw_set_chunking(mw, "auto") : tb_mw_set_chunk(mw, 1)) != TB_OK ||
         (rc = tb_mw_set_worker(mw, work_null, NULL)) != TB_OK ||
         (rc = tb_mw_set_result(mw, count_result, &results)) != TB_OK ||
         (rc = tb_mw_set_generator(mw, ntasks, gen_task, NULL)) != TB_OK) {
@@ -213,6 +216,10 @@ int main(int argc, char **argv)
     int (*fn)(uint64_t, run_out *) = NULL;
     if (mode && strcmp(mode, "tenbin") == 0)
         fn = run_tenbin;
+    else if (mode && strcmp(mode, "auto") == 0) {
+        fn = run_tenbin;
+        chunk_auto = 1;
+    }
     else if (mode && strcmp(mode, "hand") == 0)
         fn = run_hand;
     else if (mode && strcmp(mode, "raw") == 0)
