@@ -1,6 +1,7 @@
 # Tenbin top-level Makefile (GNU make).  The two everyday commands:
 #   make demo    build, then render the Mandelbrot demo on 4 ranks
-#   make test    build and test: Open MPI build, sanitizer build, MPICH smoke test
+#   make test    build and test: Open MPI build, sanitizer builds (ASan+UBSan,
+#                ThreadSanitizer), MPICH smoke test
 # Other targets: build, bench, install PREFIX=..., clean.
 
 BUILD ?= build
@@ -18,9 +19,10 @@ SHELL := /bin/bash
 
 CONFIG_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENBIN_WERROR=ON
 ASAN_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DTENBIN_SANITIZE=ON -DTENBIN_WERROR=ON
+TSAN_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DTENBIN_TSAN=ON -DTENBIN_WERROR=ON
 MPICH_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENBIN_WERROR=ON -DTENBIN_BUILD_BENCH=OFF
 
-.PHONY: all build bootstrap demo test test-main test-asan test-mpich bench install clean
+.PHONY: all build bootstrap demo test test-main test-asan test-tsan test-mpich bench install clean
 
 all: build
 
@@ -34,7 +36,7 @@ build: bootstrap
 demo: build
 	scripts/demo $(BUILD)
 
-test: test-main test-asan test-mpich
+test: test-main test-asan test-tsan test-mpich
 	@echo "make test: all test suites passed"
 
 test-main: build
@@ -44,6 +46,12 @@ test-asan: bootstrap
 	$(CMAKE) -S . -B $(BUILD)-asan $(ASAN_FLAGS)
 	$(CMAKE) --build $(BUILD)-asan -j$(JOBS)
 	cd $(BUILD)-asan && $(CTEST) --output-on-failure -j2 --timeout 300
+
+# ThreadSanitizer: only the tests whose code runs threads (label "threads").
+test-tsan: bootstrap
+	$(CMAKE) -S . -B $(BUILD)-tsan $(TSAN_FLAGS)
+	$(CMAKE) --build $(BUILD)-tsan -j$(JOBS) --target test_core tenbin_cli
+	cd $(BUILD)-tsan && $(CTEST) --output-on-failure --timeout 300 --no-tests=error -L threads
 
 # MPICH smoke test: a separate tree configured from scratch (--fresh drops the
 # cache) so nothing from Open MPI's configuration is reused.
@@ -80,4 +88,4 @@ install: build
 	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-mpich
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-mpich

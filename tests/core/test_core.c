@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1273,12 +1274,77 @@ static void test_fnv1a(void)
               tb_fnv1a(TB_FNV1A_INIT, "foobar", 6));
 }
 
+
+/* Several threads log while the main thread replaces the sink, the rank and
+ * the level (the web view's threads log beside the run's): every line arrives
+ * whole and exactly once, and each thread's lines keep their order.  The
+ * ThreadSanitizer build runs this (label "threads"). */
+enum { LT_THREADS = 4, LT_LINES = 2000 };
+
+typedef struct lt_sink {
+    int next[LT_THREADS]; /* next line number expected from each thread */
+    int lines;
+    int bad;
+} lt_sink;
+
+static void lt_sink_fn(void *ctx, tb_log_level level, int rank, const char *line)
+{
+    lt_sink *k = ctx;
+    (void)level;
+    (void)rank;
+    const char *p = strstr(line, "lt thread ");
+    int t = -1, i = -1;
+    if (!p || sscanf(p, "lt thread %d line %d", &t, &i) != 2 || t < 0 || t >= LT_THREADS ||
+        i < k->next[t]) {
+        k->bad++;
+        return;
+    }
+    k->next[t] = i + 1;
+    k->lines++;
+}
+
+static void *lt_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (int i = 0; i < LT_LINES; i++)
+        tb_log(TB_LOG_ERROR, "lt thread %d line %d", t, i);
+    return NULL;
+}
+
+static void test_log_threads(void)
+{
+    lt_sink a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    tb_log_set_level(TB_LOG_WARN);
+    tb_log_set_sink(lt_sink_fn, &a);
+    pthread_t th[LT_THREADS];
+    int started = 0;
+    for (int t = 0; t < LT_THREADS; t++)
+        if (pthread_create(&th[t], NULL, lt_thread, (void *)(intptr_t)t) == 0)
+            started++;
+    for (int k = 0; k < 200; k++) { /* the main thread reconfigures meanwhile */
+        tb_log_set_sink(lt_sink_fn, k % 2 ? &a : &b);
+        tb_log_set_rank(k % 3);
+        tb_log_set_level(k % 2 ? TB_LOG_INFO : TB_LOG_WARN);
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    tb_log_set_sink(NULL, NULL);
+    tb_log_set_level(TB_LOG_WARN);
+    tb_log_set_rank(-1);
+    TB_ASSERT_EQ_INT(started, LT_THREADS);
+    TB_ASSERT_EQ_INT(a.bad + b.bad, 0);
+    TB_ASSERT_EQ_INT(a.lines + b.lines, LT_THREADS * LT_LINES);
+}
+
 static const tb_test tests[] = {
     {"log_env_level", test_log_env_level}, /* must stay first */
     {"grow", test_grow},
     {"fnv1a", test_fnv1a},
     {"log_parse", test_log_parse},
     {"log_sink", test_log_sink},
+    {"log_threads", test_log_threads},
     {"log_long_line", test_log_long_line},
     {"log_default_sink", test_log_default_sink},
     {"err_table", test_err_table},
