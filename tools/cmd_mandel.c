@@ -30,6 +30,7 @@ typedef struct mandel_opts {
     long sim_ranks;
     double iter_cost;     /* seconds per iteration at speed 1, simulated */
     const char *chunk;    /* --chunk: a count or a chunk rule */
+    double task_timeout;  /* --task-timeout: seconds, or < 0 for TENBIN_MW_TASK_TIMEOUT's */
 } mandel_opts;
 
 typedef struct mandel_app {
@@ -57,6 +58,8 @@ static void mandel_usage(FILE *out)
             "                         (default dynamic, or TENBIN_MW_POLICY)\n"
             "  --out FILE.png|FILE.pgm    write the image (PGM holds the raw values)\n"
             "  --trace FILE.json      write a Chrome trace (open it in ui.perfetto.dev)\n"
+            "  --task-timeout S       a task running longer than S seconds ends the job, with a\n"
+            "                         line naming it (default 0: no limit, or TENBIN_MW_TASK_TIMEOUT)\n"
             "  --checksum             print the sum of all pixel values\n"
             "  --json                 print the run summary as one JSON object on stdout\n"
             "  -q, --quiet            no progress lines\n"
@@ -102,6 +105,7 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         {"help", no_argument, NULL, 'h'},          {"sim", required_argument, NULL, 'S'},
         {"ranks", required_argument, NULL, 'n'},   {"iter-cost", required_argument, NULL, 'I'},
         {"chunk", required_argument, NULL, 'k'},
+        {"task-timeout", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
     long v;
@@ -167,6 +171,13 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         case 'n':
             if (tb_cli_long(cmd, "--ranks", optarg, 1, 1 << 24, &o->sim_ranks))
                 return TB_EXIT_USAGE;
+            break;
+        case 'T':
+            if (tb_parse_double(optarg, &o->task_timeout) != TB_OK || !(o->task_timeout >= 0) ||
+                o->task_timeout > 1e9) {
+                tb_cli_error(cmd, "--task-timeout: expected seconds >= 0, got '%s'", optarg);
+                return TB_EXIT_USAGE;
+            }
             break;
         case 'I':
             if (tb_parse_double(optarg, &o->iter_cost) != TB_OK || o->iter_cost < 0) {
@@ -310,6 +321,8 @@ static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t
 static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
 {
     mandel_app app = {o, NULL, 0};
+    if (o->task_timeout >= 0 && tb_mw_set_task_timeout(mw, o->task_timeout) != TB_OK)
+        return TB_EXIT_USAGE; /* checked when parsed */
     if (o->chunk && tb_mw_set_chunking(mw, o->chunk) != TB_OK) {
         tb_cli_error(cmd, "--chunk: expected a count >= 1 or gss, tss, fac, wf, awf, af or auto, "
                           "got '%s'", o->chunk);
@@ -401,7 +414,7 @@ static int mandel_sim(mandel_opts *o, int size)
 int tb_cmd_mandel(int argc, char **argv)
 {
     mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0,
-                     NULL, 0, -1.0, NULL};
+                     NULL, 0, -1.0, NULL, -1.0};
     int quiet_env = 0;
     tb_env_bool("TENBIN_QUIET", &quiet_env);
     tb_env_string("TENBIN_TRACE", &o.trace);

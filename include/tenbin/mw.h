@@ -190,6 +190,13 @@ TB_API int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void
  * tb_mw_reserve first when the totals are known to avoid regrowth. */
 TB_API int tb_mw_add_task(tb_mw *mw, const void *data, size_t len);
 TB_API int tb_mw_reserve(tb_mw *mw, uint64_t ntasks, size_t payload_bytes);
+/* Real runs: a task whose worker function runs longer than `seconds` ends
+ * the job, with one line on stderr naming the task and the rank and exit
+ * status 1 (the MPI launcher then stops every rank).  0, the default, sets
+ * no limit (also TENBIN_MW_TASK_TIMEOUT).  A worker function that crashes
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL) ends the job the same way, timeout or
+ * not.  TB_ERR_INVALID for a negative or non-finite value. */
+TB_API int tb_mw_set_task_timeout(tb_mw *mw, double seconds);
 /* Record events of this rank into tr (not owned; NULL disables).  Not for
  * simulated runs (TB_ERR_UNSUPPORTED): use tb_mw_set_trace_file. */
 TB_API int tb_mw_set_trace(tb_mw *mw, tb_trace *tr);

@@ -284,7 +284,7 @@ static int start_task(actor *a)
         a->w_startup_idle += now - a->free_since;
     a->had_task = 1;
     a->t_start = now;
-    tb_compute c = {task_fn, a, -1.0};
+    tb_compute c = {task_fn, a, -1.0, "task"};
     return tb_tp_compute(&a->base, JOB_TASK, &c);
 }
 
@@ -1038,7 +1038,7 @@ static int sup_start(actor *a)
     }
     if (a->b->startup > 0) {
         a->t_startup = tb_tp_now(&a->base);
-        tb_compute c = {startup_fn, a, -1.0};
+        tb_compute c = {startup_fn, a, -1.0, "start-up task"};
         return tb_tp_compute(&a->base, JOB_STARTUP, &c);
     }
     a->pool.dive = 0;

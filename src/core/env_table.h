@@ -15,6 +15,8 @@
     X("TENBIN_MW_CHUNK", STRING, "auto", "tasks per message, or the rule: auto, gss, tss, fac, wf, awf, af") \
     X("TENBIN_MW_WINDOW", INT, "0",                                                           \
       "dynamic masters: assignments the overload test averages over (0: twice the ranks)")    \
+    X("TENBIN_MW_TASK_TIMEOUT", DOUBLE, "0",                                                  \
+      "real runs: seconds a task may run before the job ends with a line naming it (0: no limit)") \
     X("TENBIN_MW_FORWARD_BYTES", INT, "65536",                                                \
       "secondary masters forward results to the root in batches of about this many bytes")    \
     X("TENBIN_EMU_LIBRARY", STRING, NULL,                                                     \

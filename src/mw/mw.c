@@ -34,6 +34,7 @@ struct tb_mw {
     tb_mw_rank_info *infos; /* rank 0: one per rank */
     tb_mw_masters_point *mchanges; /* rank 0: the summary's masters_changes */
     tb_buf partial;         /* tb_mw_set_reduce: this rank's partial after the run */
+    double task_timeout;    /* real runs: seconds a task may run, 0: no limit */
 };
 
 int tb_mw_create(tb_mw **out, MPI_Comm comm)
@@ -77,6 +78,10 @@ static void init_defaults(tb_mw *mw)
     mw->cfg.dynamic = TB__MW_DYNAMIC_PREDICT;
     snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "dynamic");
     long fwd = 65536, window = 0;
+    double timeout = 0;
+    if (tb_env_double("TENBIN_MW_TASK_TIMEOUT", &timeout) == TB_OK &&
+        tb_mw_set_task_timeout(mw, timeout) != TB_OK && mw->rank == 0)
+        TB_LOG_WARN("ignoring TENBIN_MW_TASK_TIMEOUT=%g: not a number of seconds >= 0", timeout);
     tb_env_int("TENBIN_MW_WINDOW", &window);
     mw->cfg.window = window > 0 && window < (1L << 24) ? (int)window : 0;
     const char *policy = NULL, *chunk = NULL;
@@ -291,6 +296,14 @@ int tb_mw_set_trace_file(tb_mw *mw, const char *path)
     mw->trace_path = NULL;
     if (path && !(mw->trace_path = strdup(path)))
         return TB_ERR_NOMEM;
+    return TB_OK;
+}
+
+int tb_mw_set_task_timeout(tb_mw *mw, double seconds)
+{
+    if (!mw || !(seconds >= 0) || seconds > 1e9)
+        return TB_ERR_INVALID;
+    mw->task_timeout = seconds;
     return TB_OK;
 }
 
@@ -572,6 +585,8 @@ int tb_mw_run(tb_mw *mw)
     tb_tp *tp = NULL;
     tb__mw_node node;
     int rc = tb_tp_mpi_create(&tp, mw->comm);
+    if (rc == TB_OK)
+        tb_tp_mpi_set_task_timeout(tp, mw->task_timeout);
     if (rc == TB_OK)
         rc = tb__mw_node_init(&node, &mw->cfg, mw->rank, mw->rank == 0 ? &mw->bag : NULL,
                               mw->trace, prog);

@@ -279,7 +279,8 @@ static int progress(rs_rank *k)
             double f = run->cfg->work_factor
                            ? run->cfg->work_factor(run->cfg->work_ctx, a->rank, k->it)
                            : 1.0;
-            tb_compute c = {no_op, NULL, (double)run->counts[a->rank] * run->cfg->unit_work * f};
+            tb_compute c = {no_op, NULL, (double)run->counts[a->rank] * run->cfg->unit_work * f,
+                            NULL};
             return tb_tp_compute(a, k->it, &c);
         }
         case PH_GATHER:

@@ -57,6 +57,8 @@ typedef struct tb_compute {
     int (*fn)(void *arg);
     void *arg;
     double work; /* modelled seconds at speed 1; < 0 means "measure" */
+    const char *what; /* on real runs, what a crash or timeout line calls
+                       * the job ("task" if NULL): "task 17 crashed" */
 } tb_compute;
 
 typedef struct tb_tp_ops {
@@ -119,6 +121,9 @@ int tb_tp_mpi_set_delay(tb_tp *tp, const double *delay);
  * by default (0) 1 ms) whatever TENBIN_MPI_WAIT says: for ranks whose work
  * runs in other processes, which a spinning rank would slow down. */
 void tb_tp_mpi_set_wait_sleep(tb_tp *tp, double max_sleep);
+/* End the job with one line (core/guard.h) when a computation runs longer
+ * than `seconds` (0, the default: no limit).  A crash always does. */
+void tb_tp_mpi_set_task_timeout(tb_tp *tp, double seconds);
 /* Messages and bytes this process sent and received. */
 void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,
                       uint64_t *bytes_sent, uint64_t *bytes_recv);

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/guard.h"
 #include "transport/transport.h"
 
 enum { POOL_MAX = 64, POOL_MAX_CAP = 1 << 20 };
@@ -93,6 +94,7 @@ typedef struct tp_mpi {
     tp_timer *timers;     /* unsorted; few */
     size_t ntimers, captimers;
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+    double task_timeout;  /* seconds a computation may run, or 0 */
     double *delay;        /* [size] seconds to hold a message to each rank, or NULL */
     held_msg *held;       /* FIFO ring: one delay per destination keeps its order */
     size_t held_head, nheld, capheld; /* capheld a power of 2 */
@@ -342,7 +344,9 @@ static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
 {
     tp_mpi *m = as_mpi(tp);
     (void)a;
+    TB_CHECK(tb__guard_enter(c->what ? c->what : "task", job, m->rank, m->task_timeout));
     int status = c->fn(c->arg);
+    tb__guard_leave();
     if (m->done_len == m->done_cap) {
         size_t cap = m->done_cap ? 2 * m->done_cap : 8;
         completion *d = malloc(cap * sizeof *d);
@@ -630,6 +634,11 @@ void tb_tp_mpi_set_wait_sleep(tb_tp *tp, double max_sleep)
     as_mpi(tp)->wait = WAIT_SLEEP;
     if (max_sleep > 0)
         as_mpi(tp)->max_sleep_ns = max_sleep < 1e-3 ? (long)(max_sleep * 1e9) : 1000000;
+}
+
+void tb_tp_mpi_set_task_timeout(tb_tp *tp, double seconds)
+{
+    as_mpi(tp)->task_timeout = seconds > 0 ? seconds : 0;
 }
 
 void tb_tp_mpi_counts(const tb_tp *tp, uint64_t *msgs_sent, uint64_t *msgs_recv,

@@ -39,6 +39,8 @@ expect 2 "^tenbin mandel: --policy: expected .*got 'dynamic:wait:0'" 2 mandel --
 expect 2 "^tenbin mandel: --policy: expected .*got 'dynamic:waiting'" 2 mandel --policy dynamic:waiting
 expect 2 "^tenbin mandel: --policy multi:3 needs at least 3 ranks, but mpiexec started 2" 2 mandel --policy multi:3
 expect 2 "^tenbin mandel: --out: the file name must end in .png or .pgm" 2 mandel --out x.jpg
+expect 2 "^tenbin mandel: --task-timeout: expected seconds >= 0, got '-1'" 2 mandel --task-timeout -1
+expect 2 "^tenbin mandel: --task-timeout: expected seconds >= 0, got 'soon'" 2 mandel --task-timeout soon
 expect 2 "^tenbin mandel: unknown option '--bogus'" 2 mandel --bogus
 expect 2 "^tenbin mandel: option '--width' needs a value" 2 mandel --width
 expect 2 "^tenbin mandel: unexpected argument 'extra'" 2 mandel extra
