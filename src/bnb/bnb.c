@@ -284,7 +284,7 @@ static int start_task(actor *a)
         a->w_startup_idle += now - a->free_since;
     a->had_task = 1;
     a->t_start = now;
-    tb_compute c = {task_fn, a, -1.0, "task"};
+    tb_compute c = {task_fn, a, -1.0, "task", a->task_id};
     return tb_tp_compute(&a->base, JOB_TASK, &c);
 }
 
@@ -1038,7 +1038,7 @@ static int sup_start(actor *a)
     }
     if (a->b->startup > 0) {
         a->t_startup = tb_tp_now(&a->base);
-        tb_compute c = {startup_fn, a, -1.0, "start-up task"};
+        tb_compute c = {startup_fn, a, -1.0, "start-up task", 0};
         return tb_tp_compute(&a->base, JOB_STARTUP, &c);
     }
     a->pool.dive = 0;
@@ -1236,8 +1236,15 @@ static int on_message(tb_actor *ba, int src, int tag, const void *data, size_t l
 static int on_computed(tb_actor *ba, uint64_t job, int status)
 {
     actor *a = (actor *)ba;
-    if (status != TB_OK)
+    if (status != TB_OK) {
+        if (job == JOB_TASK)
+            TB_LOG_ERR("rank %d: task %" PRIu64 " failed: %s", a->base.rank, a->task_id,
+                       tb_strerror(status));
+        else
+            TB_LOG_ERR("rank %d: the start-up task failed: %s", a->base.rank,
+                       tb_strerror(status));
         return status;
+    }
     if (a->role == ROLE_SUP && job == JOB_STARTUP) {
         if (a->tr)
             TB_CHECK(tb_trace_complete_arg(a->tr, 0, "bnb", "start-up", a->t_startup,

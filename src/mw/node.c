@@ -230,7 +230,7 @@ static int worker_next(tb__mw_node *n)
     TB_CHECK(tb_buf_unpack_u64(n->cur_in, &n->cur_id));
     TB_CHECK(tb_buf_unpack_bytes(n->cur_in, &n->cur_data, &len));
     n->cur_len = len;
-    tb_compute c = {worker_fn, n, -1.0, "task"};
+    tb_compute c = {worker_fn, n, -1.0, "task", n->cur_id};
     return tb_tp_compute(&n->base, n->cur_id, &c);
 }
 

@@ -58,7 +58,9 @@ typedef struct tb_compute {
     void *arg;
     double work; /* modelled seconds at speed 1; < 0 means "measure" */
     const char *what; /* on real runs, what a crash or timeout line calls
-                       * the job ("task" if NULL): "task 17 crashed" */
+                       * the job, with `id`: "task 17 crashed" (NULL: "task"
+                       * and the job number) */
+    uint64_t id;
 } tb_compute;
 
 typedef struct tb_tp_ops {

@@ -344,7 +344,8 @@ static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
 {
     tp_mpi *m = as_mpi(tp);
     (void)a;
-    TB_CHECK(tb__guard_enter(c->what ? c->what : "task", job, m->rank, m->task_timeout));
+    TB_CHECK(tb__guard_enter(c->what ? c->what : "task", c->what ? c->id : job, m->rank,
+                             m->task_timeout));
     int status = c->fn(c->arg);
     tb__guard_leave();
     if (m->done_len == m->done_cap) {

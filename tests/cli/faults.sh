@@ -1,7 +1,8 @@
 #!/bin/sh
 # User code that fails on a real run: a worker function that returns an
 # error, crashes (SIGSEGV, SIGFPE) or never returns within the task timeout,
-# and a result function that fails.  Each ends the run with one line naming
+# a result function that fails, and a branch-and-bound operation that fails
+# or crashes.  Each ends the run with one line naming
 # the task and the rank, exit status 1, every rank gone, and no output file
 # (tests/mw/mw_fault.c writes it through a temporary name only on success).
 set -eu
@@ -9,14 +10,20 @@ cd "$TB_TEST_TMP"
 NP=${MPIEXEC_NUMPROC_FLAG:--n}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# run MODE TASK STATUS PATTERN [TIMEOUT]: 3 ranks; the exit status, exactly
-# one stderr line matching PATTERN, no output file, no process left.
+# run MODE TASK STATUS PATTERN [TIMEOUT]: mw_fault on 3 ranks; the exit
+# status, exactly one stderr line matching PATTERN, no output file, no
+# process left.  PROG=bnb_fault: its arguments are MODE only.
 run() {
     mode=$1 task=$2 status=$3 pattern=$4
     shift 4
+    prog=${PROG:-$MW_FAULT}
     rm -f out.txt out.txt.tmp
     set +e
-    timeout 60 "$MPIEXEC" $NP 3 "$MW_FAULT" "$mode" "$task" out.txt "$@" > run.out 2> run.err
+    if [ "$prog" = "$MW_FAULT" ]; then
+        timeout 60 "$MPIEXEC" $NP 3 "$prog" "$mode" "$task" out.txt "$@" > run.out 2> run.err
+    else
+        timeout 60 "$MPIEXEC" $NP 3 "$prog" "$mode" out.txt > run.out 2> run.err
+    fi
     got=$?
     set -e
     [ "$got" != 124 ] || fail "$mode: the run hung (killed after 60 s)"
@@ -28,9 +35,9 @@ run() {
     # Every rank is gone (pgrep -f would match this shell's own command line
     # only through the program's path, which it does not contain).
     sleep 0.2
-    if pgrep -f "$MW_FAULT" > /dev/null; then
-        pgrep -a -f "$MW_FAULT" >&2
-        pkill -9 -f "$MW_FAULT" || true
+    if pgrep -f "$prog" > /dev/null; then
+        pgrep -a -f "$prog" >&2
+        pkill -9 -f "$prog" || true
         fail "$mode: processes of the run were left"
     fi
 }
@@ -53,6 +60,13 @@ set -e
 grep -q "^tenbin: rank 1: task 3 ran longer than the task timeout (0.25 s); ending the job$" run.err ||
     fail "TENBIN_MW_TASK_TIMEOUT: $(cat run.err)"
 [ ! -e out.txt ] || fail "TENBIN_MW_TASK_TIMEOUT: an output file was left behind"
+# A branch-and-bound problem whose branch operation fails or crashes on one
+# node (the optimum of the run that does not fail is 1).
+"$MPIEXEC" $NP 3 "$BNB_FAULT" ok out.txt || fail "bnb ok: exit $?"
+[ "$(cat out.txt)" = 1 ] || fail "bnb ok: optimum $(cat out.txt), want 1"
+PROG=$BNB_FAULT run error - 1 "rank [12]: task [0-9]* failed: a task failed$"
+PROG=$BNB_FAULT run segv - 1 "^tenbin: rank [12]: task [0-9]* crashed (signal 11, SIGSEGV); ending the job$"
+
 # tenbin mandel --task-timeout: a limit no task reaches changes nothing (the
 # checksum is the run's without it).
 "$MPIEXEC" $NP 2 "$TENBIN" mandel --width 64 --height 64 -q --checksum --task-timeout 30 > m.txt ||
