@@ -1,8 +1,9 @@
 # Tenbin top-level Makefile (GNU make).  The two everyday commands:
 #   make demo    build, then render the Mandelbrot demo on 4 ranks
 #   make test    build and test: Open MPI build, sanitizer builds (ASan+UBSan,
-#                ThreadSanitizer), MPICH smoke test
-# Other targets: build, bench, install PREFIX=..., clean.
+#                ThreadSanitizer), MPICH smoke test, a single-node Slurm
+#   make test-full   make test, then every reader fuzzed 30 s (make fuzz)
+# Other targets: build, bench, fuzz FUZZ_SECONDS=N, test-slurm, install PREFIX=..., clean.
 
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -22,7 +23,8 @@ ASAN_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DTENBIN_SANITIZE=ON -DTENBIN_WERROR=ON
 TSAN_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DTENBIN_TSAN=ON -DTENBIN_WERROR=ON
 MPICH_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENBIN_WERROR=ON -DTENBIN_BUILD_BENCH=OFF
 
-.PHONY: all build bootstrap demo test test-main test-asan test-tsan test-mpich bench install clean
+.PHONY: all build bootstrap demo test test-full test-main test-asan test-tsan test-mpich test-slurm \
+	bench fuzz install clean
 
 all: build
 
@@ -36,8 +38,18 @@ build: bootstrap
 demo: build
 	scripts/demo $(BUILD)
 
-test: test-main test-asan test-tsan test-mpich
+test: test-main test-asan test-tsan test-mpich test-slurm
 	@echo "make test: all test suites passed"
+
+# What needs clang and more time (scripts/bootstrap --full installs it).
+test-full: test fuzz
+	@echo "make test-full: all test suites passed"
+
+# A single-node Slurm on this machine: sbatch and srun of tenbin (exit 77:
+# the daemons cannot start here, reported as skipped).
+test-slurm: build
+	rc=0; tests/slurm/run $(BUILD) || rc=$$?; \
+	if [ $$rc = 77 ]; then echo "make test-slurm: skipped"; else exit $$rc; fi
 
 test-main: build
 	cd $(BUILD) && $(CTEST) --output-on-failure -j2 --timeout 300
@@ -83,6 +95,11 @@ bench: build
 	bench/s5-bnb $(BUILD)
 	bench/s5-grid $(BUILD)
 	bench/s5-web $(BUILD)
+
+# libFuzzer harnesses of every input reader (tests/fuzz), in a clang tree
+# $(BUILD)-fuzz, FUZZ_SECONDS (default 30) each.
+fuzz:
+	scripts/bootstrap --full && scripts/fuzz $(BUILD)-fuzz $${FUZZ_SECONDS:-30}
 
 install: build
 	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"

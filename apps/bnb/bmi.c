@@ -290,6 +290,77 @@ static int read_matrix(const cJSON *j, int m, double *out, const char *path, con
     return TB_OK;
 }
 
+/* j is an array of m rows of m values (the values are read_matrix's). */
+static int check_shape(const cJSON *j, int m, const char *path, const char *where, char *err,
+                       size_t errlen)
+{
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != m) {
+        snprintf(err, errlen, "%s: %s: expected an array of %d rows", path, where, m);
+        return TB_ERR_PARSE;
+    }
+    int a = 0;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, j) {
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != m) {
+            snprintf(err, errlen, "%s: %s[%d]: expected a row of %d numbers", path, where, a, m);
+            return TB_ERR_PARSE;
+        }
+        a++;
+    }
+    return TB_OK;
+}
+
+/* The shape of every matrix, checked before the matrices are allocated: a
+ * file then gets no more memory than the numbers it holds (m = 1000 and
+ * nx = ny = 60 in 30 bytes asked for 30 GB). */
+static int check_shapes(const cJSON *root, int m, int nx, int ny, const char *path, char *err,
+                        size_t errlen)
+{
+    const cJSON *fx = cJSON_GetObjectItemCaseSensitive(root, "Fx");
+    const cJSON *fy = cJSON_GetObjectItemCaseSensitive(root, "Fy");
+    const cJSON *fxy = cJSON_GetObjectItemCaseSensitive(root, "Fxy");
+    const cJSON *v, *w;
+    char where[64];
+    int i = 0, j;
+    TB_CHECK(check_shape(cJSON_GetObjectItemCaseSensitive(root, "F00"), m, path, "F00", err,
+                         errlen));
+    if (!cJSON_IsArray(fx) || cJSON_GetArraySize(fx) != nx) {
+        snprintf(err, errlen, "%s: Fx: expected nx = %d matrices", path, nx);
+        return TB_ERR_PARSE;
+    }
+    if (!cJSON_IsArray(fy) || cJSON_GetArraySize(fy) != ny) {
+        snprintf(err, errlen, "%s: Fy: expected ny = %d matrices", path, ny);
+        return TB_ERR_PARSE;
+    }
+    if (!cJSON_IsArray(fxy) || cJSON_GetArraySize(fxy) != nx) {
+        snprintf(err, errlen, "%s: Fxy: expected nx = %d arrays of ny matrices", path, nx);
+        return TB_ERR_PARSE;
+    }
+    cJSON_ArrayForEach(v, fx) {
+        snprintf(where, sizeof where, "Fx[%d]", i++);
+        TB_CHECK(check_shape(v, m, path, where, err, errlen));
+    }
+    i = 0;
+    cJSON_ArrayForEach(v, fy) {
+        snprintf(where, sizeof where, "Fy[%d]", i++);
+        TB_CHECK(check_shape(v, m, path, where, err, errlen));
+    }
+    i = 0;
+    cJSON_ArrayForEach(v, fxy) {
+        if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != ny) {
+            snprintf(err, errlen, "%s: Fxy[%d]: expected ny = %d matrices", path, i, ny);
+            return TB_ERR_PARSE;
+        }
+        j = 0;
+        cJSON_ArrayForEach(w, v) {
+            snprintf(where, sizeof where, "Fxy[%d][%d]", i, j++);
+            TB_CHECK(check_shape(w, m, path, where, err, errlen));
+        }
+        i++;
+    }
+    return TB_OK;
+}
+
 static int read_int(const cJSON *root, const char *key, int lo, int hi, int *out, const char *path,
                     char *err, size_t errlen)
 {
@@ -371,6 +442,8 @@ static int b_load(const char *path, void **out, char *err, size_t errlen)
         snprintf(err, errlen, "%s: nx + ny must be at most 120", path);
         rc = TB_ERR_PARSE;
     }
+    if (rc == TB_OK)
+        rc = check_shapes(root, B->m, B->nx, B->ny, path, err, errlen);
     size_t mm = 0, nmat = 0;
     if (rc == TB_OK) {
         mm = (size_t)B->m * (size_t)B->m;
@@ -393,21 +466,10 @@ static int b_load(const char *path, void **out, char *err, size_t errlen)
     if (rc == TB_OK)
         rc = read_matrix(cJSON_GetObjectItemCaseSensitive(root, "F00"), B->m, B->F, path, "F00",
                          err, errlen);
-    const cJSON *fx = rc == TB_OK ? cJSON_GetObjectItemCaseSensitive(root, "Fx") : NULL;
-    const cJSON *fy = rc == TB_OK ? cJSON_GetObjectItemCaseSensitive(root, "Fy") : NULL;
-    const cJSON *fxy = rc == TB_OK ? cJSON_GetObjectItemCaseSensitive(root, "Fxy") : NULL;
-    if (rc == TB_OK && (!cJSON_IsArray(fx) || cJSON_GetArraySize(fx) != B->nx)) {
-        snprintf(err, errlen, "%s: Fx: expected nx = %d matrices", path, B->nx);
-        rc = TB_ERR_PARSE;
-    }
-    if (rc == TB_OK && (!cJSON_IsArray(fy) || cJSON_GetArraySize(fy) != B->ny)) {
-        snprintf(err, errlen, "%s: Fy: expected ny = %d matrices", path, B->ny);
-        rc = TB_ERR_PARSE;
-    }
-    if (rc == TB_OK && (!cJSON_IsArray(fxy) || cJSON_GetArraySize(fxy) != B->nx)) {
-        snprintf(err, errlen, "%s: Fxy: expected nx = %d arrays of ny matrices", path, B->nx);
-        rc = TB_ERR_PARSE;
-    }
+    /* the shapes are checked: the values are left */
+    const cJSON *fx = cJSON_GetObjectItemCaseSensitive(root, "Fx");
+    const cJSON *fy = cJSON_GetObjectItemCaseSensitive(root, "Fy");
+    const cJSON *fxy = cJSON_GetObjectItemCaseSensitive(root, "Fxy");
     char where[64];
     for (int i = 1; rc == TB_OK && i <= B->nx; i++) {
         snprintf(where, sizeof where, "Fx[%d]", i - 1);
@@ -421,10 +483,6 @@ static int b_load(const char *path, void **out, char *err, size_t errlen)
     }
     for (int i = 1; rc == TB_OK && i <= B->nx; i++) {
         const cJSON *row = cJSON_GetArrayItem(fxy, i - 1);
-        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != B->ny) {
-            snprintf(err, errlen, "%s: Fxy[%d]: expected ny = %d matrices", path, i - 1, B->ny);
-            rc = TB_ERR_PARSE;
-        }
         for (int j = 1; rc == TB_OK && j <= B->ny; j++) {
             snprintf(where, sizeof where, "Fxy[%d][%d]", i - 1, j - 1);
             rc = read_matrix(cJSON_GetArrayItem(row, j - 1), B->m, (double *)mat(B, i, j), path,

@@ -536,29 +536,33 @@ enum { F_FULL, F_UPPER_ROW, F_LOWER_ROW, F_UPPER_DIAG, F_LOWER_DIAG };
 static double geo_rad(double x)
 {
     const double PI = 3.141592; /* TSPLIB's value */
-    double deg = (double)(int)x;
+    double deg = trunc(x);       /* TSPLIB's (int)x, defined for every x */
     double min = x - deg;
     return PI * (deg + 5.0 * min / 3.0) / 180.0;
 }
 
-static int32_t coord_dist(int type, const double *p, const double *q)
+/* The distance of two cities, rounded as TSPLIB rounds it: a whole number,
+ * as a double (cities far apart would not fit an int32_t; the caller
+ * checks). */
+static double coord_dist(int type, const double *p, const double *q)
 {
     double dx = p[0] - q[0], dy = p[1] - q[1];
     switch (type) {
     case W_EUC_2D:
-        return (int32_t)(sqrt(dx * dx + dy * dy) + 0.5);
+        return floor(sqrt(dx * dx + dy * dy) + 0.5);
     case W_CEIL_2D:
-        return (int32_t)ceil(sqrt(dx * dx + dy * dy));
+        return ceil(sqrt(dx * dx + dy * dy));
     case W_ATT: {
-        double r = sqrt((dx * dx + dy * dy) / 10.0);
-        int32_t t = (int32_t)(r + 0.5);
+        double r = sqrt((dx * dx + dy * dy) / 10.0), t = floor(r + 0.5);
         return t < r ? t + 1 : t;
     }
     default: { /* GEO */
         const double RRR = 6378.388;
         double lai = geo_rad(p[0]), loi = geo_rad(p[1]), laj = geo_rad(q[0]), loj = geo_rad(q[1]);
         double q1 = cos(loi - loj), q2 = cos(lai - laj), q3 = cos(lai + laj);
-        return (int32_t)(RRR * acos(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3)) + 1.0);
+        double c = 0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3);
+        c = c > 1 ? 1 : c < -1 ? -1 : c; /* rounding may take it past +-1 */
+        return floor(RRR * acos(c) + 1.0);
     }
     }
 }
@@ -669,6 +673,10 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
             int coords = key[0] == 'N';
             x.tok_line = x.line;
             x.line++;
+            if (have_data) { /* its n and its matrix are set: one data section only */
+                tb_lexer_error(&x, x.line - 1, "%s after the data section", key);
+                goto out;
+            }
             if (n < 3) {
                 tb_lexer_error(&x, x.line - 1, "%s before a DIMENSION of 3 or more", key);
                 goto out;
@@ -702,9 +710,16 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
                     }
                 }
                 for (int i = 0; i < n; i++)
-                    for (int j = 0; j < n; j++)
-                        T->d[(size_t)i * n + j] =
-                            i == j ? 0 : coord_dist(type, &xy[2 * i], &xy[2 * j]);
+                    for (int j = 0; j < n; j++) {
+                        double v = i == j ? 0 : coord_dist(type, &xy[2 * i], &xy[2 * j]);
+                        if (!(v <= 1e8)) { /* as explicit weights: sums fit, BIG dominates */
+                            tb_lexer_error(&x, x.tok_line,
+                                           "cities %d and %d: distance %g out of range (at most "
+                                           "1e8)", i + 1, j + 1, v);
+                            goto out;
+                        }
+                        T->d[(size_t)i * n + j] = (int32_t)v;
+                    }
             } else {
                 for (int i = 0; i < n; i++) {
                     int lo = 0, hi = n; /* j range of row i */
@@ -765,6 +780,10 @@ static int t_load(const char *path, void **out, char *err, size_t errlen)
             long v = strtol(val, &end, 10);
             if (*end || end == val || v < 3 || v > 4000) {
                 tb_lexer_error(&x, x.line, "DIMENSION must be 3..4000, got '%s'", val);
+                goto out;
+            }
+            if (have_data) {
+                tb_lexer_error(&x, x.line, "DIMENSION after the data section");
                 goto out;
             }
             n = (int)v;

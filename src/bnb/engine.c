@@ -341,7 +341,7 @@ int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out)
 int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, double *bound_left, int *proven)
 {
     tb__bnb_heap h = {.dive = 1};
-    tb__bnb_sub s;
+    tb__bnb_sub s = {0}; /* unset when the root or its bound fails */
     int rc = tb__bnb_root(e, &s);
     if (rc == TB_OK)
         rc = tb__bnb_heap_push(&h, s);

@@ -144,6 +144,10 @@ printf '{"m": 2, "nx": 1, "ny": 1, "F00": [[1, 0], [0, 1]], "Fx": [], "Fy": [], 
 expect 2 "asym.json: F00: not symmetric" bnb bmi asym.json --sim hosts=2
 expect 2 "broken.json:3: not valid JSON" bnb bmi broken.json --sim hosts=2
 expect 2 "fx.json: Fx: expected nx = 1 matrices" bnb bmi fx.json --sim hosts=2
+# Found by tests/fuzz: the matrices were allocated (30 GB here) before their
+# shapes were checked.
+printf '{"m": 1000, "nx": 60, "ny": 60}\n' > huge.json
+expect 2 "huge.json: F00: expected an array of 1000 rows" bnb bmi huge.json --sim hosts=2
 expect 2 "bmi: --gap must be above 0" bnb bmi bmi.json --gap 0
 expect 2 "generate: expected 'generate bmi" bnb generate sat
 
@@ -223,6 +227,19 @@ expect 2 "atsp.tsp:2: TYPE ATSP: only symmetric TSP" bnb tsp atsp.tsp --sim host
 expect 2 "few.tsp:6: the file ends where a city number was expected" bnb tsp few.tsp --sim hosts=2
 expect 2 "order.tsp:6: expected city 2, got 3" bnb tsp order.tsp --sim hosts=2
 expect 2 "neg.tsp:6: edge weights must be integers from 0 to 1e8, got -3" bnb tsp neg.tsp --sim hosts=2
+# Found by tests/fuzz: a second section or DIMENSION overran the matrix of the
+# first; far-apart cities overflowed the int32 distances.
+printf 'DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 0 1\n3 1 0\nDIMENSION: 400\n' > dim2.tsp
+printf 'DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 0 1\n3 1 0\nNODE_COORD_SECTION\n' > sec2.tsp
+printf 'DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1e300 0\n3 0 1\n' > far.tsp
+expect 2 "dim2.tsp:7: DIMENSION after the data section" bnb tsp dim2.tsp --sim hosts=2
+expect 2 "sec2.tsp:7: NODE_COORD_SECTION after the data section" bnb tsp sec2.tsp --sim hosts=2
+expect 2 "far.tsp:6: cities 1 and 2: distance inf out of range (at most 1e8)" bnb tsp far.tsp --sim hosts=2
+# Found by tests/fuzz: a root whose bound fails or is not a number made the
+# one-rank search free a pointer it never set.
+R="$TB_SOURCE_DIR/tests/fuzz/regress/fuzz_bnb_bmi"
+expect 1 "run failed: value out of range" bnb bmi "$R/root-bound-fails.json"
+expect 1 "the problem's bound is not a number" bnb bmi "$R/root-bound-nan.json"
 set +e
 "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$DATA/$f" --groups 3 > out.txt 2> err.txt
 got=$?
