@@ -15,7 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 
-#include "tb_test.h"
+#include "tb_test_mpi.h"
 #include "transport/transport.h"
 
 static int rank, nranks;
@@ -143,25 +143,4 @@ static const tb_test tests[] = {
     {NULL, NULL},
 };
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    tb_log_set_rank(rank);
-    long want = -1;
-    int rc;
-    if (argc < 2 || tb_parse_long(argv[1], 1, 1 << 20, &want) != TB_OK || want != nranks) {
-        if (rank == 0)
-            fprintf(stderr, "usage: mpiexec -n N %s N [test]: size is %d\n", argv[0], nranks);
-        rc = 2;
-    } else if (nranks < 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s needs at least 2 ranks\n", argv[0]);
-        rc = 2;
-    } else {
-        rc = tb_test_run(tests, argc > 2 ? argv[2] : NULL);
-    }
-    MPI_Finalize();
-    return rc;
-}
+TB_TEST_MPI_MAIN(tests, 2, rank, nranks)
