@@ -394,6 +394,8 @@ static int cmp_use(const void *a, const void *b)
 static double shared_bytes(const tb_flow *f, const size_t *out_off, const size_t *in_off,
                            size_t nout, uint32_t from, uint32_t to)
 {
+    if (f->use == NULL) /* no file at all (NULL + 0 is undefined) */
+        return 0;
     const tb_flow_use *o = f->use, *in = f->use + nout;
     size_t i = out_off[from], ie = out_off[from + 1];
     size_t j = in_off[to], je = in_off[to + 1];

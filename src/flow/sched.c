@@ -111,7 +111,7 @@ static int close_enough(double a, double b)
 typedef struct check_key {
     int32_t host;
     uint32_t t;
-    double start;
+    double start, finish;
 } check_key;
 
 static int cmp_by_host_start(const void *pa, const void *pb)
@@ -121,6 +121,10 @@ static int cmp_by_host_start(const void *pa, const void *pb)
         return a->host < b->host ? -1 : 1;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
+    /* A zero-length task at another's start comes first: it ends before
+     * the other begins. */
+    if (a->finish != b->finish)
+        return a->finish < b->finish ? -1 : 1;
     return a->t < b->t ? -1 : a->t > b->t;
 }
 
@@ -157,7 +161,7 @@ int tb_flow_schedule_check(const tb_flow *f, const tb_flow_hosts *H, const tb_fl
     if (!idx)
         return TB_ERR_NOMEM;
     for (size_t t = 0; t < f->n; t++)
-        idx[t] = (check_key){s->host[t], (uint32_t)t, s->start[t]};
+        idx[t] = (check_key){s->host[t], (uint32_t)t, s->start[t], s->finish[t]};
     qsort(idx, f->n, sizeof *idx, cmp_by_host_start);
     for (size_t i = 1; i < f->n; i++) {
         uint32_t a = idx[i - 1].t, b = idx[i].t;

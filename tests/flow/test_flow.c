@@ -61,6 +61,36 @@ static double schedule_with(const tb_flow *f, const char *algo, tb_flow_schedule
     return mk;
 }
 
+/* A task of zero work that HEFT puts at the very start of its successor on
+ * the same host is no overlap (the check sorted ties by index; found by
+ * tests/fuzz, regress/fuzz_flow_text/heft-zero-work-overlap.txt). */
+static void test_check_zero_work(void)
+{
+    tb_flow *f = parse("task a 2\ntask b 0\nedge b a 0\n");
+    TB_ASSERT(f != NULL);
+    tb_platform *p = NULL;
+    TB_ASSERT_OK(tb_platform_parse_spec("hosts=2,speed=1", 1, &p, NULL, 0));
+    tb_flow_hosts H;
+    TB_ASSERT_OK(tb_flow_hosts_init(&H, f, p));
+    tb_flow_schedule s;
+    TB_ASSERT_OK(tb_flow_schedule_init(&s, 2, 2));
+    char err[256] = "";
+    int rc = tb_flow_sched_find("heft")->schedule(f, &H, NULL, 1, &s);
+    int chk = rc == TB_OK ? tb_flow_schedule_check(f, &H, &s, err, sizeof err) : rc;
+    int same_host = s.host[0] == s.host[1];
+    double mk = s.makespan;
+    tb_flow_schedule_free(&s);
+    tb_flow_hosts_free(&H);
+    tb_platform_destroy(&p);
+    tb_flow_destroy(&f);
+    if (chk)
+        printf("    %s\n", err);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT(same_host);
+    TB_ASSERT_OK(chk);
+    TB_ASSERT_NEAR(mk, 2.0, 1e-12);
+}
+
 static void test_topcuoglu(void)
 {
     tb_flow *f = parse(topcuoglu);
@@ -541,6 +571,7 @@ static void test_triggers(void)
 }
 
 static const tb_test tests[] = {
+    {"check_zero_work", test_check_zero_work},
     {"sim_static", test_sim_static},
     {"sim_task_overhead", test_sim_task_overhead},
     {"generator", test_generator},
