@@ -429,7 +429,9 @@ static int json_u64s(const cJSON *arr, uint64_t *out, int n)
     const cJSON *x;
     cJSON_ArrayForEach(x, arr)
     {
-        if (!cJSON_IsNumber(x) || x->valuedouble < 0)
+        /* whole and below 2^53: exact as a double, defined as a cast */
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || x->valuedouble > 9007199254740992.0 ||
+            x->valuedouble != floor(x->valuedouble))
             return -1;
         out[i++] = (uint64_t)x->valuedouble;
     }
@@ -456,6 +458,21 @@ static double num(const cJSON *o, const char *key, double dflt)
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(x) ? x->valuedouble : dflt;
 }
+
+/* A whole number in [lo, hi] (absent: dflt), so that the casts of the
+ * record's numbers are defined; 0 if it is one. */
+static int whole(const cJSON *o, const char *key, double dflt, double lo, double hi,
+                 double *out)
+{
+    double v = num(o, key, dflt);
+    *out = v;
+    return v >= lo && v <= hi && v == floor(v) ? 0 : -1;
+}
+
+/* The record's limits: ranks a simulation can hold, and counts exact in a
+ * double. */
+#define REC_MAX_RANKS (1 << 24)
+#define REC_MAX_COUNT 9007199254740992.0
 
 static void free_record(rs_run *run)
 {
@@ -492,30 +509,49 @@ static int read_record(rs_run *run, const char *path)
             const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "record");
             const cJSON *mode = cJSON_GetObjectItemCaseSensitive(o, "mode");
             const cJSON *cost = cJSON_GetObjectItemCaseSensitive(o, "cost");
-            double c[7];
-            P = (int)num(o, "ranks", 0);
+            double c[7], ranks, units, interval, guards, min_units;
+            double unit_bytes = num(o, "unit_bytes", 0);
             if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "tenbin redist") != 0 ||
-                P < 1 || num(o, "units", 0) < P || num(o, "interval", 0) < 1 ||
-                !cJSON_IsString(mode) || json_doubles(cost, c, 7) != 0) {
+                whole(o, "ranks", 0, 1, REC_MAX_RANKS, &ranks) ||
+                whole(o, "units", 0, ranks, REC_MAX_COUNT, &units) ||
+                whole(o, "interval", 0, 1, REC_MAX_COUNT, &interval) ||
+                whole(o, "guards", 0, 0, 255, &guards) ||
+                whole(o, "min_units", 1, 1, REC_MAX_COUNT, &min_units) ||
+                !(unit_bytes >= 0 && unit_bytes <= REC_MAX_COUNT / 64) || !cJSON_IsString(mode) ||
+                json_doubles(cost, c, 7) != 0 || !(c[2] >= 0 && c[2] <= REC_MAX_COUNT)) {
                 set_err(run, "%s:1: not a record of tenbin's balancing points (ranks, units, "
-                             "interval, mode and cost expected)", path);
+                             "interval, mode and cost expected, whole numbers in range)", path);
                 rc = TB_ERR_PARSE;
+            } else if (run->cfg && run->cfg->platform &&
+                       (size_t)ranks > tb_platform_cores(run->cfg->platform)) {
+                /* before a point allocates its per-rank arrays */
+                set_err(run, "%s:1: the record's %.0f ranks do not fit the platform's %zu cores",
+                        path, ranks, tb_platform_cores(run->cfg->platform));
+                rc = TB_ERR_SIZE;
             } else {
+                P = (int)ranks;
                 run->P = P;
-                run->units = (uint64_t)num(o, "units", 0);
-                run->bal.interval = (uint64_t)num(o, "interval", 10);
+                run->units = (uint64_t)units;
+                run->bal.interval = (uint64_t)interval;
                 run->bal.threshold = num(o, "threshold", 1.05);
                 run->bal.smoothing = num(o, "smoothing", 0.5);
-                run->bal.guards = (unsigned)num(o, "guards", 0);
+                run->bal.guards = (unsigned)guards;
                 run->bal.mode = strcmp(mode->valuestring, "nopredict") == 0 ? TB_REDIST_NO_PREDICT
                                 : strcmp(mode->valuestring, "off") == 0     ? TB_REDIST_OFF
                                                                             : TB_REDIST_PREDICT;
-                run->unit_bytes = num(o, "unit_bytes", 0);
-                run->min_units = (uint64_t)num(o, "min_units", 1);
+                run->unit_bytes = unit_bytes;
+                run->min_units = (uint64_t)min_units;
                 run->probe = (tb_redist_cost){c[0], c[1], (uint64_t)c[2], c[3], c[4], c[5], c[6]};
             }
         } else if (cJSON_GetObjectItemCaseSensitive(o, "point")) {
-            if (tb_grow(&run->rec, &cap_rec, run->nrec, sizeof *run->rec, 16) != TB_OK) {
+            double it, total, move;
+            if (P < 1 || whole(o, "point", 0, 1, REC_MAX_COUNT, &it) ||
+                whole(o, "total", 0, 0, REC_MAX_COUNT, &total) ||
+                whole(o, "move", 0, 0, 1, &move)) {
+                set_err(run, "%s:%ld: a balancing point needs point >= 1, total and move (0 or "
+                             "1) as whole numbers, after the record's first line", path, lineno);
+                rc = TB_ERR_PARSE;
+            } else if (tb_grow(&run->rec, &cap_rec, run->nrec, sizeof *run->rec, 16) != TB_OK) {
                 rc = TB_ERR_NOMEM;
             } else {
                 rec_point *p = &run->rec[run->nrec];
@@ -524,9 +560,9 @@ static int read_record(rs_run *run, const char *path)
                 p->next = calloc((size_t)P, sizeof *p->next);
                 p->meas = calloc((size_t)P * TB__RB_PACK, sizeof *p->meas);
                 run->nrec++;
-                p->iteration = (uint64_t)num(o, "point", 0);
-                p->total = (uint64_t)num(o, "total", 0);
-                p->move = (int)num(o, "move", 0);
+                p->iteration = (uint64_t)it;
+                p->total = (uint64_t)total;
+                p->move = (int)move;
                 if (!p->counts || !p->next || !p->meas)
                     rc = TB_ERR_NOMEM;
                 else if (p->iteration < 1 ||
