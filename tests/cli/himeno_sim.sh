@@ -108,5 +108,9 @@ expect_usage "$TENBIN" himeno --sim hosts=4 --replay garbage.jsonl
 grep -q "garbage.jsonl:1:" err.txt || fail "malformed record: $(cat err.txt)"
 expect_usage "$TENBIN" himeno --sim hosts=4 --size M --replay rec.jsonl
 expect_usage "$TENBIN" himeno --ranks 4
+# Records found by tests/fuzz: out-of-range numbers, min_units 0, 2e9 ranks.
+for f in "$TB_SOURCE_DIR"/tests/fuzz/regress/fuzz_redist_record/*.jsonl; do
+    expect_usage "$TENBIN" himeno --sim hosts=4,cores=2 --iters 20 --replay "$f"
+done
 [ ! -e never.svg ] || fail "a chart was written after an error"
 echo "ok"
