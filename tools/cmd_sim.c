@@ -3,6 +3,7 @@
  * platform, with the same master-worker policies as real runs.  Runs in one
  * process; no mpiexec.
  */
+#define _POSIX_C_SOURCE 200809L /* getline */
 #include "tenbin/core.h"
 
 #include <errno.h>
@@ -166,10 +167,10 @@ static int parse_dist(const char *d, synth *s)
             tb_cli_error(cmd, "--work-dist: %s: %s", d + 6, strerror(errno));
             return -1;
         }
-        size_t cap = 0;
-        char line[256];
+        size_t cap = 0, linecap = 0;
+        char *line = NULL; /* whole lines, however long: a number is never split */
         long lineno = 0;
-        while (fgets(line, sizeof line, f)) {
+        while (getline(&line, &linecap, f) > 0) {
             lineno++;
             if (line[strspn(line, " \t\r\n")] == '\0')
                 continue; /* a blank line */
@@ -180,15 +181,18 @@ static int parse_dist(const char *d, synth *s)
                 end++;
             if (!converted || *end || !(v >= 0) || !isfinite(v)) {
                 tb_cli_error(cmd, "--work-dist: %s:%ld: expected seconds >= 0", d + 6, lineno);
+                free(line);
                 fclose(f);
                 return -1;
             }
             if (tb_grow(&s->trace, &cap, s->ntrace, sizeof *s->trace, 256) != TB_OK) {
+                free(line);
                 fclose(f);
                 return -1;
             }
             s->trace[s->ntrace++] = v;
         }
+        free(line);
         fclose(f);
         if (s->ntrace == 0) {
             tb_cli_error(cmd, "--work-dist: %s: no task times", d + 6);

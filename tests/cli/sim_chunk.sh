@@ -56,6 +56,13 @@ printf '1e-4\n\n3e-4\n2e-4\n' > times.txt
 # one rank computes 1+3+2+1+3+2 = 12e-4 s of work, plus messages to itself
 awk -v m="$(num makespan_s tr.json)" 'BEGIN { exit !(m >= 12e-4 && m < 13e-4) }' ||
     fail "trace: makespan $(num makespan_s tr.json), expected 1.2 ms"
+# A line longer than any buffer is one task time, not two: 1e-4 written
+# with 400 digits, then 3e-4 (3 tasks: 1+3+1 = 5e-4 s of work).
+awk 'BEGIN { s = "0.0001"; for (i = 0; i < 400; i++) s = s "0"; print s; print "3e-4" }' > long.txt
+"$TENBIN" sim mw --platform hosts=1 --tasks 3 --work-dist trace:long.txt --policy single \
+    --json > long.json
+awk -v m="$(num makespan_s long.json)" 'BEGIN { exit !(m >= 5e-4 && m < 5.5e-4) }' ||
+    fail "trace with a long line: makespan $(num makespan_s long.json), expected 0.5 ms"
 
 # --results masters: results folded where they arrive, reduced on rank 0:
 # the count and the sum of task ids are exact (0 + 1 + ... + 2999), and the
