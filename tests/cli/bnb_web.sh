@@ -26,8 +26,9 @@ code() { curl -s -o body.txt -w "%{http_code}" "$@"; }
 check() { # STATUS WHAT CURL-ARGS...
     want=$1 what=$2
     shift 2
-    got=$(code "$@")
-    [ "$got" = "$want" ] || { kill $run; fail "$what: HTTP $got, want $want: $(cat body.txt)"; }
+    got=$(code "$@") || true # a refused connection is reported below, with the run's stderr
+    [ "$got" = "$want" ] ||
+        { kill $run; fail "$what: HTTP $got, want $want: $(cat body.txt); run: $(tail -n 20 run.err)"; }
 }
 check 200 "the page" "$url"
 grep -q "<title>tenbin bnb: live view</title>" body.txt || { kill $run; fail "page: $(head -c 200 body.txt)"; }
