@@ -80,6 +80,16 @@ static void fuzz_sink(void *ctx, tb_log_level level, int rank, const char *line)
 
 static inline void fuzz_quiet(void) { tb_log_set_sink(fuzz_sink, NULL); }
 
+/* The initializer of a harness that needs nothing but a quiet library. */
+#define FUZZ_QUIET_INIT                                                      \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                        \
+    {                                                                        \
+        (void)argc;                                                          \
+        (void)argv;                                                          \
+        fuzz_quiet();                                                        \
+        return 0;                                                            \
+    }
+
 static inline void fuzz_report(int rc, const char *err)
 {
     static int verbose = -1;
