@@ -3,18 +3,16 @@
  * platform, with the same master-worker policies as real runs.  Runs in one
  * process; no mpiexec.
  */
-#define _POSIX_C_SOURCE 200809L /* getline */
 #include "tenbin/core.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "work_dist.h"
 #include "tenbin/model.h"
 #include "tenbin/mw.h"
 
@@ -132,78 +130,8 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
 
 typedef struct synth {
     const sim_opts *o;
-    int dist;          /* 0 const, 1 exp, 2 uniform, 3 trace */
-    double a, b;       /* uniform's factors */
-    double *trace;     /* trace's task times */
-    size_t ntrace;
+    tb_work_dist dist; /* --work-dist */
 } synth;
-
-/* --work-dist: parse into s, reading a trace file; 0, or -1 after one line. */
-static int parse_dist(const char *d, synth *s)
-{
-    if (!d || strcmp(d, "const") == 0)
-        return 0;
-    if (strcmp(d, "exp") == 0) {
-        s->dist = 1;
-        return 0;
-    }
-    if (strncmp(d, "uniform:", 8) == 0) {
-        char *end;
-        s->a = strtod(d + 8, &end);
-        if (end != d + 8 && *end == '-') {
-            const char *b = end + 1;
-            s->b = strtod(b, &end);
-            if (end != b && *end == '\0' && s->a >= 0 && s->b >= s->a && isfinite(s->b)) {
-                s->dist = 2;
-                return 0;
-            }
-        }
-        tb_cli_error(cmd, "--work-dist: expected uniform:A-B with 0 <= A <= B, got '%s'", d);
-        return -1;
-    }
-    if (strncmp(d, "trace:", 6) == 0) {
-        FILE *f = fopen(d + 6, "r");
-        if (!f) {
-            tb_cli_error(cmd, "--work-dist: %s: %s", d + 6, strerror(errno));
-            return -1;
-        }
-        size_t cap = 0, linecap = 0;
-        char *line = NULL; /* whole lines, however long: a number is never split */
-        long lineno = 0;
-        while (getline(&line, &linecap, f) > 0) {
-            lineno++;
-            if (line[strspn(line, " \t\r\n")] == '\0')
-                continue; /* a blank line */
-            char *end;
-            double v = strtod(line, &end);
-            int converted = end != line;
-            while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
-                end++;
-            if (!converted || *end || !(v >= 0) || !isfinite(v)) {
-                tb_cli_error(cmd, "--work-dist: %s:%ld: expected seconds >= 0", d + 6, lineno);
-                free(line);
-                fclose(f);
-                return -1;
-            }
-            if (tb_grow(&s->trace, &cap, s->ntrace, sizeof *s->trace, 256) != TB_OK) {
-                free(line);
-                fclose(f);
-                return -1;
-            }
-            s->trace[s->ntrace++] = v;
-        }
-        free(line);
-        fclose(f);
-        if (s->ntrace == 0) {
-            tb_cli_error(cmd, "--work-dist: %s: no task times", d + 6);
-            return -1;
-        }
-        s->dist = 3;
-        return 0;
-    }
-    tb_cli_error(cmd, "--work-dist: expected const, exp, uniform:A-B or trace:FILE, got '%s'", d);
-    return -1;
-}
 
 static int synth_gen(void *ctx, uint64_t id, tb_buf *t)
 {
@@ -235,15 +163,7 @@ static double synth_cost(void *ctx, uint64_t id, const void *task, size_t len,
     (void)len;
     (void)res;
     (void)rlen;
-    if (s->dist == 0)
-        return s->o->work;
-    if (s->dist == 3)
-        return s->trace[id % s->ntrace];
-    /* A stream per task: the same time whichever rank runs it, in any order. */
-    tb_rng r;
-    tb_rng_seed_stream(&r, (uint64_t)s->o->seed, id + 1);
-    return s->dist == 1 ? tb_rng_exp(&r, s->o->work)
-                        : s->o->work * tb_rng_uniform(&r, s->a, s->b);
+    return tb_work_dist_time(&s->dist, id);
 }
 
 /* --results masters: a partial is the count of results and the sum of their
@@ -309,14 +229,15 @@ static int run_sim_mw(int argc, char **argv)
     int st = parse_sim_opts(argc, argv, &o);
     if (st >= 0)
         return st;
-    synth s = {&o, 0, 0, 0, NULL, 0};
-    if (parse_dist(o.work_dist, &s) != 0) {
-        free(s.trace);
+    synth s = {&o, {TB_WORK_CONST, o.work, 0, 0, (uint64_t)o.seed, NULL, 0}};
+    char err[512];
+    if (tb_work_dist_parse(o.work_dist, &s.dist, err, sizeof err) != TB_OK) {
+        tb_cli_error(cmd, "--work-dist: %s", err);
         return TB_EXIT_USAGE;
     }
     tb_platform *plat = NULL;
     if (tb_cli_platform(cmd, o.platform, (uint64_t)o.seed, &plat)) {
-        free(s.trace);
+        tb_work_dist_free(&s.dist);
         return TB_EXIT_USAGE;
     }
     size_t cores = tb_platform_cores(plat);
@@ -324,7 +245,7 @@ static int run_sim_mw(int argc, char **argv)
         tb_cli_error(cmd, "the platform has %zu cores, more than the 16777216 ranks a run may "
                           "have: give --ranks", cores);
         tb_platform_destroy(&plat);
-        free(s.trace);
+        tb_work_dist_free(&s.dist);
         return TB_EXIT_USAGE;
     }
     if (o.ranks == 0)
@@ -333,7 +254,7 @@ static int run_sim_mw(int argc, char **argv)
         tb_cli_error(cmd, "--ranks %ld does not fit the platform: it has %zu cores", o.ranks,
                      cores);
         tb_platform_destroy(&plat);
-        free(s.trace);
+        tb_work_dist_free(&s.dist);
         return TB_EXIT_USAGE;
     }
     tb_mw *mw = NULL;
@@ -348,7 +269,7 @@ static int run_sim_mw(int argc, char **argv)
                          o.policy);
         tb_mw_destroy(&mw);
         tb_platform_destroy(&plat);
-        free(s.trace);
+        tb_work_dist_free(&s.dist);
         return TB_EXIT_USAGE;
     }
     if (rc == TB_OK && o.chunk && tb_mw_set_chunking(mw, o.chunk) != TB_OK) {
@@ -356,7 +277,7 @@ static int run_sim_mw(int argc, char **argv)
                           "got '%s'", o.chunk);
         tb_mw_destroy(&mw);
         tb_platform_destroy(&plat);
-        free(s.trace);
+        tb_work_dist_free(&s.dist);
         return TB_EXIT_USAGE;
     }
     if (rc == TB_OK) {
@@ -396,9 +317,8 @@ static int run_sim_mw(int argc, char **argv)
                 tb_buf_printf(&j, (unsigned char)*c < 0x20 ? "\\u%04x"
                                   : (*c == '"' || *c == '\\') ? "\\%c" : "%c",
                               (unsigned char)*c < 0x20 ? (unsigned)*c : (unsigned)*c);
-            static const char *const dists[] = {"const", "exp", "uniform", "trace"};
             tb_buf_printf(&j, "\", \"seed\": %ld, \"work_s\": %.9g, \"work_dist\": \"%s\", ",
-                          o.seed, o.work, dists[s.dist]);
+                          o.seed, o.work, tb_work_kind_name[s.dist.kind]);
             tb_mw_summary_json(&sum, &j);
             if (o.fold)
                 tb_buf_printf(&j, ", \"reduced\": {\"count\": %" PRIu64 ", \"id_sum\": %" PRIu64 "}",
@@ -415,7 +335,7 @@ static int run_sim_mw(int argc, char **argv)
     }
     tb_mw_destroy(&mw);
     tb_platform_destroy(&plat);
-    free(s.trace);
+    tb_work_dist_free(&s.dist);
     return exit_code;
 }
 

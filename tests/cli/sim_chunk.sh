@@ -50,7 +50,7 @@ done
 cmp -s auto1.json auto2.json || fail "auto differs between two identical runs"
 
 # A trace of task times: task i takes line i mod n.
-printf '1e-4\n\n3e-4\n2e-4\n' > times.txt
+printf '# task times, seconds\n1e-4\n\n  3e-4\t\r\n  # a note\n2e-4' > times.txt
 "$TENBIN" sim mw --platform hosts=1 --tasks 6 --work-dist trace:times.txt --policy single \
     --json > tr.json
 # one rank computes 1+3+2+1+3+2 = 12e-4 s of work, plus messages to itself
@@ -91,4 +91,16 @@ expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist trace:no-such-file
 printf '1e-4\nfast\n' > bad.txt
 expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist trace:bad.txt
 grep -q "bad.txt:2:" err.txt || fail "bad trace line not named: $(cat err.txt)"
+# Each bad trace is named with its line: a word, nan, inf, a negative time,
+# a number with text after it, a 0 byte inside a line; and a trace of
+# comments only has no task times.
+for bad in 'fast' 'nan' 'inf' '-1e-4' '1e-4 s' '1e-4\0009'; do
+    printf "# a comment\n\n1e-4\n${bad}\n2e-4\n" > bad.txt
+    expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist trace:bad.txt
+    grep -q "^tenbin sim mw: --work-dist: bad.txt:4: expected seconds >= 0$" err.txt ||
+        fail "bad trace line '$bad' not named on one line: $(cat err.txt)"
+done
+printf '# only a comment\n\n' > empty.txt
+expect_usage "$TENBIN" sim mw --platform hosts=4 --work-dist trace:empty.txt
+grep -q "empty.txt: no task times" err.txt || fail "empty trace: $(cat err.txt)"
 echo "ok"
