@@ -110,6 +110,27 @@ void tb__flow_errf(char *err, size_t errlen, const char *fmt, ...)
 #endif
     ;
 
+/* What `tenbin flow run --resume LOG` takes from the log an earlier run
+ * wrote (resume.c): that run's directory and, per task of the workflow, the
+ * rank whose store kept the outputs of its attempt that ended well (exit 0,
+ * no signal; the last one if the log holds several), -1 if none did. */
+typedef struct tb__flow_resume {
+    char *work_dir; /* non-empty */
+    int *rank;      /* f->n entries, each -1 or in [0, INT_MAX] */
+    size_t ndone;   /* entries >= 0 */
+} tb__flow_resume;
+
+/* Read the log text[0..len) (path names it in messages) against the
+ * finalized workflow f, into *out (zeroed first; free it with
+ * tb__flow_resume_free).  Touches no file.  Errors leave *out empty and one
+ * line in err naming path and the JSON path: TB_ERR_PARSE (not JSON, not a
+ * log, a value of the wrong kind: "log.json: tasks[3].rank: expected a
+ * whole number >= 0, got 2.5"), TB_ERR_INVALID (a task that ended well is
+ * not in f), TB_ERR_NOMEM. */
+int tb__flow_resume_parse(const tb_flow *f, const char *text, size_t len, const char *path,
+                          tb__flow_resume *out, char *err, size_t errlen);
+void tb__flow_resume_free(tb__flow_resume *r);
+
 /* 1 if task `from` writes a file task `to` reads (finalized workflows). */
 int tb__flow_shares_file(const tb_flow *f, size_t from, size_t to);
 

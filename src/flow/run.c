@@ -1438,56 +1438,32 @@ static int resume_setup(runner *r, size_t *n)
 {
     const tb_flow *f = r->f;
     const char *path = r->o->resume;
-    char *text = NULL, err[512];
+    char *text = NULL, err[480];
     size_t len;
     *n = 0;
     if (tb_read_file(path, (size_t)1 << 30, &text, &len, err, sizeof err) != TB_OK)
         return rfail(r, TB_ERR_INVALID, "--resume: %s", err);
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    tb__flow_resume log;
+    int rc = tb__flow_resume_parse(f, text, len, path, &log, err, sizeof err);
     free(text);
-    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(root, "tasks");
-    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "work_dir");
-    int rc = TB_OK;
-    if (!root || !cJSON_IsArray(tasks) || !cJSON_IsString(dir))
-        rc = rfail(r, TB_ERR_PARSE,
-                   "--resume: %s: not a log of tenbin flow run (a JSON object with work_dir "
-                   "and tasks)",
-                   path);
+    if (rc)
+        return rfail(r, rc, "--resume: %s", err);
+    const char *dir = log.work_dir;
+    int *rank_of = log.rank;
     r->resumed = calloc(f->n ? f->n : 1, 1);
-    int *rank_of = calloc(f->n ? f->n : 1, sizeof *rank_of);
-    if (!rc && (!r->resumed || !rank_of))
+    if (!r->resumed)
         rc = rfail(r, TB_ERR_NOMEM, "out of memory");
-    const cJSON *a;
-    size_t k = 0;
-    cJSON_ArrayForEach(a, tasks) {
-        if (rc)
-            break;
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "task");
-        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(a, "exit");
-        const cJSON *rk = cJSON_GetObjectItemCaseSensitive(a, "rank");
-        size_t t;
-        if (!cJSON_IsString(id) || !cJSON_IsNumber(rk)) {
-            rc = rfail(r, TB_ERR_PARSE, "--resume: %s: tasks[%zu]: no task or rank", path, k);
-            break;
-        }
-        k++;
-        if (!cJSON_IsNumber(ex) || ex->valuedouble != 0 || cJSON_HasObjectItem(a, "signal"))
+    for (size_t t = 0; t < f->n && !rc; t++) {
+        if (rank_of[t] < 0)
             continue;
-        if (tb_flow_find(f, id->valuestring, &t) != TB_OK) {
-            rc = rfail(r, TB_ERR_INVALID, "--resume: %s: task '%s' is not in %s", path,
-                       id->valuestring, f->name);
-            break;
-        }
         const uint32_t *out;
         size_t nout = tb_flow_task_files(f, t, 1, &out), i;
         char src[PATH_MAX];
         for (i = 0; i < nout; i++)
-            if (!kept_file(dir->valuestring, rk->valueint, f->fname[out[i]], src, sizeof src))
+            if (!kept_file(dir, rank_of[t], f->fname[out[i]], src, sizeof src))
                 break;
-        if (i == nout) { /* else an output is gone: it runs again */
+        if (i == nout) /* else an output is gone: it runs again */
             r->resumed[t] = 1; /* a candidate until its parents are known */
-            rank_of[t] = rk->valueint;
-        }
     }
     /* a task whose parent runs again runs again too (its inputs change) */
     for (size_t i = 0; i < f->n && !rc; i++) {
@@ -1505,7 +1481,7 @@ static int resume_setup(runner *r, size_t *n)
         size_t nout = tb_flow_task_files(f, t, 1, &out);
         for (size_t i = 0; i < nout && !rc; i++) {
             char src[PATH_MAX], dst[PATH_MAX * 2];
-            kept_file(dir->valuestring, rank_of[t], f->fname[out[i]], src, sizeof src);
+            kept_file(dir, rank_of[t], f->fname[out[i]], src, sizeof src);
             strf(dst, sizeof dst, "%s/%s", r->store, f->fname[out[i]]);
             unlink(dst);
             if (symlink(src, dst) != 0)
@@ -1521,9 +1497,21 @@ static int resume_setup(runner *r, size_t *n)
         if (!rc)
             r->log[r->nlog - 1].resumed = 1;
     }
-    free(rank_of);
-    cJSON_Delete(root);
+    tb__flow_resume_free(&log);
     return rc;
+}
+
+/* Remove the work directory this run made (no --work-dir): every rank its
+ * own part, then rank 0 the rest.  Collective over comm. */
+static void remove_made(runner *r, MPI_Comm comm)
+{
+    char mine[PATH_MAX + 32];
+    snprintf(mine, sizeof mine, "%s/rank-%d", r->root, r->rank);
+    if (r->root[0])
+        rm_tree(mine);
+    MPI_Barrier(comm);
+    if (r->rank == 0 && r->root[0])
+        rm_tree(r->root);
 }
 
 static int coord_setup(runner *r)
@@ -1676,9 +1664,9 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
             char abs[PATH_MAX];
             if (!mkdtemp(r->root))
                 rc = rfail(r, TB_ERR_IO, "%s: cannot create: %s", r->root, strerror(errno));
-            else if (realpath(r->root, abs))
+            made = rc == TB_OK;
+            if (made && realpath(r->root, abs))
                 memcpy(r->root, abs, sizeof abs);
-            made = 1;
         }
     }
     MPI_Bcast(r->root, (int)sizeof r->root, MPI_CHAR, 0, comm);
@@ -1771,7 +1759,10 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
     free(rates);
     rc = agree(comm, rc ? rc : TB_OK, r->err, sizeof r->err);
     if (rc) {
+        /* nothing ran: a directory this run made holds nothing to keep */
         snprintf(err, errlen, "%s", r->err);
+        if (made)
+            remove_made(r, comm);
         goto out;
     }
     r->mono0 = mono();
@@ -1836,12 +1827,7 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
     /* a run that went well leaves no directory it made; a failed one keeps
      * it for its stdout and stderr */
     if (made && rc == TB_OK) {
-        char mine[PATH_MAX + 32];
-        snprintf(mine, sizeof mine, "%s/rank-%d", r->root, r->rank);
-        rm_tree(mine);
-        MPI_Barrier(comm);
-        if (r->rank == 0)
-            rm_tree(r->root);
+        remove_made(r, comm);
     } else if (rc && r->rank == 0) {
         fprintf(stderr, "tenbin: flow run: the tasks' directories are kept in %s\n", r->root);
     }

@@ -216,6 +216,33 @@ rm -rf "$TMPDIR"/tenbin-flow-* wd2
 echo '{"tasks": 3}' > badlog.json
 expect 2 "resume: badlog.json: not a log of tenbin flow run" flow run real.json --input-dir in --resume badlog.json
 expect 2 "resume: .*nolog.json" flow run real.json --input-dir in --resume nolog.json
+# a damaged log: one line naming the file and the JSON path (the sanitizers'
+# summaries aside), on one rank or more
+python3 -c "
+import json
+log = json.load(open('log1.json'))
+log['tasks'][1]['rank'] = 2.5
+json.dump(log, open('badrank.json', 'w'))"
+expect 2 "^tenbin flow run: --resume: badrank.json: tasks\[1\]\.rank: expected a whole number >= 0, got 2\.5$" \
+    flow run real.json --input-dir in --resume badrank.json
+[ "$(grep -c '^tenbin' err.txt)" = 1 ] || fail "bad rank: more than one line: $(cat err.txt)"
+head -c 200 log1.json > cut.json
+expect 2 "^tenbin flow run: --resume: cut.json: not JSON (near line [0-9]*)$" \
+    flow run real.json --input-dir in --resume cut.json
+[ "$(grep -c '^tenbin' err.txt)" = 1 ] || fail "cut log: more than one line: $(cat err.txt)"
+# a run that could not start leaves no work directory of its own behind
+left=$(cd "$TMPDIR" && ls -d tenbin-flow-* 2>/dev/null || true)
+[ -z "$left" ] || fail "runs that did not start left: $left"
+set +e
+run 2 real.json --input-dir in --resume badrank.json --work-dir "$PWD/badwd" > out.txt 2> err.txt
+st=$?
+set -e
+[ $st = 2 ] || fail "bad rank on 2 ranks: exit $st: $(cat err.txt)"
+[ "$(grep -c '^tenbin flow run: ' err.txt)" = 1 ] &&
+    grep -q '^tenbin flow run: --resume: badrank.json: tasks\[1\]\.rank: ' err.txt ||
+    fail "bad rank on 2 ranks: $(cat err.txt)"
+[ -z "$(pgrep -f -- "$PWD/badwd" || true)" ] || fail "processes left after a bad log: $(pgrep -fa -- "$PWD/badwd")"
+rm -rf badwd
 
 # ---- synthetic: every shared WfInstance, exactly once, in order ------------
 for wf in "$DATA"/wfinstances/*-*.json; do

@@ -1,7 +1,8 @@
 /*
  * test_flow.c - workflows: the text format and its errors, independent task
  * sets, the schedulers (Topcuoglu's known answers, properties on random
- * DAGs), the simulator and the triggers.
+ * DAGs), the simulator, the triggers, and the reader of the logs
+ * `tenbin flow run --resume` takes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tenbin/core.h"
@@ -570,6 +571,109 @@ static void test_triggers(void)
     TB_ASSERT_EQ_INT(bad, 0);
 }
 
+/* A diamond a -> b, c -> d and a lone e, for the resume logs. */
+static const char resume_flow[] = "task a 1\ntask b 1\ntask c 1\ntask d 1\ntask e 1\n"
+                                  "edge a b 0\nedge a c 0\nedge b d 0\nedge c d 0\n";
+
+/* The log must be refused with code and exactly message, leaving out empty. */
+static void expect_resume_error(const tb_flow *f, const char *log, int code, const char *message)
+{
+    tb__flow_resume r;
+    char err[512] = "";
+    int rc = tb__flow_resume_parse(f, log, strlen(log), "log.json", &r, err, sizeof err);
+    if (rc != code || strcmp(err, message) != 0)
+        printf("    for %s\n    got %s '%s'\n", log, tb_strerror(rc), err);
+    TB_ASSERT_EQ_INT(rc, code);
+    TB_ASSERT_STR_EQ(err, message);
+    TB_ASSERT(r.work_dir == NULL && r.rank == NULL && r.ndone == 0);
+}
+
+static void test_resume_log(void)
+{
+    tb_flow *f = parse(resume_flow);
+    TB_ASSERT(f != NULL);
+    /* a success, a failure retried with success, a kill, a success with a
+     * signal (not one), a failed task no longer in the workflow */
+    static const char good[] =
+        "{\"workflow\": \"t.txt\", \"work_dir\": \"/old/run\", \"shared_fs\": false,\n"
+        " \"tasks\": [\n"
+        "  {\"task\": \"a\", \"rank\": 1, \"host\": \"h\", \"start\": 0, \"end\": 1, \"exit\": 0,"
+        " \"attempt\": 1},\n"
+        "  {\"task\": \"b\", \"rank\": 0, \"exit\": 1, \"attempt\": 1, \"error\": \"no\"},\n"
+        "  {\"task\": \"c\", \"rank\": 2, \"exit\": null, \"signal\": 9, \"attempt\": 1},\n"
+        "  {\"task\": \"b\", \"rank\": 2, \"exit\": 0, \"attempt\": 2},\n"
+        "  {\"task\": \"e\", \"rank\": 0, \"exit\": 0, \"signal\": 15, \"attempt\": 1},\n"
+        "  {\"task\": \"gone\", \"rank\": 0, \"exit\": 3, \"attempt\": 1}]}\n";
+    tb__flow_resume r;
+    char err[512] = "";
+    int rc = tb__flow_resume_parse(f, good, strlen(good), "log.json", &r, err, sizeof err);
+    if (rc)
+        printf("    %s\n", err);
+    TB_ASSERT_OK(rc);
+    int want[5] = {1, 2, -1, -1, -1}, ok = strcmp(r.work_dir, "/old/run") == 0 && r.ndone == 2;
+    for (size_t t = 0; t < 5; t++)
+        ok &= r.rank[t] == want[t];
+    tb__flow_resume_free(&r);
+    TB_ASSERT(ok);
+    TB_ASSERT(r.work_dir == NULL && r.rank == NULL);
+    /* a later success of the same task counts, a later failure does not undo it */
+    static const char again[] = "{\"work_dir\": \"w\", \"tasks\": [\n"
+                                "{\"task\": \"d\", \"rank\": 1, \"exit\": 0},\n"
+                                "{\"task\": \"d\", \"rank\": 3, \"exit\": 0},\n"
+                                "{\"task\": \"d\", \"rank\": 0, \"exit\": 2}]}";
+    TB_ASSERT_OK(tb__flow_resume_parse(f, again, strlen(again), "log.json", &r, err, sizeof err));
+    ok = r.rank[3] == 3 && r.ndone == 1;
+    tb__flow_resume_free(&r);
+    TB_ASSERT(ok);
+
+    const int P = TB_ERR_PARSE;
+    const char *nolog = "log.json: not a log of tenbin flow run (a JSON object with work_dir and "
+                        "tasks): ";
+    char want_msg[256];
+    expect_resume_error(f, "", P, "log.json: not JSON (near line 1)");
+    expect_resume_error(f, "{\"work_dir\": \"w\",\n\"tasks\": [}", P,
+                        "log.json: not JSON (near line 2)");
+    expect_resume_error(f, "{\"work_dir\": \"w\", \"tasks\": []} x", P,
+                        "log.json: not JSON (near line 1)");
+    snprintf(want_msg, sizeof want_msg, "%sno work_dir", nolog);
+    expect_resume_error(f, "{\"tasks\": []}", P, want_msg);
+    snprintf(want_msg, sizeof want_msg, "%stasks: expected an array, got a number", nolog);
+    expect_resume_error(f, "{\"work_dir\": \"w\", \"tasks\": 3}", P, want_msg);
+    snprintf(want_msg, sizeof want_msg, "%swork_dir: expected a directory, got an empty string",
+             nolog);
+    expect_resume_error(f, "{\"work_dir\": \"\", \"tasks\": []}", P, want_msg);
+    snprintf(want_msg, sizeof want_msg, "%sgot an array", nolog);
+    expect_resume_error(f, "[{\"work_dir\": \"w\", \"tasks\": []}]", P, want_msg);
+#define LOG(attempts) "{\"work_dir\": \"w\", \"tasks\": [{\"task\": \"a\", \"rank\": 0, " \
+                      "\"exit\": 0}, " attempts "]}"
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": 2.5, \"exit\": 0}"), P,
+                        "log.json: tasks[1].rank: expected a whole number >= 0, got 2.5");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": -1, \"exit\": 0}"), P,
+                        "log.json: tasks[1].rank: expected a whole number >= 0, got -1");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": 1e300, \"exit\": 0}"), P,
+                        "log.json: tasks[1].rank: 1e+300 is too large (at most 2147483647)");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": \"1\", \"exit\": 0}"), P,
+                        "log.json: tasks[1].rank: expected a whole number >= 0, got a string");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"exit\": 0}"), P,
+                        "log.json: tasks[1]: no task or rank");
+    expect_resume_error(f, LOG("{\"task\": 7, \"rank\": 0, \"exit\": 0}"), P,
+                        "log.json: tasks[1].task: expected a string, got a number");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": 0, \"exit\": 0.5}"), P,
+                        "log.json: tasks[1].exit: expected a whole number or null, got 0.5");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": 0, \"exit\": \"0\"}"), P,
+                        "log.json: tasks[1].exit: expected a whole number or null, got a string");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": 0}"), P, "log.json: tasks[1]: no exit");
+    expect_resume_error(f, LOG("{\"task\": \"b\", \"rank\": 0, \"exit\": null, \"signal\": true}"),
+                        P, "log.json: tasks[1].signal: expected a whole number, got a boolean");
+    expect_resume_error(f, LOG("[1]"), P, "log.json: tasks[1]: expected an object, got an array");
+    expect_resume_error(f, LOG("{\"task\": \"zz\", \"rank\": 0, \"exit\": 0}"), TB_ERR_INVALID,
+                        "log.json: task 'zz' is not in t.txt");
+    expect_resume_error(f, LOG("{\"task\": \"z\\nz\", \"rank\": 0, \"exit\": 0}"), TB_ERR_INVALID,
+                        "log.json: task 'z?z' is not in t.txt");
+#undef LOG
+    tb_flow_destroy(&f);
+}
+
 static const tb_test tests[] = {
     {"check_zero_work", test_check_zero_work},
     {"sim_static", test_sim_static},
@@ -581,6 +685,7 @@ static const tb_test tests[] = {
     {"text_errors", test_text_errors},
     {"its", test_its},
     {"random_properties", test_random_properties},
+    {"resume_log", test_resume_log},
     {NULL, NULL},
 };
 
