@@ -5,7 +5,6 @@
  */
 #include "tenbin/bnb.h"
 
-#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "../apps/bnb/problems.h"
+#include "bnb_history.h"
 #include "cli.h"
 #include "web.h"
 
@@ -563,16 +563,12 @@ static int replay(int argc, char **argv)
         tb_cli_error(cmd, "replay: %s", err);
         return TB_EXIT_USAGE;
     }
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    tb_bnb_history hist;
+    int rc = tb_bnb_history_read(text, len, path, &hist, err, sizeof err);
     free(text);
-    cJSON *prob = cJSON_GetObjectItemCaseSensitive(root, "problem");
-    cJSON *fin = cJSON_GetObjectItemCaseSensitive(root, "final");
-    cJSON *hist = cJSON_GetObjectItemCaseSensitive(root, "history");
-    if (!cJSON_IsObject(prob) || !cJSON_IsObject(fin) || !cJSON_IsArray(hist)) {
-        tb_cli_error(cmd, "replay: %s: not a history written by tenbin bnb --history (%s)", path,
-                     !root ? "not JSON" : "expected the members problem, final and history");
-        cJSON_Delete(root);
-        return TB_EXIT_USAGE;
+    if (rc != TB_OK) {
+        tb_cli_error(cmd, "replay: %s", err);
+        return rc == TB_ERR_NOMEM ? TB_EXIT_FAIL : TB_EXIT_USAGE;
     }
     /* SIGINT and SIGTERM end the replay: blocked before the server's
      * threads start (they inherit it), then waited for. */
@@ -584,27 +580,13 @@ static int replay(int argc, char **argv)
     tb_web *w = NULL;
     if (tb_web_start(&w, spec, pub, err, sizeof err) != 0) {
         tb_cli_error(cmd, "%s", err);
-        cJSON_Delete(root);
+        tb_bnb_history_free(&hist);
         return TB_EXIT_USAGE;
     }
-    char *p = cJSON_PrintUnformatted(prob), *f = cJSON_PrintUnformatted(fin);
-    char *h = cJSON_PrintUnformatted(hist);
-    int ok = p && f && h;
-    if (ok) {
-        tb_web_set_problem(w, p, strlen(p));
-        size_t hl = strlen(h); /* "[...]": the items inside */
-        tb_web_set_history(w, h + 1, hl >= 2 ? hl - 2 : 0);
-        tb_web_publish(w, f, strlen(f), NULL, 0, 0);
-    }
-    free(p);
-    free(f);
-    free(h);
-    cJSON_Delete(root);
-    if (!ok) {
-        tb_web_destroy(&w);
-        tb_cli_error(cmd, "replay: out of memory");
-        return TB_EXIT_FAIL;
-    }
+    tb_web_set_problem(w, hist.problem, strlen(hist.problem));
+    tb_web_set_history(w, hist.points, strlen(hist.points));
+    tb_web_publish(w, hist.final, strlen(hist.final), NULL, 0, 0);
+    tb_bnb_history_free(&hist);
     if (pub)
         fprintf(stderr, "tenbin: warning: the replay is served on %s, beyond this machine\n",
                 tb_web_host(w));

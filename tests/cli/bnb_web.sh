@@ -112,12 +112,53 @@ wait $rp
 got=$?
 set -e
 [ "$got" = 0 ] || fail "replay after SIGTERM: exit $got"
+# A TSP's history (the cities' coordinates, the tour) replays too.
+"$MPIEXEC" $NP 3 "$TENBIN" bnb tsp "$TSP/burma14.tsp" --history tsp.json --json -q > trun.out ||
+    fail "--history tsp run: exit $?"
+grep -q '"view": {"n": 14, "coords": \[\[' tsp.json || fail "tsp.json: $(head -c 200 tsp.json)"
+grep -q '"solution": \[0, ' tsp.json || fail "tsp.json solution: $(cat tsp.json)"
+"$TENBIN" bnb replay tsp.json --web 127.0.0.1:0 2> treplay.err &
+rp=$!
+i=0
+while ! grep -q "replay of tsp.json at" treplay.err && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+grep -q "replay of tsp.json at" treplay.err || { kill $rp; fail "tsp replay: $(cat treplay.err)"; }
+kill -TERM $rp
+set +e
+wait $rp
+got=$?
+set -e
+[ "$got" = 0 ] || fail "tsp replay after SIGTERM: exit $got"
+# A bad history: exit 2 and one line on stderr naming the file and where in
+# it, before any server starts (timeout ends a replay that would serve it).
+bad_replay() { # FILE WHAT-AND-WHERE
+    set +e
+    timeout 10 "$TENBIN" bnb replay "$1" --web 127.0.0.1:0 > out.txt 2> err.txt
+    got=$?
+    set -e
+    [ "$got" = 2 ] || fail "replay $1: exit $got, want 2: $(cat err.txt)"
+    [ "$(wc -l < err.txt)" = 1 ] && grep -q -- "^tenbin bnb: replay: $1$2$" err.txt ||
+        fail "replay $1: want the one line 'tenbin bnb: replay: $1$2': $(cat err.txt)"
+}
+grep -q '"history": \[{"t": ' hist.json || fail "hist.json: no history point: $(cat hist.json)"
+echo 'nonsense' > bad.json
+bad_replay bad.json ":1:1: not JSON"
 echo '{"problem": 1}' > bad.json
-expect 2 "replay: bad.json: not a history written by tenbin bnb --history" \
-    bnb replay bad.json --web 127.0.0.1:0
-echo 'nonsense' > bad2.json
-expect 2 "replay: bad2.json: not a history written by tenbin bnb --history (not JSON)" \
-    bnb replay bad2.json --web 127.0.0.1:0
+bad_replay bad.json ": problem: expected an object, got 1"
+sed 's/"final": /"finale": /' hist.json > bad.json
+bad_replay bad.json ": final: missing, expected an object"
+sed 's/{"t": /{"t": "0", "t0": /' hist.json > bad.json
+bad_replay bad.json ": history\[0\].t: expected a number >= 0, got a string"
+sed 's/"history": \[{/"history": [{"t": 5, "upper": null, "lower": 1, "pending": 0, "groups": [0]}, {/' \
+    hist.json > bad.json
+bad_replay bad.json ": history\[1\].t: expected >= history\[0\].t = 5 (times go forward), got .*"
+sed 's/"workers": \([0-9]*\)/"workers": "\1"/' hist.json > bad.json
+bad_replay bad.json ": final.groups\[0\].workers: expected a whole number >= 0, got a string"
+sed 's/"sense": "max"/"sense": "maximum"/' hist.json > bad.json
+bad_replay bad.json ": final.sense: expected \"min\" or \"max\", got a string"
+sed 's/"solution": \[0, /"solution": [14, /' tsp.json > bad.json
+bad_replay bad.json ": final.solution\[0\]: expected a city below problem.view.n = 14, got 14"
+sed 's/"coords": \[\[[^]]*\], /"coords": [/' tsp.json > bad.json
+bad_replay bad.json ": problem.view.coords: expected problem.view.n = 14 pairs, got 13"
 expect 2 "replay: no/such.json: cannot read" bnb replay no/such.json --web 127.0.0.1:0
 expect 2 "--history no/such/dir/h.json: cannot write" bnb knapsack "$K" --history no/such/dir/h.json
 
