@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/json.h"
 #include "flow/flow_internal.h"
 
 typedef struct wf_reader {
@@ -63,21 +64,6 @@ static int wf_builder_fail(wf_reader *r, int rc, const char *path)
     return wf_fail(r, rc, "%s: %s", path, tb_strerror(rc));
 }
 
-static const char *jtype(const cJSON *v)
-{
-    if (cJSON_IsNull(v))
-        return "null";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsArray(v))
-        return "an array";
-    return "an object";
-}
-
 /* "a.b" or "b" at the root. */
 static const char *dot(const char *path) { return path[0] ? "." : ""; }
 
@@ -103,7 +89,7 @@ static int member(wf_reader *r, const cJSON *obj, const char *path, const char *
                         : TB_OK;
     if ((v->type & 0xff) != type)
         return wf_fail(r, TB_ERR_PARSE, "%s%s%s: expected %s, got %s", path, dot(path), key,
-                       type_name(type), jtype(v));
+                       type_name(type), tb__json_kind(v));
     *out = v;
     return TB_OK;
 }
@@ -142,7 +128,7 @@ static int item_str(wf_reader *r, const cJSON *v, const char *path, const char *
 {
     if (!cJSON_IsString(v))
         return wf_fail(r, TB_ERR_PARSE, "%s.%s[%zu]: expected a string, got %s", path, key, k,
-                       jtype(v));
+                       tb__json_kind(v));
     *out = v->valuestring;
     return TB_OK;
 }
@@ -229,7 +215,7 @@ static int v15_tasks(wf_reader *r, const cJSON *tasks)
         const char *id = NULL;
         snprintf(path, sizeof path, SPEC ".tasks[%zu]", i);
         if (!cJSON_IsObject(t))
-            return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, jtype(t));
+            return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, tb__json_kind(t));
         TB_CHECK(member_str(r, t, path, "id", 1, &id));
         if (tb_flow_find(r->f, id, NULL) == TB_OK)
             return wf_fail(r, TB_ERR_INVALID, "%s.id: duplicate task '%s'", path, id);
@@ -251,7 +237,7 @@ static int v15_files(wf_reader *r, const cJSON *files)
         double size = 0;
         snprintf(path, sizeof path, SPEC ".files[%zu]", j);
         if (!cJSON_IsObject(v))
-            return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, jtype(v));
+            return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, tb__json_kind(v));
         TB_CHECK(member_str(r, v, path, "id", 1, &id));
         TB_CHECK(member_size(r, v, path, "sizeInBytes", 1, &size));
         int rc = tb_flow_add_file(r->f, id, size, NULL);
@@ -340,7 +326,7 @@ static int v15_exec_task(wf_reader *r, const cJSON *et, const char *path)
     double runtime = 0, work;
     size_t t;
     if (!cJSON_IsObject(et))
-        return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, jtype(et));
+        return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, tb__json_kind(et));
     TB_CHECK(member_str(r, et, path, "id", 1, &id));
     if (tb_flow_find(r->f, id, &t) != TB_OK)
         return wf_fail(r, TB_ERR_INVALID, "%s.id: unknown task '%s'", path, id);
@@ -393,7 +379,7 @@ static int old_task(wf_reader *r, const cJSON *t, const char *path)
     const cJSON *rt;
     double runtime = 0, work;
     if (!cJSON_IsObject(t))
-        return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, jtype(t));
+        return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, tb__json_kind(t));
     TB_CHECK(member_str(r, t, path, "name", 1, &id));
     if (tb_flow_find(r->f, id, NULL) == TB_OK)
         return wf_fail(r, TB_ERR_INVALID, "%s.name: duplicate task '%s'", path, id);
@@ -414,7 +400,7 @@ static int old_file(wf_reader *r, const cJSON *v, const char *path, size_t t)
     double size = 0;
     char buf[1024];
     if (!cJSON_IsObject(v))
-        return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, jtype(v));
+        return wf_fail(r, TB_ERR_PARSE, "%s: expected an object, got %s", path, tb__json_kind(v));
     TB_CHECK(member_str(r, v, path, "name", 1, &name));
     TB_CHECK(member(r, v, path, "path", cJSON_String, 0, &dir));
     TB_CHECK(member_str(r, v, path, "link", 1, &link));
@@ -478,7 +464,7 @@ static int read_root(wf_reader *r, const cJSON *root)
     const cJSON *wf, *spec, *list;
     const char *version;
     if (!cJSON_IsObject(root))
-        return wf_fail(r, TB_ERR_PARSE, "expected a JSON object, got %s", jtype(root));
+        return wf_fail(r, TB_ERR_PARSE, "expected a JSON object, got %s", tb__json_kind(root));
     TB_CHECK(member_str(r, root, "", "schemaVersion", 0, &version));
     TB_CHECK(member(r, root, "", "workflow", cJSON_Object, 1, &wf));
     TB_CHECK(member(r, wf, "workflow", "specification", cJSON_Object, 0, &spec));

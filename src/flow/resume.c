@@ -30,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/json.h"
 #include "flow/flow_internal.h"
 
 typedef struct resume_reader {
@@ -55,26 +56,11 @@ static int rs_fail(resume_reader *r, int code, const char *fmt, ...)
     return code;
 }
 
-static const char *jtype(const cJSON *v)
-{
-    if (cJSON_IsNull(v))
-        return "null";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsArray(v))
-        return "an array";
-    return "an object";
-}
-
 /* What v is, for a message: its value if it is a number, else its type. */
 static const char *got(const cJSON *v, char *buf, size_t n)
 {
     if (!cJSON_IsNumber(v))
-        return jtype(v);
+        return tb__json_kind(v);
     snprintf(buf, n, "%.15g", v->valuedouble);
     return buf;
 }
@@ -132,7 +118,7 @@ static int read_attempt(resume_reader *r, const tb_flow *f, const cJSON *a, size
     char buf[80], num[32];
     *rank = -1;
     if (!cJSON_IsObject(a))
-        return rs_fail(r, TB_ERR_PARSE, "tasks[%zu]: expected an object, got %s", k, jtype(a));
+        return rs_fail(r, TB_ERR_PARSE, "tasks[%zu]: expected an object, got %s", k, tb__json_kind(a));
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "task");
     const cJSON *rk = cJSON_GetObjectItemCaseSensitive(a, "rank");
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(a, "exit");
@@ -141,7 +127,7 @@ static int read_attempt(resume_reader *r, const tb_flow *f, const cJSON *a, size
         return rs_fail(r, TB_ERR_PARSE, "tasks[%zu]: no task or rank", k);
     if (!cJSON_IsString(id))
         return rs_fail(r, TB_ERR_PARSE, "tasks[%zu].task: expected a string, got %s", k,
-                       jtype(id));
+                       tb__json_kind(id));
     if (!whole_in(rk, 0, INFINITY))
         return rs_fail(r, TB_ERR_PARSE, "tasks[%zu].rank: expected a whole number >= 0, got %s", k,
                        got(rk, num, sizeof num));
@@ -170,17 +156,17 @@ static int read_log(resume_reader *r, const tb_flow *f, const cJSON *root, tb__f
     static const char what[] =
         "not a log of tenbin flow run (a JSON object with work_dir and tasks)";
     if (!cJSON_IsObject(root))
-        return rs_fail(r, TB_ERR_PARSE, "%s: got %s", what, jtype(root));
+        return rs_fail(r, TB_ERR_PARSE, "%s: got %s", what, tb__json_kind(root));
     const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "work_dir");
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(root, "tasks");
     if (dir == NULL || tasks == NULL)
         return rs_fail(r, TB_ERR_PARSE, "%s: no %s", what, dir == NULL ? "work_dir" : "tasks");
     if (!cJSON_IsString(dir) || dir->valuestring[0] == '\0')
         return rs_fail(r, TB_ERR_PARSE, "%s: work_dir: expected a directory, got %s", what,
-                       cJSON_IsString(dir) ? "an empty string" : jtype(dir));
+                       cJSON_IsString(dir) ? "an empty string" : tb__json_kind(dir));
     if (!cJSON_IsArray(tasks))
         return rs_fail(r, TB_ERR_PARSE, "%s: tasks: expected an array, got %s", what,
-                       jtype(tasks));
+                       tb__json_kind(tasks));
     out->work_dir = strdup(dir->valuestring);
     out->rank = malloc((f->n ? f->n : 1) * sizeof *out->rank);
     if (out->work_dir == NULL || out->rank == NULL)

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "core/json.h"
 #include "model/model_internal.h"
 
 #include <cjson/cJSON.h>
@@ -518,26 +519,11 @@ static void jpop(jctx *j, size_t old)
     j->path[old] = '\0';
 }
 
-static const char *jtype(const cJSON *v)
-{
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsNull(v))
-        return "null";
-    if (cJSON_IsArray(v))
-        return cJSON_GetArraySize(v) ? "an array" : "an empty array";
-    return cJSON_IsObject(v) ? "an object" : "an invalid value";
-}
-
 /* Every member of obj is one of keys (NULL-terminated), and none twice. */
 static int jcheck_keys(jctx *j, const cJSON *obj, const char *const *keys, const char *list)
 {
     if (!cJSON_IsObject(obj))
-        return jerr(j, TB_ERR_PARSE, "expected an object, got %s", jtype(obj));
+        return jerr(j, TB_ERR_PARSE, "expected an object, got %s", tb__json_kind(obj));
     for (const cJSON *c = obj->child; c != NULL; c = c->next) {
         int known = 0;
         for (const char *const *k = keys; *k != NULL && !known; k++)
@@ -565,7 +551,7 @@ static const cJSON *jmember(jctx *j, const cJSON *obj, const char *key, size_t *
 static int jnumber(jctx *j, const cJSON *v, const char *expected, double *out)
 {
     if (!cJSON_IsNumber(v))
-        return jerr(j, TB_ERR_PARSE, "expected %s, got %s", expected, jtype(v));
+        return jerr(j, TB_ERR_PARSE, "expected %s, got %s", expected, tb__json_kind(v));
     if (!isfinite(v->valuedouble))
         return jerr(j, TB_ERR_RANGE, "expected %s, got a number out of range", expected);
     *out = v->valuedouble;
@@ -651,7 +637,7 @@ static int jopt_name(jctx *j, const cJSON *obj, char *name)
     size_t n = cJSON_IsString(v) ? strlen(v->valuestring) : 0;
     if (n == 0 || n > 31)
         return jerr(j, TB_ERR_PARSE, "expected a name of 1 to 31 characters, got %s%s",
-                    n > 31 ? "a longer " : "", n > 31 ? "string" : jtype(v));
+                    n > 31 ? "a longer " : "", n > 31 ? "string" : tb__json_kind(v));
     memcpy(name, v->valuestring, n + 1);
     jpop(j, old);
     return TB_OK;
@@ -683,7 +669,7 @@ static int jtrace_point(jctx *j, const cJSON *pt, jtrace *tr, size_t i)
 {
     if (!cJSON_IsArray(pt) || cJSON_GetArraySize(pt) != 2)
         return jerr(j, TB_ERR_PARSE, "expected a [time, speed factor] pair, got %s",
-                    cJSON_IsArray(pt) ? "an array of another length" : jtype(pt));
+                    cJSON_IsArray(pt) ? "an array of another length" : tb__json_kind(pt));
     TB_CHECK(jtrace_time(j, pt->child, tr, i));
     size_t old = jpush(j, "[1]");
     TB_CHECK(jnumber(j, pt->child->next, "a speed factor", &tr->factor[i]));
@@ -700,7 +686,7 @@ static int jtrace_parse(jctx *j, const cJSON *v, jtrace *tr)
     int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
     if (n == 0)
         return jerr(j, TB_ERR_PARSE, "expected a non-empty array of [time, speed factor] pairs, "
-                    "got %s", jtype(v));
+                    "got %s", tb__json_kind(v));
     tr->time = malloc((size_t)n * sizeof *tr->time);
     tr->factor = malloc((size_t)n * sizeof *tr->factor);
     if (tr->time == NULL || tr->factor == NULL)
@@ -833,7 +819,7 @@ static int jhosts(jctx *j, const cJSON *cl, const tb__model_tmpl *t, int c)
         }
     } else {
         return jerr(j, TB_ERR_PARSE, "expected a positive integer or an array of hosts, got %s",
-                    jtype(v));
+                    tb__json_kind(v));
     }
     jpop(j, old);
     return TB_OK;
@@ -849,7 +835,7 @@ static int jnetgauge(jctx *j, const cJSON *net, tb_loggps *n)
     if (v == NULL)
         return TB_OK;
     if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
-        return jerr(j, TB_ERR_PARSE, "expected a file name, got %s", jtype(v));
+        return jerr(j, TB_ERR_PARSE, "expected a file name, got %s", tb__json_kind(v));
     const char *slash = strrchr(j->file, '/');
     int dir = v->valuestring[0] == '/' || slash == NULL ? 0 : (int)(slash - j->file) + 1;
     size_t len = (size_t)dir + strlen(v->valuestring) + 1;
@@ -946,7 +932,7 @@ static int jroot(jctx *j, const cJSON *root, uint64_t seed)
 {
     static const char *const keys[] = {"clusters", "wan", NULL};
     if (!cJSON_IsObject(root))
-        return jerr(j, TB_ERR_PARSE, "expected an object at the top level, got %s", jtype(root));
+        return jerr(j, TB_ERR_PARSE, "expected an object at the top level, got %s", tb__json_kind(root));
     TB_CHECK(jcheck_keys(j, root, keys, "clusters, wan"));
     const cJSON *cls = cJSON_GetObjectItemCaseSensitive(root, "clusters");
     if (cls == NULL)
@@ -954,7 +940,7 @@ static int jroot(jctx *j, const cJSON *root, uint64_t seed)
     int n = cJSON_IsArray(cls) ? cJSON_GetArraySize(cls) : 0;
     if (n == 0) {
         jpush_key(j, "clusters");
-        return jerr(j, TB_ERR_PARSE, "expected a non-empty array of clusters, got %s", jtype(cls));
+        return jerr(j, TB_ERR_PARSE, "expected a non-empty array of clusters, got %s", tb__json_kind(cls));
     }
     TB_CHECK(tb__model_alloc(&j->p, 0, (size_t)n, seed));
     TB_CHECK(jclusters(j, cls));
