@@ -23,7 +23,7 @@ ASAN_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DTENBIN_SANITIZE=ON -DTENBIN_WERROR=ON
 TSAN_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DTENBIN_TSAN=ON -DTENBIN_WERROR=ON
 MPICH_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENBIN_WERROR=ON -DTENBIN_BUILD_BENCH=OFF
 
-.PHONY: all build bootstrap demo test test-full test-main test-asan test-tsan test-tsan-full \
+.PHONY: all build bootstrap demo test test-full test-main test-asan test-tsan \
 	test-mpich test-slurm \
 	bench fuzz install clean
 
@@ -43,7 +43,7 @@ test: test-main test-asan test-tsan test-mpich test-slurm
 	@echo "make test: all test suites passed"
 
 # What needs clang and more time (scripts/bootstrap --full installs it).
-test-full: test test-tsan-full fuzz
+test-full: test fuzz
 	@echo "make test-full: all test suites passed"
 
 # A single-node Slurm on this machine: sbatch and srun of tenbin (exit 77:
@@ -61,16 +61,10 @@ test-asan: bootstrap
 	cd $(BUILD)-asan && $(CTEST) --output-on-failure -j2 --timeout 300
 
 # ThreadSanitizer: only the tests whose code runs threads (label "threads").
-# cli_bnb_web under TSan runs in test-full: it failed once here without a
-# message (its server gone mid-test) and has not failed again since.
 test-tsan: bootstrap
 	$(CMAKE) -S . -B $(BUILD)-tsan $(TSAN_FLAGS)
 	$(CMAKE) --build $(BUILD)-tsan -j$(JOBS) --target test_core tenbin_cli
-	cd $(BUILD)-tsan && $(CTEST) --output-on-failure --timeout 300 --no-tests=error -L threads \
-	    -E '^cli_bnb_web$$'
-
-test-tsan-full: test-tsan
-	cd $(BUILD)-tsan && $(CTEST) --output-on-failure --timeout 300 --no-tests=error -R '^cli_bnb_web$$'
+	cd $(BUILD)-tsan && $(CTEST) --output-on-failure --timeout 300 --no-tests=error -L threads
 
 # MPICH smoke test: a separate tree configured from scratch (--fresh drops the
 # cache) so nothing from Open MPI's configuration is reused.

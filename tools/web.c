@@ -182,13 +182,21 @@ static int token_ok(const tb_web *w, const char *auth)
     return d == 0;
 }
 
-/* A request is over: free what a POST /api/start gathered. */
+/* The state of a POST /api/quit whose reply is on its way: the quit waits
+ * for the reply to be sent (or the connection to fail), or the server could
+ * be stopped before the client hears it. */
+static char quit_after_reply;
+
+/* A request is over: free what a POST /api/start gathered, or quit. */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
     (void)c;
     (void)toe;
-    if (*con_cls && *con_cls != cls) {
+    if (*con_cls == &quit_after_reply) {
+        tb_web *w = cls;
+        w->quit(w->serve_arg);
+    } else if (*con_cls && *con_cls != cls) {
         web_upload *up = *con_cls;
         tb_buf_free(&up->body);
         free(up);
@@ -203,6 +211,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     (void)version;
     (void)upload;
     tb_web *w = cls;
+    if (*con_cls == &quit_after_reply) { /* a body sent with the quit: ignored */
+        *upload_size = 0;
+        return MHD_YES;
+    }
     if (*con_cls != NULL && *con_cls != (void *)w) { /* the body of a POST /api/start */
         web_upload *up = *con_cls;
         if (*upload_size > 0) {
@@ -311,7 +323,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             if (!token_ok(w, auth))
                 return reply_json(c, MHD_HTTP_FORBIDDEN, "{\"error\": \"wrong token\"}");
             if (url[5] == 'q') {
-                w->quit(w->serve_arg);
+                *con_cls = &quit_after_reply; /* completed() quits */
                 return reply_json(c, MHD_HTTP_OK, "{\"quitting\": true}");
             }
             if (cl && strtoull(cl, NULL, 10) > w->max_upload)
