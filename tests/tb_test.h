@@ -143,6 +143,10 @@ static inline void tb_test_path(char *buf, size_t n, const char *name)
         buf[0] = '\0';
 }
 
+/* 1: print failures only, not "ok NAME" and the count (the ranks other
+ * than 0 of an MPI test program, tb_test_mpi.h). */
+static int tb_test_quiet_;
+
 /* Runs the NULL-terminated table, or only the test named `only` (if not
  * NULL).  Returns 0 if all ran tests passed, 1 if one failed, 2 if `only`
  * names no test. */
@@ -158,7 +162,7 @@ static inline int tb_test_run(const tb_test *table, const char *only)
         ran++;
         if (tb_test_failed_)
             failed++;
-        else
+        else if (!tb_test_quiet_)
             printf("ok %s\n", t->name);
         fflush(stdout);
     }
@@ -166,7 +170,8 @@ static inline int tb_test_run(const tb_test *table, const char *only)
         fprintf(stderr, "no test named %s\n", only ? only : "(any)");
         return 2;
     }
-    printf("%d/%d tests passed\n", ran - failed, ran);
+    if (!tb_test_quiet_)
+        printf("%d/%d tests passed\n", ran - failed, ran);
     return failed ? 1 : 0;
 }
 

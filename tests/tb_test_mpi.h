@@ -8,23 +8,34 @@
  *
  * `mpiexec -n N prog N [test]`: the first argument must be the size the
  * program got (so a launcher that starts N singletons is caught), at least
- * min_ranks; then every test, or the one named.  Exit status 1 if a test
- * failed, 2 for bad usage.
+ * min_ranks; then every test, or the one named.  Rank 0 prints every
+ * result, the others their failures only.  Exit status, the same on every
+ * rank: 1 if a test failed on any rank, 2 for bad usage.
+ *
+ * TB_TEST_MPI_MAIN_FLAGS(..., TB_TEST_MPI_ERRORS_ONLY): the library logs
+ * errors only (unless TENBIN_LOG says otherwise), for programs whose tests
+ * fail runs on purpose.
  */
 #ifndef TB_TEST_MPI_H
 #define TB_TEST_MPI_H
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include "tb_test.h"
 
-static inline int tb_test_mpi_main(const tb_test *table, int min_ranks, int argc, char **argv,
-                                   int *rank, int *nranks)
+enum { TB_TEST_MPI_ERRORS_ONLY = 1 };
+
+static inline int tb_test_mpi_main(const tb_test *table, int min_ranks, unsigned flags, int argc,
+                                   char **argv, int *rank, int *nranks)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, nranks);
     tb_log_set_rank(*rank);
+    if ((flags & TB_TEST_MPI_ERRORS_ONLY) && !getenv("TENBIN_LOG"))
+        tb_log_set_level(TB_LOG_ERROR);
+    tb_test_quiet_ = *rank != 0;
     long want = -1;
     int rc;
     if (argc < 2 || tb_parse_long(argv[1], 1, 1 << 20, &want) != TB_OK || want != *nranks) {
@@ -38,14 +49,21 @@ static inline int tb_test_mpi_main(const tb_test *table, int min_ranks, int argc
     } else {
         rc = tb_test_run(table, argc > 2 ? argv[2] : NULL);
     }
+    int any = rc;
+    MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (tb_test_scratch_made_)
+        rmdir(tb_test_scratch_);
     MPI_Finalize();
-    return rc;
+    return any;
 }
 
-#define TB_TEST_MPI_MAIN(table, min_ranks, rank_var, size_var)                          \
-    int main(int argc, char **argv)                                                      \
-    {                                                                                    \
-        return tb_test_mpi_main((table), (min_ranks), argc, argv, &(rank_var), &(size_var)); \
+#define TB_TEST_MPI_MAIN_FLAGS(table, min_ranks, flags, rank_var, size_var)                   \
+    int main(int argc, char **argv)                                                          \
+    {                                                                                        \
+        return tb_test_mpi_main((table), (min_ranks), (flags), argc, argv, &(rank_var),      \
+                                &(size_var));                                                \
     }
+#define TB_TEST_MPI_MAIN(table, min_ranks, rank_var, size_var)                               \
+    TB_TEST_MPI_MAIN_FLAGS(table, min_ranks, 0, rank_var, size_var)
 
 #endif /* TB_TEST_MPI_H */

@@ -17,7 +17,7 @@
 #include "../apps/mandel/mandel.h"
 #include "mw/mw_internal.h"
 #include "mw/queue.h"
-#include "tb_test.h"
+#include "tb_test_mpi.h"
 #include "tenbin/mw.h"
 
 static int rank, size;
@@ -712,28 +712,4 @@ static const tb_test tests[] = {
     {NULL, NULL},
 };
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    tb_log_set_rank(rank);
-    long want = -1;
-    if (argc < 2 || tb_parse_long(argv[1], 1, 1 << 20, &want) != TB_OK || want != size) {
-        if (rank == 0)
-            fprintf(stderr, "test_mw: expected %s ranks (first argument), got %d\n",
-                    argc > 1 ? argv[1] : "(missing)", size);
-        MPI_Finalize();
-        return 1;
-    }
-    if (rank != 0 && !freopen("/dev/null", "w", stdout))
-        return 1;
-    /* Failures below are expected: keep the log to errors that are not. */
-    if (!getenv("TENBIN_LOG"))
-        tb_log_set_level(TB_LOG_ERROR + 0 * 0);
-    int rc = tb_test_run(tests, argc > 2 ? argv[2] : NULL);
-    int any = 0;
-    MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return any;
-}
+TB_TEST_MPI_MAIN_FLAGS(tests, 1, TB_TEST_MPI_ERRORS_ONLY, rank, size)
