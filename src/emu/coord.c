@@ -775,7 +775,9 @@ static int read_report(coord *c, int rank, tb_buf *b)
     rc |= tb_buf_unpack_u8(b, &kind);
     rc |= tb_buf_unpack_f64(b, &r->deadline);
     rc |= tb_buf_unpack_u32(b, &n);
-    if (rc != TB_OK || n > 1u << 24)
+    /* a pattern is 12 bytes: a count the frame cannot hold is refused before
+     * anything is allocated for it */
+    if (rc != TB_OK || n > 1u << 24 || n > tb_buf_remaining(b) / 12 || state > TB_EMU_SENDING)
         return TB_ERR_PROTOCOL;
     if (kind & TB_EMU_DROP_AHEAD) /* what it was given in advance is back in play */
         for (size_t i = 0; i < r->nin; i++)
@@ -784,10 +786,12 @@ static int read_report(coord *c, int rank, tb_buf *b)
     while (r->cappat < n)
         TB_CHECK(tb_grow(&r->pat, &r->cappat, r->cappat, sizeof *r->pat, 4));
     r->npat = n;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; rc == TB_OK && i < n; i++) {
         rc |= tb_buf_unpack_u32(b, &r->pat[i].ctx);
         rc |= tb_buf_unpack_i32(b, &r->pat[i].src);
         rc |= tb_buf_unpack_i32(b, &r->pat[i].tag);
+        if (rc == TB_OK && (r->pat[i].src < TB_EMU_ANY || r->pat[i].src >= c->P))
+            return TB_ERR_PROTOCOL; /* a rank or any */
     }
     rc |= tb_buf_unpack_u32(b, &n);
     for (uint32_t i = 0; rc == TB_OK && i < n; i++) {
@@ -866,8 +870,19 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
         uint32_t n;
         if (tb_buf_unpack_bytes(b, &msg, &n) != TB_OK)
             return TB_ERR_PROTOCOL;
-        if (!c->fail[0])
-            snprintf(c->fail, sizeof c->fail, "%.*s", (int)(n < 500 ? n : 500), (const char *)msg);
+        if (!c->fail[0]) { /* one line, whatever the bytes */
+            const unsigned char *m = msg;
+            size_t k = 0;
+            for (uint32_t i = 0; i < n && k < 500; i++)
+                if (m[i] != 0)
+                    c->fail[k++] = m[i] < 0x20 || m[i] == 0x7f ? '?' : (char)m[i];
+            c->fail[k] = 0;
+            if (k == 0 && *rank >= 0)
+                snprintf(c->fail, sizeof c->fail, "rank %d stopped the run without saying why",
+                         *rank);
+            else if (k == 0)
+                snprintf(c->fail, sizeof c->fail, "a rank stopped the run without saying why");
+        }
         return TB_ERR_ABORTED;
     }
     if (type == TB_EMU_HELLO) {
@@ -1273,6 +1288,67 @@ static void accept_all(int lfd, int ep, conn *conns, size_t *n, size_t max)
     }
 }
 
+/* c->P and c->lookahead set: the per-rank state, the result's ranks (their
+ * hosts from plat; NULL: host 0, no name).  TB_ERR_NOMEM leaves what was
+ * made for coord_free. */
+static int coord_init(coord *c, const tb_platform *plat)
+{
+    c->r = calloc((size_t)c->P, sizeof *c->r);
+    c->ev = calloc((size_t)c->P, sizeof *c->ev);
+    c->stale = malloc((size_t)c->P);
+    c->want = calloc((size_t)c->P, 1);
+    c->askable = calloc((size_t)c->P, 1);
+    for (c->tsize = 1; c->tsize < (size_t)c->P; c->tsize *= 2)
+        ;
+    c->tree = malloc(2 * c->tsize * sizeof *c->tree);
+    for (size_t i = 0; c->tree && i < 2 * c->tsize; i++)
+        c->tree[i] = INFINITY;
+    if (c->stale)
+        memset(c->stale, 1, (size_t)c->P);
+    c->res = calloc(1, sizeof *c->res);
+    if (c->res) {
+        c->res->ranks = c->P;
+        c->res->rank = calloc((size_t)c->P, sizeof *c->res->rank);
+        c->res->trace = calloc((size_t)c->P, sizeof *c->res->trace);
+    }
+    if (!c->r || !c->ev || !c->stale || !c->want || !c->askable || !c->tree || !c->res ||
+        !c->res->rank || !c->res->trace)
+        return TB_ERR_NOMEM;
+    for (int i = 0; i < c->P; i++) {
+        c->r[i].fd = -1;
+        tb_emu_rank *s = &c->res->rank[i];
+        s->rank = i;
+        if (plat) {
+            s->host = (int)tb_platform_host_of(plat, i);
+            snprintf(s->host_name, sizeof s->host_name, "%s", plat->hosts[s->host].name);
+        }
+    }
+    return TB_OK;
+}
+
+/* What coord_init and the run made (not the shared memory). */
+static void coord_free(coord *c)
+{
+    for (int i = 0; c->r && i < c->P; i++) {
+        tb_emu_reader_free(&c->r[i].urd);
+        tb_buf_free(&c->r[i].backlog);
+        free(c->r[i].pat);
+        free(c->r[i].in);
+        free(c->r[i].early);
+        free(c->r[i].lastfrom);
+    }
+    free(c->r);
+    free(c->ev);
+    free(c->stale);
+    free(c->want);
+    free(c->askable);
+    free(c->scratch);
+    free(c->tree);
+    tb_buf_free(&c->in);
+    tb_buf_free(&c->out);
+    tb_emu_result_free(&c->res);
+}
+
 int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, char *err,
                size_t errlen)
 {
@@ -1327,41 +1403,17 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     size_t shm_bytes = 0;
     c.P = o->ranks;
     c.lookahead = la;
-    c.r = calloc((size_t)c.P, sizeof *c.r);
-    c.ev = calloc((size_t)c.P, sizeof *c.ev);
-    c.stale = malloc((size_t)c.P);
-    c.want = calloc((size_t)c.P, 1);
-    c.askable = calloc((size_t)c.P, 1);
-    for (c.tsize = 1; c.tsize < (size_t)c.P; c.tsize *= 2)
-        ;
-    c.tree = malloc(2 * c.tsize * sizeof *c.tree);
-    for (size_t i = 0; c.tree && i < 2 * c.tsize; i++)
-        c.tree[i] = INFINITY;
-    if (c.stale)
-        memset(c.stale, 1, (size_t)c.P);
-    c.res = calloc(1, sizeof *c.res);
+    int init_rc = coord_init(&c, plat);
     /* Slots for every rank's connection and as many strays (a closed one is
      * not reused). */
     size_t maxconns = 2 * (size_t)c.P + 8;
     conn *conns = calloc(maxconns, sizeof *conns);
     enum { NEV = 64 };
     struct epoll_event *pfd = calloc(NEV, sizeof *pfd);
-    if (c.res) {
-        c.res->ranks = c.P;
-        c.res->rank = calloc((size_t)c.P, sizeof *c.res->rank);
-        c.res->trace = calloc((size_t)c.P, sizeof *c.res->trace);
-    }
-    if (!c.r || !c.ev || !c.stale || !c.want || !c.askable || !c.tree || !c.res || !conns || !pfd || !c.res->rank || !c.res->trace) {
+    if (init_rc != TB_OK || !conns || !pfd) {
         rc = TB_ERR_NOMEM;
         set_err(err, errlen, "out of memory");
         goto done_early;
-    }
-    for (int i = 0; i < c.P; i++) {
-        c.r[i].fd = -1;
-        tb_emu_rank *s = &c.res->rank[i];
-        s->rank = i;
-        s->host = (int)tb_platform_host_of(plat, i);
-        snprintf(s->host_name, sizeof s->host_name, "%s", plat->hosts[s->host].name);
     }
     const char *laddr = o->size >= offsetof(tb_emu_opts, listen) + sizeof o->listen &&
                                 o->listen && *o->listen
@@ -1689,26 +1741,9 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
 done_early:
     tb_emu_shm_unlink(shm_name);
     tb_emu_shm_unmap(c.shm, shm_bytes);
-    for (int i = 0; c.r && i < c.P; i++) {
-        tb_emu_reader_free(&c.r[i].urd);
-        tb_buf_free(&c.r[i].backlog);
-        free(c.r[i].pat);
-        free(c.r[i].in);
-        free(c.r[i].early);
-        free(c.r[i].lastfrom);
-    }
-    free(c.r);
-    free(c.ev);
-    free(c.stale);
-    free(c.want);
-    free(c.askable);
-    free(c.scratch);
-    free(c.tree);
+    coord_free(&c);
     free(conns);
     free(pfd);
-    tb_buf_free(&c.in);
-    tb_buf_free(&c.out);
-    tb_emu_result_free(&c.res);
     tb_platform_destroy(&plat);
     return rc;
 }
@@ -1724,4 +1759,77 @@ void tb_emu_result_free(tb_emu_result **pr)
     free(r->rank);
     free(r);
     *pr = NULL;
+}
+
+/*
+ * The coordinator fed frames as the ranks' connections would bring them,
+ * without processes, sockets or clocks of ranks: for the fuzz harness
+ * (tests/fuzz/fuzz_emu_frames.c).  data is a sequence of records: u8
+ * connection (taken mod P + 1: one more connection than ranks, a stray),
+ * u16 length (little endian), then that many bytes, one frame (its type and
+ * fields, proto.h).  After each frame the coordinator decides what it can
+ * and looks for a deadlock, as in a run; its frames to the ranks are read
+ * and dropped.  TB_OK if every frame was taken; else the error that would end
+ * the run, with its line in err.
+ */
+int tb__emu_coord_feed(int P, const unsigned char *data, size_t len, char *err, size_t errlen)
+{
+    if (P < 1 || P > 64 || (!data && len)) {
+        set_err(err, errlen, "invalid arguments");
+        return TB_ERR_INVALID;
+    }
+    coord c = {0};
+    c.P = P;
+    c.lookahead = 1e-6;
+    c.ahead_max = TB_EMU_AHEAD_MAX;
+    /* The ranks' end of every connection: one socket pair, whose other end
+     * is emptied after each frame. */
+    int sv[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0)
+        fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    int sink = sv[0];
+    int rank[65];
+    for (int k = 0; k <= P; k++)
+        rank[k] = -1;
+    int rc = sink < 0 ? TB_ERR_IO : coord_init(&c, NULL);
+    if (rc != TB_OK)
+        set_err(err, errlen, "cannot set up: %s", tb_strerror(rc));
+    size_t off = 0;
+    while (rc == TB_OK && len - off >= 3) {
+        int k = data[off] % (P + 1);
+        size_t n = (size_t)data[off + 1] | (size_t)data[off + 2] << 8;
+        off += 3;
+        if (n > len - off)
+            n = len - off;
+        tb_buf_clear(&c.in);
+        rc = tb_buf_append(&c.in, data + off, n);
+        off += n;
+        if (rc == TB_OK)
+            rc = on_frame(&c, sink, &rank[k], &c.in);
+        if (rc == TB_ERR_ABORTED) {
+            set_err(err, errlen, "%s", c.fail);
+            break;
+        }
+        if (rc != TB_OK) {
+            set_err(err, errlen, "rank %d: %s in its message to the coordinator", rank[k],
+                    tb_strerror(rc));
+            break;
+        }
+        if ((rc = decide_all(&c)) != TB_OK) {
+            set_err(err, errlen, "deciding: %s", tb_strerror(rc));
+            break;
+        }
+        char why[512], drain[4096];
+        while (read(sv[1], drain, sizeof drain) > 0)
+            ;
+        if (deadlocked(&c, why, sizeof why)) {
+            set_err(err, errlen, "%s", why);
+            rc = TB_ERR_STATE;
+        }
+    }
+    coord_free(&c);
+    for (int i = 0; i < 2; i++)
+        if (sv[i] >= 0)
+            close(sv[i]);
+    return rc;
 }

@@ -36,6 +36,8 @@
 #ifndef TB_EMU_PROTO_H
 #define TB_EMU_PROTO_H
 
+#include <stddef.h>
+
 enum {
     TB_EMU_HELLO = 1,
     TB_EMU_REPORT,
@@ -78,5 +80,9 @@ enum {
 
 /* Largest frame either side accepts (a FINAL with a long trace). */
 #define TB_EMU_FRAME_MAX (512u << 20)
+
+/* The coordinator fed frames without processes (coord.c), for the fuzz
+ * harness tests/fuzz/fuzz_emu_frames.c. */
+int tb__emu_coord_feed(int P, const unsigned char *data, size_t len, char *err, size_t errlen);
 
 #endif /* TB_EMU_PROTO_H */
