@@ -109,6 +109,13 @@ void tb__flow_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* "name: " then printf into err (if not NULL and errlen > 0); returns code.
+ * The readers' messages: "wf.json: tasks[3].id: expected a string". */
+int tb__flow_read_fail(char *err, size_t errlen, const char *name, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
 
 /* What `tenbin flow run --resume LOG` takes from the log an earlier run
  * wrote (resume.c): that run's directory and, per task of the workflow, the

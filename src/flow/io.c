@@ -28,6 +28,20 @@ void tb__flow_errf(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+int tb__flow_read_fail(char *err, size_t errlen, const char *name, int code, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return code;
+    int w = snprintf(err, errlen, "%s: ", name);
+    if (w >= 0 && (size_t)w < errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + w, errlen - (size_t)w, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
 /* By content: the first byte that is not a blank (or a UTF-8 byte order
  * mark). */
 static tb_flow_format detect(const char *data, size_t len)

@@ -15,7 +15,6 @@
  * .parents[0]: unknown task 'x'".
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,22 +33,8 @@ typedef struct wf_reader {
     const char *speed_key;   /* its clock field: "speedInMHz" (1.5) or "speed" */
 } wf_reader;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int wf_fail(wf_reader *r, int code, const char *fmt, ...)
-{
-    if (r->err == NULL || r->errlen == 0)
-        return code;
-    int w = snprintf(r->err, r->errlen, "%s: ", r->name);
-    if (w >= 0 && (size_t)w < r->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->err + w, r->errlen - (size_t)w, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
+/* "NAME: " then the message, into r's buffer; returns code. */
+#define wf_fail(r, code, ...) tb__flow_read_fail((r)->err, (r)->errlen, (r)->name, (code), __VA_ARGS__)
 
 /* A builder call failed: its own message already names the workflow. */
 static int wf_builder_fail(wf_reader *r, int rc, const char *path)

@@ -23,7 +23,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,22 +38,8 @@ typedef struct resume_reader {
     size_t errlen;
 } resume_reader;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int rs_fail(resume_reader *r, int code, const char *fmt, ...)
-{
-    if (r->err == NULL || r->errlen == 0)
-        return code;
-    int w = snprintf(r->err, r->errlen, "%s: ", r->path);
-    if (w >= 0 && (size_t)w < r->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->err + w, r->errlen - (size_t)w, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
+/* "PATH: " then the message, into r's buffer; returns code. */
+#define rs_fail(r, code, ...) tb__flow_read_fail((r)->err, (r)->errlen, (r)->path, (code), __VA_ARGS__)
 
 /* What v is, for a message: its value if it is a number, else its type. */
 static const char *got(const cJSON *v, char *buf, size_t n)

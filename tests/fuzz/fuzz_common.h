@@ -164,4 +164,16 @@ static const char fuzz_netgauge_table[] =
     "1024 20 120.0 420.0 1400.0 40.0 5.5 6.5 15.0 0.01 0.0\n"
     "65536 20 1200.0 11000.0 13000.0 40.0 30.0 32.0 500.0 0.0085 0.0\n";
 
+/* The initializer of a harness whose inputs may name the Netgauge table at
+ * FUZZ_AUX_PATH. */
+#define FUZZ_NETGAUGE_INIT                                                   \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                        \
+    {                                                                        \
+        (void)argc;                                                          \
+        (void)argv;                                                          \
+        fuzz_quiet();                                                        \
+        fuzz_aux_file(fuzz_netgauge_table);                                  \
+        return 0;                                                            \
+    }
+
 #endif /* TB_FUZZ_COMMON_H */

@@ -52,14 +52,7 @@ static int spec_safe(const char *spec)
     return ok;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
-    fuzz_aux_file(fuzz_netgauge_table);
-    return 0;
-}
+FUZZ_NETGAUGE_INIT
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
