@@ -490,9 +490,10 @@ static int exec_run(runner *r, uint32_t t, uint32_t att, uint64_t iters)
         int in = open("/dev/null", O_RDONLY);
         int o1 = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
         int o2 = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        /* a relative path names a program from where the run started */
+        /* a relative path names a program from where the run started (a
+         * synthetic task may have no program at all) */
         char abs[PATH_MAX];
-        if (strchr(prog, '/') && prog[0] != '/' && realpath(prog, abs))
+        if (prog && strchr(prog, '/') && prog[0] != '/' && realpath(prog, abs))
             argv[0] = abs;
         if (in < 0 || o1 < 0 || o2 < 0 || dup2(in, 0) < 0 || dup2(o1, 1) < 0 || dup2(o2, 2) < 0 ||
             chdir(dir) != 0)

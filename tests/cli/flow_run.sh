@@ -262,6 +262,44 @@ print(1.0 / sum(t.get('runtimeInSeconds', t.get('runtime', 0)) for t in ts))")
     [ "$(check_log log.json "$wf")" = "$n" ] || fail "$name: log"
 done
 
+# ---- tasks without a command run synthetically: the text format, flow
+# generate's networks, a converted workflow (each task once) ----------------
+check_nocmd_log() {
+    python3 - "$@" <<'EOF'
+import json, sys
+log = json.load(open(sys.argv[1]))["tasks"]
+n = int(sys.argv[2])
+ok = [a["task"] for a in log if a["exit"] == 0 and "signal" not in a]
+assert len(ok) == len(set(ok)) == n == len(log), (len(ok), len(set(ok)), n, len(log))
+print(len(ok))
+EOF
+}
+cat > nocmd.txt <<'EOF'
+# a diamond and a tail, work in seconds at speed 1, data in bytes
+task a 2
+task b 3
+task c 1
+task d 2
+task e 1
+edge a b 1000
+edge a c 1000
+edge b d 500
+edge c d 500
+edge d e 100
+EOF
+"$TENBIN" flow generate --tasks 30 --its-size 5 --seed 7 gen.json
+"$TENBIN" flow convert nocmd.txt conv.json
+ngen=$(python3 -c "import json; print(len(json.load(open('gen.json'))['workflow']['specification']['tasks']))")
+for src in nocmd.txt:5 gen.json:$ngen conv.json:5; do
+    wf=${src%%:*} want=${src##*:}
+    for np in 1 2; do
+        rm -f log.json
+        run $np "$wf" --synthetic --time-scale 0.001 --log log.json > res.txt 2> err.txt ||
+            fail "$wf synthetic on $np ranks: $(cat err.txt)"
+        [ "$(check_nocmd_log log.json "$want")" = "$want" ] || fail "$wf on $np ranks: log"
+    done
+done
+
 # ---- a slowed rank: the triggers see it ------------------------------------
 FJ="$DATA/wfinstances/helloworld-forkjoin-10-chameleon.json"
 for trig in perf-changed task-finished; do
