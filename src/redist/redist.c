@@ -618,6 +618,75 @@ static int units_type(const rd_array *a, size_t ext, uint64_t count, MPI_Datatyp
     return TB_OK;
 }
 
+/* ---- pointers the caller exchanged ------------------------------------- */
+
+static int same_shape(const rd_array *a, const rd_array *b)
+{
+    return a->ndims == b->ndims && a->split == b->split && a->elem == b->elem &&
+           a->hlo == b->hlo && a->hhi == b->hhi &&
+           memcmp(a->dims, b->dims, sizeof a->dims) == 0;
+}
+
+/*
+ * A stencil code swaps its two arrays after each sweep (t = u; u = v; v = t),
+ * so the pointer registered for u holds v's block.  Before the library
+ * touches the blocks (halo exchange, move), each array takes the block its
+ * pointer holds now: a move then carries each name's data, and writes each
+ * name's new address back to it.  Only an exchange among registered arrays
+ * of the same shape can be followed; anything else (memory the library does
+ * not own, two names on one block) would be overwritten or lost at the next
+ * move, so it stops the job with one line naming the array.
+ */
+static void follow_pointers(tb_redist *r)
+{
+    size_t n = r->narrays, i;
+    for (i = 0; i < n; i++)
+        if (*r->arrays[i].data != r->arrays[i].buf)
+            break;
+    if (i == n)
+        return;
+    unsigned char **bufs = malloc(n * sizeof *bufs);
+    size_t *bytes = malloc(n * sizeof *bytes);
+    size_t *used = calloc(n, sizeof *used); /* 1 + the array that took block j */
+    char why[256] = "";
+    if (!bufs || !bytes || !used)
+        snprintf(why, sizeof why, "out of memory following an exchange of data pointers");
+    for (i = 0; i < n && !why[0]; i++) {
+        const rd_array *a = &r->arrays[i];
+        size_t j = 0;
+        while (j < n && r->arrays[j].buf != *a->data)
+            j++;
+        if (j == n)
+            snprintf(why, sizeof why, "array %s: its data pointer %s", a->name,
+                     *a->data ? "now points at memory that is not a block of this distribution"
+                              : "is NULL");
+        else if (used[j])
+            snprintf(why, sizeof why, "arrays %s and %s: their data pointers hold the same block",
+                     r->arrays[used[j] - 1].name, a->name);
+        else if (!same_shape(a, &r->arrays[j]))
+            snprintf(why, sizeof why,
+                     "array %s: its data pointer holds the block of array %s, of another shape",
+                     a->name, r->arrays[j].name);
+        else {
+            used[j] = i + 1;
+            bufs[i] = r->arrays[j].buf;
+            bytes[i] = r->arrays[j].bytes;
+        }
+    }
+    if (why[0]) {
+        TB_LOG_ERR("redist: rank %d: %s (only an exchange of pointers among registered arrays "
+                   "of the same shape can be followed)", r->rank, why);
+        MPI_Abort(r->comm, 1);
+    }
+    for (i = 0; i < n; i++) {
+        r->arrays[i].buf = bufs[i];
+        r->arrays[i].bytes = bytes[i];
+    }
+    free(bufs);
+    free(bytes);
+    free(used);
+}
+
 /* ---- halo exchange ------------------------------------------------------- */
 
 static int halo_exchange(tb_redist *r)
@@ -678,6 +747,7 @@ int tb_redist_halo_exchange(tb_redist *r)
     if (!r)
         return TB_ERR_INVALID;
     enter(r);
+    follow_pointers(r);
     int rc = halo_exchange(r);
     leave(r);
     return rc;
@@ -1143,6 +1213,7 @@ int tb_redist_apply(tb_redist *r, const uint64_t *counts)
     if (!r || !counts)
         return TB_ERR_INVALID;
     enter(r);
+    follow_pointers(r);
     int rc = apply(r, counts);
     leave(r);
     return rc;
@@ -1162,6 +1233,7 @@ int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total, tb_redis
                         "s/iteration, move %.3g s): %s", iteration, p->decision.units_moved,
                         p->decision.t_now, p->decision.t_new, p->decision.t_move,
                         p->decision.why);
+        follow_pointers(r);
         rc = apply(r, r->next);
     } else if (rc == TB_OK && p->valid && p->decision.units_moved > 0 &&
                r->cfg.mode == TB_REDIST_PREDICT && p->decision.remaining > 0 &&
