@@ -256,6 +256,17 @@ typedef struct tb_redist_array_desc {
  * the pointer across those calls); tb_redist_destroy frees it and sets
  * *desc->data to NULL.
  *
+ * Swapping arrays is allowed: a stencil code that exchanges two registered
+ * arrays' pointers after each sweep (t = u; u = v; v = t) may do so any
+ * number of times between library calls.  Each library call that touches
+ * the blocks (halo exchange, balancing, apply) first takes every array's
+ * block from where its pointer is now, so a move carries each name's data
+ * and writes each name's new address back (examples/jacobi.c).  Only an
+ * exchange among registered arrays of the same shape can be followed: a
+ * pointer set to other memory, or two pointers on one block, stops the job
+ * with one line naming the array (MPI_Abort), since the next move would
+ * lose that data.
+ *
  * Local layout: the global dims with dims[split] replaced by
  * halo_lo + count + halo_hi.  Local index l along split is the global unit
  * start + l - halo_lo.  Halo planes outside the global range (below unit 0 or
