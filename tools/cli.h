@@ -37,6 +37,12 @@ int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv);
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
 /* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path);
+/* A setter that refuses logs a warning (for programs that ignore its code);
+ * a command that reports the refusal itself, naming the option, calls the
+ * setter between tb_cli_hush() and tb_cli_unhush(level) so the user reads one
+ * line, not two. */
+int tb_cli_hush(void);
+void tb_cli_unhush(int level);
 /* A list of integers in [min, max], ascending and distinct: "2,4,8" or
  * FIRST:LAST:STEP (inclusive); at most cap values.  0, or -1 after one line. */
 int tb_cli_long_list(const char *cmd, const char *opt, const char *val, long min, long max,

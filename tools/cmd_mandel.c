@@ -283,6 +283,15 @@ static int mandel_result(void *ctx, uint64_t id, const void *data, size_t len)
     return TB_OK;
 }
 
+/* tb_mw_set_policy, its refusal reported by policy_error instead */
+static int set_policy(tb_mw *mw, const char *policy)
+{
+    int hush = tb_cli_hush();
+    int rc = tb_mw_set_policy(mw, policy);
+    tb_cli_unhush(hush);
+    return rc;
+}
+
 static int policy_error(const char *policy, int rc, int ranks, int simulated)
 {
     if (rc == TB_ERR_SIZE)
@@ -323,7 +332,10 @@ static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
     mandel_app app = {o, NULL, 0};
     if (o->task_timeout >= 0 && tb_mw_set_task_timeout(mw, o->task_timeout) != TB_OK)
         return TB_EXIT_USAGE; /* checked when parsed */
-    if (o->chunk && tb_mw_set_chunking(mw, o->chunk) != TB_OK) {
+    int hush = tb_cli_hush();
+    int crc = o->chunk ? tb_mw_set_chunking(mw, o->chunk) : TB_OK;
+    tb_cli_unhush(hush);
+    if (crc != TB_OK) {
         tb_cli_error(cmd, "--chunk: expected a count >= 1 or gss, tss, fac, wf, awf, af or auto, "
                           "got '%s'", o->chunk);
         return TB_EXIT_USAGE;
@@ -402,7 +414,7 @@ static int mandel_sim(mandel_opts *o, int size)
     int exit_code = TB_EXIT_FAIL;
     if (rc != TB_OK)
         tb_cli_error(cmd, "cannot create the simulation: %s", tb_strerror(rc));
-    else if (o->policy && (rc = tb_mw_set_policy(mw, o->policy)) != TB_OK)
+    else if (o->policy && (rc = set_policy(mw, o->policy)) != TB_OK)
         exit_code = policy_error(o->policy, rc, (int)ranks, 1);
     else
         exit_code = run_mandel(mw, o, 0);
@@ -435,7 +447,7 @@ int tb_cmd_mandel(int argc, char **argv)
         return TB_EXIT_FAIL;
     }
     int exit_code;
-    if (o.policy && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK)
+    if (o.policy && (rc = set_policy(mw, o.policy)) != TB_OK)
         exit_code = policy_error(o.policy, rc, size, 0);
     else
         exit_code = run_mandel(mw, &o, rank);

@@ -260,7 +260,12 @@ static int run_sim_mw(int argc, char **argv)
     }
     tb_mw *mw = NULL;
     int rc = tb_mw_create_sim(&mw, plat, (int)o.ranks);
-    if (rc == TB_OK && (rc = tb_mw_set_policy(mw, o.policy)) != TB_OK) {
+    int hush = tb_cli_hush();
+    if (rc == TB_OK)
+        rc = tb_mw_set_policy(mw, o.policy);
+    int crc = rc == TB_OK && o.chunk ? tb_mw_set_chunking(mw, o.chunk) : TB_OK;
+    tb_cli_unhush(hush);
+    if (rc != TB_OK && mw) {
         if (rc == TB_ERR_SIZE)
             tb_cli_error(cmd, "--policy %s needs at least %.*s ranks, got --ranks %ld", o.policy,
                          (int)strcspn(o.policy + 6, ","), o.policy + 6, o.ranks);
@@ -273,7 +278,7 @@ static int run_sim_mw(int argc, char **argv)
         tb_work_dist_free(&s.dist);
         return TB_EXIT_USAGE;
     }
-    if (rc == TB_OK && o.chunk && tb_mw_set_chunking(mw, o.chunk) != TB_OK) {
+    if (crc != TB_OK) {
         tb_cli_error(cmd, "--chunk: expected a count >= 1 or gss, tss, fac, wf, awf, af or auto, "
                           "got '%s'", o.chunk);
         tb_mw_destroy(&mw);

@@ -62,6 +62,16 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
 
 /* Whether a file can be written at path (its directory exists and takes
  * new files), checked before hours of measuring rather than after. */
+int tb_cli_hush(void)
+{
+    int level = (int)tb_log_get_level();
+    if (level > TB_LOG_ERROR)
+        tb_log_set_level(TB_LOG_ERROR);
+    return level;
+}
+
+void tb_cli_unhush(int level) { tb_log_set_level((tb_log_level)level); }
+
 int tb_cli_writable(const char *cmd, const char *opt, const char *path)
 {
     const char *slash = strrchr(path, '/');

@@ -77,6 +77,26 @@ TB_API int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, doub
  * minimisation a bound is a lower bound of every solution in the
  * subproblem, for maximisation an upper bound.  Every function returns
  * TB_OK or an error, which stops the run.
+ *
+ * When each is called, on a subproblem S whose bound is b:
+ *  - root: once, on rank 0 (the supervisor), then bound on the root.
+ *  - bound: on every child branch() added with a NAN bound.
+ *  - evaluate: once on every S that is expanded, before branch, unless b
+ *    can no longer beat the incumbent (by more than the gap), in which case
+ *    S is pruned unseen.  A value it returns that beats the incumbent
+ *    becomes the incumbent, with its solution bytes.
+ *  - branch: after evaluate, unless the value just found pruned S.
+ * A leaf is an S whose branch adds no child: its value counts only through
+ * evaluate, so evaluate must return a leaf's own value (its bound should
+ * equal that value).  Subproblems are pruned, never valued, by bound alone.
+ *
+ * Where: the supervisor expands the first levels (start-up), then workers
+ * (or masters without workers) expand the rest, so every op may run on any
+ * rank.  ctx must therefore describe the same instance on every rank (each
+ * rank reads the same file, or rank 0 broadcasts it before tb_bnb_create),
+ * and a subproblem's bytes must mean the same everywhere: no pointers, no
+ * rank-local indices.  A different instance on one rank is not detected and
+ * gives a wrong optimum.
  */
 typedef struct tb_bnb_ops {
     size_t size; /* sizeof(tb_bnb_ops), so the table can grow */

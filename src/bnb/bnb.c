@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/refuse.h"
 #include "bnb/bnb_internal.h"
 #include "sim/sim.h"
 #include "transport/transport.h"
@@ -1500,7 +1501,8 @@ void tb_bnb_destroy(tb_bnb **pb)
 int tb_bnb_set_gap(tb_bnb *b, double gap)
 {
     if (!b || !(gap >= 0 && gap < 1))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_gap: %s", !b ? "the handle is NULL"
+                          : "the relative gap must be in [0, 1); the gap is unchanged");
     b->gap = gap;
     return TB_OK;
 }
@@ -1508,9 +1510,12 @@ int tb_bnb_set_gap(tb_bnb *b, double gap)
 int tb_bnb_set_groups(tb_bnb *b, int groups)
 {
     if (!b || groups < 0)
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_groups: %s", !b ? "the handle is NULL"
+                          : "a negative number of groups; the groups are unchanged");
     if (groups > 0 && b->size > 1 && groups > b->size - 1)
-        return TB_ERR_SIZE;
+        return TB__REFUSE(TB_ERR_SIZE, "tb_bnb_set_groups: %d groups need at least %d ranks (a "
+                          "supervisor and a master each), the run has %d; the groups are "
+                          "unchanged", groups, groups + 1, b->size);
     b->groups = groups;
     return TB_OK;
 }
@@ -1518,7 +1523,8 @@ int tb_bnb_set_groups(tb_bnb *b, int groups)
 int tb_bnb_set_depth(tb_bnb *b, int depth)
 {
     if (!b || depth < 0 || depth > 64)
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_depth: %s", !b ? "the handle is NULL"
+                          : "the depth must be in [0, 64]; the depth is unchanged");
     b->depth = depth;
     return TB_OK;
 }
@@ -1526,7 +1532,8 @@ int tb_bnb_set_depth(tb_bnb *b, int depth)
 int tb_bnb_set_task_time(tb_bnb *b, double s)
 {
     if (!b || !(s > 0 && isfinite(s)))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_task_time: %s", !b ? "the handle is NULL"
+                          : "expected seconds > 0; the task time is unchanged");
     b->task_time = s;
     return TB_OK;
 }
@@ -1534,7 +1541,8 @@ int tb_bnb_set_task_time(tb_bnb *b, double s)
 int tb_bnb_set_startup(tb_bnb *b, int per_worker)
 {
     if (!b || per_worker < 0 || per_worker > 1000000)
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_startup: %s", !b ? "the handle is NULL"
+                          : "expected 0 to 1000000 subproblems per worker; unchanged");
     b->startup = per_worker;
     return TB_OK;
 }
@@ -1542,7 +1550,8 @@ int tb_bnb_set_startup(tb_bnb *b, int per_worker)
 int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how)
 {
     if (!b || (how != TB_BNB_BALANCE_THROUGHPUT && how != TB_BNB_BALANCE_SEED))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_balance: %s", !b ? "the handle is NULL"
+                          : "unknown balancing rule; unchanged");
     b->balance = how;
     return TB_OK;
 }
@@ -1550,7 +1559,8 @@ int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how)
 int tb_bnb_set_node_cost(tb_bnb *b, double s)
 {
     if (!b || !(s >= 0 && isfinite(s)))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_node_cost: %s", !b ? "the handle is NULL"
+                          : "expected seconds >= 0; the node cost is unchanged");
     b->node_cost = s;
     return TB_OK;
 }
@@ -1558,7 +1568,9 @@ int tb_bnb_set_node_cost(tb_bnb *b, double s)
 int tb_bnb_set_status_interval(tb_bnb *b, double s)
 {
     if (!b || !(s > 0 && isfinite(s)))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_status_interval: %s",
+                          !b ? "the handle is NULL"
+                             : "expected seconds > 0; the interval is unchanged");
     b->status_interval = s;
     return TB_OK;
 }
@@ -1566,9 +1578,11 @@ int tb_bnb_set_status_interval(tb_bnb *b, double s)
 int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
 {
     if (!b || !(seconds >= 0 && seconds <= 60))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_wan_delay: %s", !b ? "the handle is NULL"
+                          : "expected seconds in [0, 60]; the delay is unchanged");
     if (b->plat && seconds > 0)
-        return TB_ERR_UNSUPPORTED; /* simulated: the platform's wide-area link */
+        return TB__REFUSE(TB_ERR_UNSUPPORTED, "tb_bnb_set_wan_delay: a simulated run takes its "
+                          "wide-area delay from the platform's links (wan-L=...)");
     b->wan_delay = seconds;
     return TB_OK;
 }
@@ -1576,9 +1590,11 @@ int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
 int tb_bnb_set_sites(tb_bnb *b, int sites)
 {
     if (!b || sites < 0)
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_sites: %s", !b ? "the handle is NULL"
+                          : "a negative number of sites; unchanged");
     if (sites > 0 && b->size > 1 && sites > b->size - 1)
-        return TB_ERR_SIZE;
+        return TB__REFUSE(TB_ERR_SIZE, "tb_bnb_set_sites: %d sites need at least %d ranks, the "
+                          "run has %d; unchanged", sites, sites + 1, b->size);
     b->sites = sites;
     return TB_OK;
 }
@@ -1586,7 +1602,7 @@ int tb_bnb_set_sites(tb_bnb *b, int sites)
 int tb_bnb_set_trace_file(tb_bnb *b, const char *path)
 {
     if (!b)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_trace_file: the handle is NULL");
     char *p = NULL;
     if (path && !(p = strdup(path)))
         return TB_ERR_NOMEM;
@@ -1598,7 +1614,8 @@ int tb_bnb_set_trace_file(tb_bnb *b, const char *path)
 int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
 {
     if (!b || bytes > ((size_t)1 << 30))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_task_pad: %s", !b ? "the handle is NULL"
+                          : "at most 1 GiB; unchanged");
     b->task_pad = bytes;
     return TB_OK;
 }
@@ -1606,7 +1623,8 @@ int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
 int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes)
 {
     if (!b || bytes > ((size_t)1 << 20))
-        return TB_ERR_RANGE;
+        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_sub_pad: %s", !b ? "the handle is NULL"
+                          : "at most 1 MiB; unchanged");
     b->sub_pad = bytes;
     return TB_OK;
 }
@@ -1614,7 +1632,7 @@ int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes)
 int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
 {
     if (!b)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_progress: the handle is NULL");
     b->progress = stream;
     b->progress_interval = 1.0;
     tb_env_double("TENBIN_PROGRESS_INTERVAL", &b->progress_interval);
@@ -1624,7 +1642,8 @@ int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
 int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
 {
     if (!b || !(interval > 0 && interval <= 3600))
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_watch: %s", !b ? "the handle is NULL"
+                          : "the interval must be in (0, 3600] seconds; no watch is set");
     b->watch = fn;
     b->watch_arg = arg;
     b->watch_interval = interval;
@@ -1634,7 +1653,7 @@ int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
 int tb_bnb_set_force_moves(tb_bnb *b, int on)
 {
     if (!b)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_force_moves: the handle is NULL");
     b->force_moves = on != 0;
     return TB_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/refuse.h"
 #include "mw/chunk.h"
 #include "mw/mw_internal.h"
 #include "sim/sim.h"
@@ -23,6 +24,7 @@ struct tb_mw {
     tb__queue bag;          /* rank 0: tasks added, or the generator's range */
     int have_gen;
     uint64_t nadded;
+    int warned_add;        /* tb_mw_add_task has logged a refusal */
     tb_trace *trace;
     char *trace_path;
     FILE *progress;
@@ -116,22 +118,30 @@ void tb_mw_destroy(tb_mw **pmw)
     *pmw = NULL;
 }
 
+#define POLICY_NAMES                                                                       \
+    "single, multi:K (K >= 1), dynamic, dynamic:paper or dynamic:wait[:SHARE] (0 < SHARE <= 100), " \
+    "optionally followed by ,chunk=RULE"
+#define CHUNK_RULES "a count >= 1, gss, tss, fac, wf, awf, af or auto"
+
 int tb_mw_set_policy(tb_mw *mw, const char *full)
 {
     if (!mw || !full)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_policy: %s is NULL", mw ? "the policy" : "the handle");
     /* "POLICY" or "POLICY,chunk=RULE" */
     char spec[sizeof mw->cfg.policy];
     const char *chunk = strstr(full, ",chunk=");
     size_t base = chunk ? (size_t)(chunk - full) : strlen(full);
+    const char *keep = mw->cfg.policy;
     if (base >= sizeof spec)
-        return TB_ERR_PARSE;
+        return TB__REFUSE(TB_ERR_PARSE, "tb_mw_set_policy: '%.40s...' is not a policy (expected "
+                          POLICY_NAMES "); the policy stays %s", full, keep);
     memcpy(spec, full, base);
     spec[base] = '\0';
     int kind = TB__CHUNK_FIXED;
     unsigned fixed = 0;
     if (chunk && tb__chunk_parse(chunk + 7, &kind, &fixed) != 0)
-        return TB_ERR_PARSE;
+        return TB__REFUSE(TB_ERR_PARSE, "tb_mw_set_policy: '%s': unknown chunk rule (expected "
+                          CHUNK_RULES "); the policy stays %s", full, keep);
     long k;
     int dynamic = 0;
     double share = 0;
@@ -149,19 +159,23 @@ int tb_mw_set_policy(tb_mw *mw, const char *full)
         share = 0.1;
         if (spec[12] == ':') {
             int rc = tb_parse_double(spec + 13, &share);
+            if (rc == TB_OK && !(share > 0 && share <= 100))
+                rc = TB_ERR_RANGE;
             if (rc != TB_OK)
-                return rc;
-            if (!(share > 0 && share <= 100))
-                return TB_ERR_RANGE;
+                return TB__REFUSE(rc, "tb_mw_set_policy: '%s': the share of waiting time must be "
+                                  "a number in (0, 100]; the policy stays %s", full, keep);
         }
     } else if (strncmp(spec, "multi:", 6) == 0) {
         int rc = tb_parse_long(spec + 6, 1, 1L << 30, &k);
         if (rc != TB_OK)
-            return rc;
+            return TB__REFUSE(rc, "tb_mw_set_policy: '%s': K must be a whole number >= 1; the "
+                              "policy stays %s", full, keep);
         if (k > mw->size)
-            return TB_ERR_SIZE;
+            return TB__REFUSE(TB_ERR_SIZE, "tb_mw_set_policy: '%s' needs at least %ld ranks, the "
+                              "communicator has %d; the policy stays %s", full, k, mw->size, keep);
     } else {
-        return TB_ERR_PARSE;
+        return TB__REFUSE(TB_ERR_PARSE, "tb_mw_set_policy: '%s' is not a policy (expected "
+                          POLICY_NAMES "); the policy stays %s", full, keep);
     }
     mw->cfg.nmasters = (int)k;
     mw->cfg.dynamic = dynamic;
@@ -183,7 +197,8 @@ void tb__mw_set_promote_hook(tb_mw *mw, tb__mw_promote_hook hook, void *ctx)
 int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message)
 {
     if (!mw || tasks_per_message == 0)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_chunk: %s", !mw ? "the handle is NULL"
+                          : "0 tasks per message (at least 1); the chunk rule is unchanged");
     mw->cfg.chunk = tasks_per_message;
     mw->cfg.chunk_kind = TB__CHUNK_FIXED;
     return TB_OK;
@@ -193,8 +208,11 @@ int tb_mw_set_chunking(tb_mw *mw, const char *rule)
 {
     int kind;
     unsigned fixed;
-    if (!mw || tb__chunk_parse(rule, &kind, &fixed) != 0)
-        return TB_ERR_INVALID;
+    if (!mw)
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_chunking: the handle is NULL");
+    if (tb__chunk_parse(rule, &kind, &fixed) != 0)
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_chunking: '%s' is not a rule (expected "
+                          CHUNK_RULES "); the chunk rule is unchanged", rule ? rule : "(null)");
     mw->cfg.chunk_kind = kind;
     mw->cfg.chunk = fixed;
     return TB_OK;
@@ -203,7 +221,8 @@ int tb_mw_set_chunking(tb_mw *mw, const char *rule)
 int tb_mw_set_worker(tb_mw *mw, tb_mw_work_fn fn, void *ctx)
 {
     if (!mw || !fn)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_worker: %s is NULL",
+                          mw ? "the work function" : "the handle");
     mw->cfg.work = fn;
     mw->cfg.work_ctx = ctx;
     return TB_OK;
@@ -212,7 +231,7 @@ int tb_mw_set_worker(tb_mw *mw, tb_mw_work_fn fn, void *ctx)
 int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx)
 {
     if (!mw)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_result: the handle is NULL");
     mw->cfg.result = fn;
     mw->cfg.result_ctx = ctx;
     return TB_OK;
@@ -221,9 +240,10 @@ int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx)
 int tb_mw_set_reduce(tb_mw *mw, tb_mw_fold_fn fold, tb_mw_combine_fn combine, void *ctx)
 {
     if (!mw || (!fold && combine))
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_reduce: %s", !mw ? "the handle is NULL"
+                          : "a combine function without a fold function");
     if (mw->ran)
-        return TB_ERR_STATE;
+        return TB__REFUSE(TB_ERR_STATE, "tb_mw_set_reduce: the bag has already run");
     mw->cfg.fold = fold;
     mw->cfg.combine = combine;
     mw->cfg.reduce_ctx = ctx;
@@ -244,9 +264,12 @@ int tb_mw_get_partial(const tb_mw *mw, const void **data, size_t *len)
 int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx)
 {
     if (!mw || !fn)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_generator: %s is NULL",
+                          mw ? "the generator" : "the handle");
     if (mw->nadded > 0 || mw->ran)
-        return TB_ERR_STATE;
+        return TB__REFUSE(TB_ERR_STATE, "tb_mw_set_generator: %s",
+                          mw->ran ? "the bag has already run"
+                                  : "tasks were already added with tb_mw_add_task");
     mw->have_gen = 1;
     mw->cfg.gen = fn;
     mw->cfg.gen_ctx = ctx;
@@ -258,12 +281,24 @@ int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx)
 
 int tb_mw_add_task(tb_mw *mw, const void *data, size_t len)
 {
-    if (!mw || (len > 0 && !data))
-        return TB_ERR_INVALID;
-    if (mw->rank != 0 || mw->have_gen || mw->ran)
-        return TB_ERR_STATE;
-    if (len > TB__MW_MSG_MAX - 64)
-        return TB_ERR_RANGE;
+    if (!mw)
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_add_task: the handle is NULL");
+    int rc = len > 0 && !data                  ? TB_ERR_INVALID
+             : mw->rank != 0 || mw->have_gen || mw->ran ? TB_ERR_STATE
+             : len > TB__MW_MSG_MAX - 64       ? TB_ERR_RANGE
+                                               : TB_OK;
+    if (rc != TB_OK) {
+        /* once per bag: a loop adding tasks on every rank would repeat it */
+        if (!mw->warned_add++)
+            TB_LOG_WARN("tb_mw_add_task: %s (not logged again for this bag)",
+                        rc == TB_ERR_INVALID ? "a task of length > 0 with NULL data"
+                        : mw->rank != 0 ? "tasks are added on rank 0 only (or use "
+                                          "tb_mw_set_generator on every rank)"
+                        : mw->have_gen ? "the bag has a generator"
+                        : mw->ran      ? "the bag has already run"
+                                       : "a task over 1 GiB");
+        return rc;
+    }
     TB_CHECK(tb__queue_push(&mw->bag, mw->nadded, data, len));
     mw->nadded++;
     return TB_OK;
@@ -281,9 +316,10 @@ int tb_mw_reserve(tb_mw *mw, uint64_t ntasks, size_t payload_bytes)
 int tb_mw_set_trace(tb_mw *mw, tb_trace *tr)
 {
     if (!mw)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_trace: the handle is NULL");
     if (mw->plat && tr)
-        return TB_ERR_UNSUPPORTED;
+        return TB__REFUSE(TB_ERR_UNSUPPORTED, "tb_mw_set_trace: a simulated bag writes its "
+                          "trace with tb_mw_set_trace_file");
     mw->trace = tr;
     return TB_OK;
 }
@@ -291,7 +327,7 @@ int tb_mw_set_trace(tb_mw *mw, tb_trace *tr)
 int tb_mw_set_trace_file(tb_mw *mw, const char *path)
 {
     if (!mw)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_trace_file: the handle is NULL");
     free(mw->trace_path);
     mw->trace_path = NULL;
     if (path && !(mw->trace_path = strdup(path)))
@@ -302,7 +338,9 @@ int tb_mw_set_trace_file(tb_mw *mw, const char *path)
 int tb_mw_set_task_timeout(tb_mw *mw, double seconds)
 {
     if (!mw || !(seconds >= 0) || seconds > 1e9)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_task_timeout: %s",
+                          !mw ? "the handle is NULL"
+                              : "expected seconds in [0, 1e9] (0: none); the timeout is unchanged");
     mw->task_timeout = seconds;
     return TB_OK;
 }
@@ -310,7 +348,7 @@ int tb_mw_set_task_timeout(tb_mw *mw, double seconds)
 int tb_mw_set_cost(tb_mw *mw, tb_mw_cost_fn fn, void *ctx)
 {
     if (!mw)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_cost: the handle is NULL");
     mw->cost = fn;
     mw->cost_ctx = ctx;
     return TB_OK;
@@ -319,7 +357,7 @@ int tb_mw_set_cost(tb_mw *mw, tb_mw_cost_fn fn, void *ctx)
 int tb_mw_set_progress(tb_mw *mw, FILE *stream)
 {
     if (!mw)
-        return TB_ERR_INVALID;
+        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_progress: the handle is NULL");
     mw->progress = stream;
     return TB_OK;
 }

@@ -250,23 +250,30 @@ void tb_redist_config_init(tb_redist_config *cfg)
 
 static int config_ok(const tb_redist_config *c, int size)
 {
-    if (c->units == 0 || !(c->threshold >= 1) || c->interval == 0 || !(c->smoothing > 0) ||
-        c->smoothing > 1 || c->probe_repeats < 1 ||
-        (c->guards & ~(unsigned)(TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE)) ||
-        (c->mode != TB_REDIST_PREDICT && c->mode != TB_REDIST_NO_PREDICT &&
-         c->mode != TB_REDIST_OFF)) {
-        TB_LOG_ERR("redist: invalid configuration (units %" PRIu64 ", threshold %g, interval "
-                   "%" PRIu64 ", smoothing %g, mode %d)", c->units, c->threshold, c->interval,
-                   c->smoothing, c->mode);
+    const char *bad = c->units == 0                              ? "units must be > 0"
+                      : !(c->threshold >= 1)                     ? "threshold must be >= 1"
+                      : c->interval == 0                         ? "interval must be >= 1"
+                      : !(c->smoothing > 0) || c->smoothing > 1 ? "smoothing must be in (0, 1]"
+                      : c->probe_repeats < 1                     ? "probe_repeats must be >= 1"
+                      : (c->guards & ~(unsigned)(TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE))
+                          ? "guards holds an unknown TB_REDIST_GUARD_* bit"
+                      : (c->mode != TB_REDIST_PREDICT && c->mode != TB_REDIST_NO_PREDICT &&
+                         c->mode != TB_REDIST_OFF)
+                          ? "mode must be TB_REDIST_PREDICT, TB_REDIST_NO_PREDICT or TB_REDIST_OFF"
+                      : !(c->probe_bytes[0] >= 0 && c->probe_bytes[1] >= 0 &&
+                          c->probe_bytes[2] >= 0)
+                          ? "probe_bytes must be >= 0"
+                          : NULL;
+    if (bad) {
+        TB_LOG_ERR("redist: invalid configuration: %s (units %" PRIu64 ", threshold %g, interval "
+                   "%" PRIu64 ", smoothing %g, mode %d)", bad, c->units, c->threshold,
+                   c->interval, c->smoothing, c->mode);
         return TB_ERR_INVALID;
     }
     if ((uint64_t)size > c->units) {
         TB_LOG_ERR("redist: %" PRIu64 " units cannot give %d ranks one each", c->units, size);
         return TB_ERR_SIZE;
     }
-    for (int i = 0; i < 3; i++)
-        if (!(c->probe_bytes[i] >= 0))
-            return TB_ERR_INVALID;
     if (c->initial_counts) {
         uint64_t sum = 0;
         for (int i = 0; i < size; i++) {

@@ -994,6 +994,66 @@ static void test_ranks_must_fit(void)
     TB_ASSERT_OK(b);
 }
 
+/* A setter that refuses logs one warning line saying what and why (a
+ * program that ignores the code otherwise runs the default silently). */
+typedef struct warn_cap {
+    int n;
+    char line[512];
+} warn_cap;
+
+static void warn_sink(void *ctx, tb_log_level level, int rank, const char *line)
+{
+    (void)rank;
+    warn_cap *c = ctx;
+    if (level == TB_LOG_WARN && c->n++ == 0)
+        snprintf(c->line, sizeof c->line, "%s", line);
+}
+
+static void test_setters_refuse_with_a_line(void)
+{
+    tb_platform *p = spec("hosts=3,L=1us,o=1us", 1);
+    TB_ASSERT(p != NULL);
+    tb_mw *mw = NULL;
+    TB_ASSERT_OK(tb_mw_create_sim(&mw, p, 3));
+    tb_log_level old = tb_log_get_level();
+    tb_log_set_level(TB_LOG_WARN);
+    warn_cap c;
+#define REFUSES(call, code, text)                                                            \
+    do {                                                                                     \
+        memset(&c, 0, sizeof c);                                                             \
+        tb_log_set_sink(warn_sink, &c);                                                      \
+        int rc_ = (call);                                                                    \
+        tb_log_set_sink(NULL, NULL);                                                         \
+        TB_ASSERT_EQ_INT(rc_, code);                                                         \
+        TB_ASSERT_EQ_INT(c.n, 1);                                                            \
+        if (!strstr(c.line, text))                                                           \
+            printf("    got: %s\n", c.line);                                                 \
+        TB_ASSERT(strstr(c.line, text) != NULL);                                             \
+    } while (0)
+    REFUSES(tb_mw_set_policy(mw, "multi:5"), TB_ERR_SIZE,
+            "tb_mw_set_policy: 'multi:5' needs at least 5 ranks, the communicator has 3; the "
+            "policy stays dynamic");
+    REFUSES(tb_mw_set_policy(mw, "multi:x"), TB_ERR_PARSE, "'multi:x': K must be a whole number");
+    REFUSES(tb_mw_set_policy(mw, "fastest"), TB_ERR_PARSE, "'fastest' is not a policy");
+    REFUSES(tb_mw_set_policy(mw, "single,chunk=big"), TB_ERR_PARSE, "unknown chunk rule");
+    REFUSES(tb_mw_set_policy(mw, "dynamic:wait:0"), TB_ERR_RANGE, "a number in (0, 100]");
+    REFUSES(tb_mw_set_chunking(mw, "big"), TB_ERR_INVALID, "tb_mw_set_chunking: 'big' is not");
+    REFUSES(tb_mw_set_chunk(mw, 0), TB_ERR_INVALID, "tb_mw_set_chunk: 0 tasks per message");
+    REFUSES(tb_mw_set_task_timeout(mw, -1), TB_ERR_INVALID, "tb_mw_set_task_timeout: expected");
+    REFUSES(tb_mw_set_worker(mw, NULL, NULL), TB_ERR_INVALID, "the work function is NULL");
+    REFUSES(tb_mw_set_policy(NULL, "single"), TB_ERR_INVALID, "the handle is NULL");
+    /* what was accepted is silent */
+    memset(&c, 0, sizeof c);
+    tb_log_set_sink(warn_sink, &c);
+    TB_ASSERT_OK(tb_mw_set_policy(mw, "multi:3"));
+    tb_log_set_sink(NULL, NULL);
+    TB_ASSERT_EQ_INT(c.n, 0);
+#undef REFUSES
+    tb_log_set_level(old);
+    tb_mw_destroy(&mw);
+    tb_platform_destroy(&p);
+}
+
 /* Last: removes the scratch directory if this program made it. */
 static void test_cleanup(void)
 {
@@ -1031,6 +1091,7 @@ static const tb_test tests[] = {
     {"dynamic_near_best_k", test_dynamic_near_best_k},
     {"multi_end", test_multi_end},
     {"ranks_must_fit", test_ranks_must_fit},
+    {"setters_refuse_with_a_line", test_setters_refuse_with_a_line},
     {"cleanup", test_cleanup},
     {NULL, NULL},
 };
