@@ -254,7 +254,8 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
                           "delay between clusters");
         return TB_EXIT_USAGE;
     }
-    if (o->history && tb_cli_writable(cmd, "--history", o->history))
+    if ((o->history && tb_cli_writable(cmd, "--history", o->history)) ||
+        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)))
         return TB_EXIT_USAGE;
     if (o->web_public && !o->web) {
         tb_cli_error(cmd, "--web-public goes with --web");

@@ -191,6 +191,8 @@ int tb_cmd_emu(int argc, char **argv)
                           "file)");
         return TB_EXIT_USAGE;
     }
+    if (trace && tb_cli_writable(cmd, "--trace", trace))
+        return TB_EXIT_USAGE;
     if (ranks < 1) {
         tb_cli_error(cmd, "-n P is required (the number of ranks)");
         return TB_EXIT_USAGE;

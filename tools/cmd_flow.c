@@ -143,6 +143,9 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
             return TB_EXIT_USAGE;
         }
     }
+    if ((o->gantt && tb_cli_writable(o->cmd, "--gantt", o->gantt)) ||
+        (o->trace && tb_cli_writable(o->cmd, "--trace", o->trace)))
+        return TB_EXIT_USAGE;
     return -1;
 }
 

@@ -208,6 +208,10 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         tb_cli_error(cmd, "--ranks and --iter-cost go with --sim");
         return TB_EXIT_USAGE;
     }
+    /* outputs are checked before anything is computed */
+    if ((o->out && tb_cli_writable(cmd, "--out", o->out)) ||
+        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)))
+        return TB_EXIT_USAGE;
     return -1;
 }
 

@@ -126,6 +126,8 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
         tb_cli_error(cmd, "--platform is required (a spec such as hosts=16,L=50us,o=10us or a file)");
         return TB_EXIT_USAGE;
     }
+    if (o->trace && tb_cli_writable(cmd, "--trace", o->trace))
+        return TB_EXIT_USAGE;
     return -1;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -60,8 +61,6 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
     return -1;
 }
 
-/* Whether a file can be written at path (its directory exists and takes
- * new files), checked before hours of measuring rather than after. */
 int tb_cli_hush(void)
 {
     int level = (int)tb_log_get_level();
@@ -72,8 +71,20 @@ int tb_cli_hush(void)
 
 void tb_cli_unhush(int level) { tb_log_set_level((tb_log_level)level); }
 
+/* Whether a file can be written at path (its directory exists and takes
+ * new files; the path is not a directory, nor a file that cannot be
+ * replaced), checked before hours of measuring rather than after. */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path)
 {
+    struct stat st;
+    if (!*path) {
+        tb_cli_error(cmd, "%s: an empty file name", opt);
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        tb_cli_error(cmd, "%s %s: cannot write: it is a directory", opt, path);
+        return -1;
+    }
     const char *slash = strrchr(path, '/');
     char dir[4096];
     if (!slash)

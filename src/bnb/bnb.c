@@ -1702,6 +1702,21 @@ static int run_serial(tb_bnb *b)
             }
         }
     }
+    if (rc == TB_OK && b->trace_path) {
+        /* one rank: the sequential search as one bar (virtual time when
+         * simulated) */
+        tb_trace *tr = NULL;
+        double origin = b->plat ? 0.0 : t0;
+        rc = tb_trace_create(&tr, 0, origin);
+        if (rc == TB_OK)
+            rc = tb_trace_set_process_name(tr, "rank 0 (sequential search)");
+        if (rc == TB_OK)
+            rc = tb_trace_complete_arg(tr, 0, "bnb", "search", origin,
+                                       origin + b->sum.makespan_s, "nodes", (int64_t)e.nodes);
+        if (rc == TB_OK)
+            rc = tb_trace_write(tr, b->trace_path);
+        tb_trace_destroy(&tr);
+    }
     tb__bnb_engine_free(&e);
     return rc;
 }

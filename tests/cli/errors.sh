@@ -45,12 +45,30 @@ expect 2 "^tenbin mandel: unknown option '--bogus'" 2 mandel --bogus
 expect 2 "^tenbin mandel: option '--width' needs a value" 2 mandel --width
 expect 2 "^tenbin mandel: unexpected argument 'extra'" 2 mandel extra
 
-# An image that cannot be written: exit 1, a clear line, nothing left behind.
-expect 1 "cannot write missing/dir/x.png" 2 mandel --width 16 --height 16 -q --out missing/dir/x.png
+# An output that cannot be written is refused before any work (exit 2, a
+# usage error, not 1 after the run), one line, nothing left behind.
+expect 2 "^tenbin mandel: --out missing/dir/x.png: cannot write: No such file" 2 mandel --width 16 --height 16 -q --out missing/dir/x.png
 [ ! -e missing ] || fail "a directory was created"
-# A trace that cannot be written.
-expect 1 "missing/t.json" 2 mandel --width 16 --height 16 -q --trace missing/t.json
+expect 2 "^tenbin mandel: --trace missing/t.json: cannot write" 2 mandel --width 16 --height 16 -q --trace missing/t.json
+mkdir -p adir.png
+expect 2 "^tenbin mandel: --out adir.png: cannot write: it is a directory" 1 mandel -q --out adir.png
+expect 2 "^tenbin sim mw: --trace missing/t.json: cannot write" 0 sim mw --platform hosts=4 --tasks 10 --trace missing/t.json
+KNAP="$TB_SOURCE_DIR/tests/data/knapsack/knapPI_1_100_1000_1.txt"
+expect 2 "^tenbin bnb: --trace missing/t.json: cannot write" 1 bnb knapsack "$KNAP" --trace missing/t.json
+expect 2 "^tenbin bnb: --history missing/h.json: cannot write" 1 bnb knapsack "$KNAP" --history missing/h.json
+WF="$TB_SOURCE_DIR/tests/data/wfinstances/montage-chameleon-2mass-005d-001.json"
+expect 2 "^tenbin flow schedule: --gantt missing/g.svg: cannot write" 0 flow schedule "$WF" --platform hosts=4 --gantt missing/g.svg
+expect 2 "^tenbin flow simulate: --trace missing/t.json: cannot write" 0 flow simulate "$WF" --platform hosts=4 --trace missing/t.json
+expect 2 "^tenbin emu: --trace missing/t.json: cannot write" 0 emu --platform hosts=4 -n 2 --trace missing/t.json -- "$TENBIN" mandel -q
+[ "$(wc -l < err.txt)" = 1 ] || fail "more than one line: $(cat err.txt)"
+expect 2 "^tenbin himeno: --record missing/r.json: cannot write" 1 himeno --record missing/r.json
 ls ./*.tmp 2>/dev/null && fail "temporary files left behind"
+# bnb on one rank writes its trace too (the sequential search as one bar)
+"$TENBIN" bnb knapsack "$KNAP" --trace one.json > out.txt
+python3 -c "
+import json; t = json.load(open('one.json'))['traceEvents']
+assert any(e.get('name') == 'search' and e['args']['nodes'] > 0 for e in t), t
+" || fail "bnb --trace on one rank: $(cat one.json)"
 
 # Help and the environment registry.
 "$TENBIN" --help | grep -q '^  mandel' || fail "tenbin --help lists no mandel"
