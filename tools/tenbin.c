@@ -165,6 +165,46 @@ static void usage(FILE *out)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* The rank and size a launcher gave this process (Open MPI's or MPICH's
+ * mpiexec, srun), from its environment, before MPI is initialised: 0 and 1
+ * when no launcher started it. */
+static void launcher_rank(int *rank, int *size)
+{
+    static const char *const vars[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                          {"PMI_RANK", "PMI_SIZE"},
+                                          {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"}};
+    *rank = 0;
+    *size = 1;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *r = getenv(vars[i][0]), *n = getenv(vars[i][1]);
+        long rv, nv;
+        if (r && n && tb_parse_long(r, 0, 1L << 30, &rv) == TB_OK &&
+            tb_parse_long(n, 1, 1L << 30, &nv) == TB_OK && rv < nv) {
+            *rank = (int)rv;
+            *size = (int)nv;
+            return;
+        }
+    }
+}
+
+/* A command that uses no MPI, started on several ranks: rank 0 runs it and
+ * the others end at once (so it prints once); emu, which starts ranks of its
+ * own, refuses.  Returns -1 to run, else the exit status. */
+static int outside_mpi(const char *name, int argc, char **argv)
+{
+    int rank, size;
+    launcher_rank(&rank, &size);
+    if (size == 1 || strcmp(name, "probe") == 0) /* probe measures between the ranks */
+        return -1;
+    if (strcmp(name, "emu") == 0 && !(argc > 2 && strcmp(argv[2], "--help") == 0)) {
+        if (rank == 0)
+            fprintf(stderr, "tenbin emu: it starts the program's ranks itself; run it without "
+                            "mpiexec or srun (started as rank 0 of %d)\n", size);
+        return TB_EXIT_USAGE;
+    }
+    return rank == 0 ? -1 : TB_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -188,8 +228,10 @@ int main(int argc, char **argv)
         int bnb_tool = strcmp(c->name, "bnb") == 0 && argc > 2 &&
                        (strcmp(argv[2], "generate") == 0 || strcmp(argv[2], "replay") == 0);
         int flow_run = strcmp(c->name, "flow") == 0 && argc > 2 && strcmp(argv[2], "run") == 0;
-        if ((!c->needs_mpi && !flow_run) || bnb_tool)
-            return c->run(argc - 1, argv + 1);
+        if ((!c->needs_mpi && !flow_run) || bnb_tool) {
+            int st = outside_mpi(c->name, argc, argv);
+            return st >= 0 ? st : c->run(argc - 1, argv + 1);
+        }
         /* Funneled: only this thread calls MPI (bnb --web serves from
          * threads of its own that never do). */
         int provided;

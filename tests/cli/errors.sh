@@ -70,6 +70,13 @@ import json; t = json.load(open('one.json'))['traceEvents']
 assert any(e.get('name') == 'search' and e['args']['nodes'] > 0 for e in t), t
 " || fail "bnb --trace on one rank: $(cat one.json)"
 
+# Commands that use no MPI print once under mpiexec (rank 0 runs them);
+# emu, which starts its own ranks, refuses.
+[ "$("$MPIEXEC" $NP 2 "$TENBIN" sim mw --platform hosts=4 --tasks 10 | grep -c '^summary')" = 1 ] ||
+    fail "sim mw under mpiexec -n 2 did not print once"
+[ "$("$MPIEXEC" $NP 2 "$TENBIN" info | grep -c '^tenbin ')" = 1 ] || fail "info printed twice"
+expect 2 "^tenbin emu: it starts the program's ranks itself; run it without mpiexec" 2 emu --platform hosts=4 -n 2 -- "$TENBIN" mandel -q
+
 # Help and the environment registry.
 "$TENBIN" --help | grep -q '^  mandel' || fail "tenbin --help lists no mandel"
 "$TENBIN" info --env > env.txt
