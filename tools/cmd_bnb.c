@@ -500,19 +500,21 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
             tb_buf_printf(&j, "%s %s: no feasible solution (%s)\n", o->prob->name, o->file,
                           s->proven ? "proven" : "not proven");
         tb_buf_printf(&j,
-                      "%" PRIu64 " nodes, %" PRIu64 " tasks, %.6f s%s, %d ranks, %d groups, %" PRIu64
+                      "%" PRIu64 " nodes, %" PRIu64 " tasks, %.6f s%s, %d ranks, %d group%s, %" PRIu64
                       " messages\n",
-                      s->nodes, s->tasks, s->makespan_s, s->simulated ? " (simulated)" : "",
-                      s->ranks, s->ngroups, s->messages);
+                      s->nodes, s->tasks, s->makespan_s, s->simulated ? " of virtual time" : "",
+                      s->ranks, s->ngroups, s->ngroups == 1 ? "" : "s", s->messages);
         if (o->sim)
             tb_buf_printf(&j, "node cost %.3g s at speed 1 (--node-cost)\n", o->node_cost);
         for (int g = 0; g < s->ngroups; g++) {
             const tb_bnb_group *G = &s->groups[g];
             tb_buf_printf(&j,
-                          "  group %d: master %d, %d workers, %" PRIu64 " tasks, %" PRIu64
-                          " nodes, idle %.3f s (start-up %.3f s), moved in %" PRIu64
+                          "  group %d: master %d, %d worker%s, %" PRIu64 " tasks, %" PRIu64
+                          " nodes, idle %.3f worker-s summed over its workers (start-up %.3f), "
+                          "moved in %" PRIu64
                           ", out %" PRIu64 "\n",
-                          g, G->master, G->workers, G->tasks, G->nodes, G->idle_s,
+                          g, G->master, G->workers, G->workers == 1 ? "" : "s", G->tasks,
+                          G->nodes, G->idle_s,
                           G->startup_idle_s, G->moved_in, G->moved_out);
         }
     }

@@ -6,6 +6,7 @@
 #include "tenbin/core.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -518,7 +519,10 @@ static int sim_setup(tb_mw *mw, sim_run_state *st)
     if (mw->progress) {
         double interval = 1.0;
         tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
-        TB_CHECK(tb_progress_create(&st->prog, mw->progress, "tasks", mw->cfg.ntasks, interval));
+        /* the rate and ETA of simulating, in real time (the summary's times
+         * are virtual) */
+        TB_CHECK(tb_progress_create(&st->prog, mw->progress, "simulated tasks", mw->cfg.ntasks,
+                                    interval));
     }
     for (int r = 0; r < P; r++) {
         if (st->traces)
@@ -708,9 +712,13 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
     else
         fprintf(out, "summary: %d ranks, policy %s (%d master%s), chunks by %s\n", s->ranks,
                 s->policy, s->masters, s->masters == 1 ? "" : "s", s->chunking);
-    if (s->simulated)
+    if (s->failed) /* no rate: the run did not do its work */
+        fprintf(out, "  tasks             %" PRIu64 " of %" PRIu64 " done when the run failed, "
+                     "after %.6f s%s\n", s->results, s->tasks, s->makespan_s,
+                s->simulated ? " of virtual time" : "");
+    else if (s->simulated)
         fprintf(out, "  tasks             %" PRIu64 " done in %.6f s of virtual time (%.1f tasks/s); "
-                     "%" PRIu64 " events simulated in %.3f s\n",
+                     "%" PRIu64 " events simulated in %.3f s of real time\n",
                 s->results, s->makespan_s, s->tasks_per_s, s->events, s->wall_s);
     else
         fprintf(out, "  tasks             %" PRIu64 " done in %.3f s (%.1f tasks/s)\n", s->results,
@@ -737,6 +745,9 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
 
 int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
 {
+    char rate[32] = "null"; /* no rate for a run that failed */
+    if (!s->failed && isfinite(s->tasks_per_s))
+        snprintf(rate, sizeof rate, "%.3f", s->tasks_per_s);
     TB_CHECK(tb_buf_printf(out,
                            "\"ranks\": %d, \"policy\": \"%s\", \"masters\": %d, \"chunk\": %u, "
                            "\"chunking\": \"%s\", "
@@ -744,14 +755,14 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"simulated\": %s, \"makespan_s\": %.9f, \"last_task_end_s\": %.9f, "
                            "\"events\": %" PRIu64 ", "
                            "\"wall_s\": %.6f, "
-                           "\"tasks_per_s\": %.3f, \"worker_idle_fraction_mean\": %.6f, "
+                           "\"tasks_per_s\": %s, \"worker_idle_fraction_mean\": %.6f, "
                            "\"worker_idle_s\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, "
                            "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
                            "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.9f, "
                            "\"merges\": %" PRIu64 ", \"results_where\": \"%s\", \"failed\": %s",
                            s->ranks, s->policy, s->masters, s->chunk, s->chunking, s->tasks,
                            s->results,
-                           s->simulated ? "true" : "false", s->makespan_s, s->last_task_end_s, s->events, s->wall_s, s->tasks_per_s, s->worker_idle_fraction_mean,
+                           s->simulated ? "true" : "false", s->makespan_s, s->last_task_end_s, s->events, s->wall_s, rate, s->worker_idle_fraction_mean,
                            s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
                            s->worker_idle_s.max, s->messages, s->masters_max, s->promotions,
                            s->first_promotion_s, s->merges, s->reduced ? "masters" : "root",

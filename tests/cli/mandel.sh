@@ -75,4 +75,10 @@ grep -q "^tenbin mandel: --chunk: expected" chunk_err.txt || fail "--chunk nope:
 # Progress lines go to stderr unless -q.
 "$MPIEXEC" $NP 2 "$TENBIN" mandel --width 40 --height 30 --max-iter 50 > /dev/null 2> prog.txt
 grep -q '^progress: 30/30 tasks (100.0%)' prog.txt || fail "no final progress line: $(cat prog.txt)"
+# Simulated: the progress is the real-time rate of simulating, the summary's
+# time is virtual, and each says which.
+"$MPIEXEC" $NP 1 "$TENBIN" mandel --sim hosts=4 --width 40 --height 30 --max-iter 50 > sim.txt 2> prog.txt
+grep -q '^progress: 30/30 simulated tasks (100.0%)' prog.txt || fail "sim progress: $(cat prog.txt)"
+grep -q 'done in .* s of virtual time .* events simulated in .* s of real time' sim.txt ||
+    fail "sim summary: $(cat sim.txt)"
 echo "ok mandel (checksum $want)"

@@ -1054,6 +1054,37 @@ static void test_setters_refuse_with_a_line(void)
     tb_platform_destroy(&p);
 }
 
+/* A failed run's summary gives no rate (3 tasks in 0.1 ms is not a speed). */
+static void test_failed_summary_has_no_rate(void)
+{
+    tb_mw_summary sm;
+    memset(&sm, 0, sizeof sm);
+    sm.ranks = 2;
+    sm.masters = 1;
+    snprintf(sm.policy, sizeof sm.policy, "single");
+    snprintf(sm.chunking, sizeof sm.chunking, "auto");
+    sm.tasks = 100;
+    sm.results = 3;
+    sm.makespan_s = 1e-4;
+    sm.tasks_per_s = 30000;
+    sm.failed = 1;
+    sm.failed_code = TB_ERR_TASK;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    TB_ASSERT(f != NULL);
+    tb_mw_summary_print(&sm, f);
+    fclose(f);
+    TB_ASSERT(strstr(text, "3 of 100 done when the run failed") != NULL);
+    TB_ASSERT(strstr(text, "tasks/s") == NULL);
+    free(text);
+    tb_buf b = {0};
+    TB_ASSERT_OK(tb_mw_summary_json(&sm, &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    TB_ASSERT(strstr((const char *)b.data, "\"tasks_per_s\": null") != NULL);
+    tb_buf_free(&b);
+}
+
 /* Last: removes the scratch directory if this program made it. */
 static void test_cleanup(void)
 {
@@ -1092,6 +1123,7 @@ static const tb_test tests[] = {
     {"multi_end", test_multi_end},
     {"ranks_must_fit", test_ranks_must_fit},
     {"setters_refuse_with_a_line", test_setters_refuse_with_a_line},
+    {"failed_summary_has_no_rate", test_failed_summary_has_no_rate},
     {"cleanup", test_cleanup},
     {NULL, NULL},
 };
