@@ -37,6 +37,13 @@ int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv);
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
 /* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path);
+/* A note for the user printed once on stderr (rank 0) after the command
+ * ends well, not before an error line; the last one set wins. */
+void tb_cli_note(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 /* A setter that refuses logs a warning (for programs that ignore its code);
  * a command that reports the refusal itself, naming the option, calls the
  * setter between tb_cli_hush() and tb_cli_unhush(level) so the user reads one

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "tenbin/config.h"
 #include "tenbin/emu.h"
+#include "tenbin/model.h"
 
 static const char *const cmd = "emu";
 
@@ -92,21 +93,40 @@ int tb_cli_emu_opts(const char *cmd, tb_emu_opts *o, char *lib, size_t liblen,
 
 static double pct(double x, double total) { return total > 0 ? 100.0 * x / total : 0.0; }
 
-static void print_text(const tb_emu_result *r, const char *platform, int master)
+/* A host's speed as the tables show it: its base speed, and how it varies. */
+static void speed_text(const tb_platform *p, int host, char *buf, size_t n)
 {
-    printf("\ntenbin emu: predicted makespan %.6f s for %d ranks on %s\n", r->makespan_s,
-           r->ranks, platform);
+    if (!p || host < 0 || (size_t)host >= p->nhosts) {
+        snprintf(buf, n, "?");
+        return;
+    }
+    const tb_host *h = &p->hosts[host];
+    snprintf(buf, n, "%.3g%s", h->speed,
+             h->kind == TB_SPEED_TRACE ? " (trace)" : h->kind == TB_SPEED_LOAD ? " (load)" : "");
+}
+
+static void print_text(const tb_emu_result *r, const char *platform, uint64_t seed, int master)
+{
+    printf("\ntenbin emu: predicted makespan %.6f s of virtual time for %d ranks on %s\n",
+           r->makespan_s, r->ranks, platform);
     printf("            (emulated in %.2f s of real time: %.2f s to start the ranks, %.2f s from "
-           "then to the last MPI_Finalize; %" PRIu64 " coordinator decisions)\n",
+           "then to the last MPI_Finalize; %" PRIu64 " coordinator decisions; times the program "
+           "printed itself come from its own clocks, and only MPI_Wtime runs in virtual time)\n",
            r->wall_s, r->startup_s, r->run_s, r->decisions);
-    printf("%5s  %-12s %12s %12s %12s %12s %10s %12s\n", "rank", "host", "compute_s", "send_s",
-           "recv_s", "idle_s", "msgs_sent", "bytes_sent");
+    tb_platform *p = NULL;
+    if (tb_platform_open(platform, seed, &p, NULL, 0) != TB_OK)
+        p = NULL;
+    printf("%5s  %-12s %-12s %12s %12s %12s %12s %10s %12s\n", "rank", "host", "speed",
+           "compute_s", "send_s", "recv_s", "idle_s", "msgs_sent", "bytes_sent");
     for (int i = 0; i < r->ranks; i++) {
         const tb_emu_rank *k = &r->rank[i];
-        printf("%5d  %-12s %12.6f %12.6f %12.6f %12.6f %10" PRIu64 " %12" PRIu64 "\n", k->rank,
-               k->host_name, k->compute_s, k->send_s, k->recv_s, k->idle_s, k->messages_sent,
-               k->bytes_sent);
+        char sp[32];
+        speed_text(p, k->host, sp, sizeof sp);
+        printf("%5d  %-12s %-12s %12.6f %12.6f %12.6f %12.6f %10" PRIu64 " %12" PRIu64 "\n",
+               k->rank, k->host_name, sp, k->compute_s, k->send_s, k->recv_s, k->idle_s,
+               k->messages_sent, k->bytes_sent);
     }
+    tb_platform_destroy(&p);
     const tb_emu_rank *m = &r->rank[master];
     double T = r->makespan_s;
     printf("master (rank %d): compute %.6f s (%.1f %%), send %.6f s (%.1f %%), receive %.6f s "
@@ -232,7 +252,7 @@ int tb_cmd_emu(int argc, char **argv)
     if (json)
         rc = print_json(r, platform, (int)master);
     else
-        print_text(r, platform, (int)master);
+        print_text(r, platform, (uint64_t)seed, (int)master);
     /* Not silent: a prediction some choices of which could not be checked. */
     if (r->unchecked > 0)
         fprintf(stderr,

@@ -35,7 +35,7 @@ typedef struct flow_opts {
     const char *trace;
     long seed;
     double task_overhead;
-    int json, quiet;
+    int json, quiet, tasks;
 } flow_opts;
 
 static void schedule_usage(FILE *out, int simulate)
@@ -43,8 +43,9 @@ static void schedule_usage(FILE *out, int simulate)
     if (!simulate)
         fprintf(out,
                 "usage: tenbin flow schedule FILE [options]\n\n"
-                "Schedule a workflow statically and print its makespan and each task's host,\n"
-                "start and finish (hosts numbered from 0 in file order).\n\n");
+                "Schedule a workflow statically and print its makespan and, per host, its\n"
+                "tasks and busy time (--tasks: each task's host, start and finish; hosts\n"
+                "numbered from 0 in file order).\n\n");
     else
         fprintf(out,
                 "usage: tenbin flow simulate FILE --platform SPEC|FILE [options]\n\n"
@@ -68,7 +69,9 @@ static void schedule_usage(FILE *out, int simulate)
             "                         (default 1)\n"
             "  --gantt FILE.svg       the schedule as a Gantt chart\n"
             "  --trace FILE.json      the schedule as a Chrome trace (host = thread)\n"
-            "  --json                 the result as one JSON object\n"
+            "  --tasks                each task's host, start and finish instead of the\n"
+            "                         per-host summary\n"
+            "  --json                 the result as one JSON object (with every task)\n"
             "  -q, --quiet            only the makespan line\n"
             "  -h, --help             this text\n");
 }
@@ -81,6 +84,7 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
         {"gantt", required_argument, NULL, 'g'},   {"trace", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"task-overhead", required_argument, NULL, 'O'},
+        {"tasks", no_argument, NULL, 'k'},
         {"scheduler", required_argument, NULL, 'a'}, /* the same as --algo */
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
@@ -115,6 +119,7 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
             break;
         case 'j': o->json = 1; break;
         case 'q': o->quiet = 1; break;
+        case 'k': o->tasks = 1; break;
         case 'h': schedule_usage(stdout, simulate); return TB_EXIT_OK;
         default: return tb_cli_bad_option(o->cmd, help, c, argv);
         }
@@ -248,15 +253,48 @@ static void print_tasks_text(const tb_flow *f, const tb_flow_schedule *s)
                s->finish[t]);
 }
 
-static int emit(const flow_opts *o, const tb_flow *f, const tb_flow_schedule *s, tb_buf *head)
+/* Per host: its base speed (when known), tasks, and the time it computes
+ * (finish - start of its tasks) as a share of the makespan. */
+static void print_hosts_text(const tb_flow_schedule *s, const double *speed)
+{
+    size_t H = s->nhosts;
+    uint64_t *n = calloc(H ? H : 1, sizeof *n);
+    double *busy = calloc(H ? H : 1, sizeof *busy);
+    if (!n || !busy) {
+        free(n);
+        free(busy);
+        return;
+    }
+    for (size_t t = 0; t < s->ntasks; t++)
+        if (s->host[t] >= 0 && (size_t)s->host[t] < H) {
+            n[s->host[t]]++;
+            busy[s->host[t]] += s->finish[t] - s->start[t];
+        }
+    printf("%6s %8s %8s %14s %8s\n", "host", "speed", "tasks", "busy", "busy %");
+    for (size_t h = 0; h < H; h++) {
+        char sp[16] = "-";
+        if (speed)
+            snprintf(sp, sizeof sp, "%.3g", speed[h]);
+        printf("%6zu %8s %8" PRIu64 " %14.6g %7.1f%%\n", h, sp, n[h], busy[h],
+               s->makespan > 0 ? 100.0 * busy[h] / s->makespan : 0.0);
+    }
+    printf("(--tasks prints each task's host, start and finish)\n");
+    free(n);
+    free(busy);
+}
+
+static int emit(const flow_opts *o, const tb_flow *f, const tb_flow_schedule *s, tb_buf *head,
+                const double *speed)
 {
     if (o->json) {
         int rc = print_tasks_json(head, f, s);
         if (rc)
             return TB_EXIT_FAIL;
         fwrite(head->data, 1, head->len, stdout);
-    } else if (!o->quiet) {
+    } else if (o->tasks) {
         print_tasks_text(f, s);
+    } else if (!o->quiet) {
+        print_hosts_text(s, speed);
     }
     return TB_EXIT_OK;
 }
@@ -304,7 +342,7 @@ static int run_schedule(int argc, char **argv)
             printf("%s: %s makespan %.10g on %zu hosts (%zu tasks, %zu edges; %.3f s CPU)\n",
                    o.file, o.algo, s.makespan, H.nhosts, tb_flow_ntasks(f), tb_flow_nedges(f),
                    cpu);
-        ex = emit(&o, f, &s, &head);
+        ex = emit(&o, f, &s, &head, H.base_speed);
         tb_buf_free(&head);
     }
     tb_flow_schedule_free(&s);
@@ -363,7 +401,11 @@ static int run_simulate(int argc, char **argv)
                    o.file, o.algo, o.trigger, res.makespan, res.planned, res.reschedules,
                    res.speed_changes, res.events, wall, res.sched_cpu_s);
         }
-        ex = emit(&o, f, &s, &head);
+        double *speed = malloc(plat->nhosts * sizeof *speed);
+        for (size_t h = 0; speed && h < plat->nhosts; h++)
+            speed[h] = plat->hosts[h].speed;
+        ex = emit(&o, f, &s, &head, speed);
+        free(speed);
         tb_buf_free(&head);
     }
     tb_flow_schedule_free(&s);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "work_dist.h"
@@ -215,6 +216,40 @@ static int synth_combine(void *ctx, tb_buf *partial, const void *other, size_t l
 }
 
 /* Open the platform named by --platform, or print why not. */
+/* Whether a one-line spec sets `key` (exactly, before its '='). */
+static int spec_has(const char *spec, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = spec; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, key, n) == 0 && p[n] == '=')
+            return 1;
+    return 0;
+}
+
+/* A spec that leaves L, o or G unset gets 0 for them: say so once, after a
+ * run that went well, so that a free network is a choice and not a
+ * surprise. */
+static void note_free_network(const char *cmdname, const char *arg)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 || spec_has(arg, "netgauge"))
+        return; /* a file: its network is written out; Netgauge's tables set all */
+    /* a workflow's transfer costs L + bytes x G: o plays no part there */
+    int L = spec_has(arg, "L"), G = spec_has(arg, "G"),
+        o = strncmp(cmdname, "flow", 4) == 0 || spec_has(arg, "o") || spec_has(arg, "os") ||
+            spec_has(arg, "or");
+    if (L && o && G)
+        return;
+    char unset[16] = "";
+    snprintf(unset, sizeof unset, "%s%s%s%s%s", L ? "" : "L", !L && (!o || !G) ? ", " : "",
+             o ? "" : "o", !o && !G ? ", " : "", G ? "" : "G");
+    tb_cli_note("tenbin %s: note: the platform leaves %s unset, so %s 0: %s (set %s, "
+                        "e.g. L=50us,%sG=8ns)\n",
+                cmdname, unset, L + o + G == 2 ? "it is" : "they are",
+                L + o + G == 0 ? "messages cost nothing" : "that part of a message costs nothing",
+                L + o + G == 2 ? "it" : "them", strncmp(cmdname, "flow", 4) ? "o=10us," : "");
+}
+
 int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_platform **out)
 {
     char err[512];
@@ -223,6 +258,7 @@ int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_plat
         tb_cli_error(cmdname, "--platform: %s", err);
         return -1;
     }
+    note_free_network(cmdname, arg);
     return 0;
 }
 

@@ -61,6 +61,24 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
     return -1;
 }
 
+static char note[512];
+
+void tb_cli_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof note, fmt, ap);
+    va_end(ap);
+}
+
+/* The note of a command that ended well. */
+static int with_note(int status)
+{
+    if (status == TB_EXIT_OK && note[0] && mpi_rank == 0)
+        fprintf(stderr, "%s\n", note);
+    return status;
+}
+
 int tb_cli_hush(void)
 {
     int level = (int)tb_log_get_level();
@@ -230,7 +248,7 @@ int main(int argc, char **argv)
         int flow_run = strcmp(c->name, "flow") == 0 && argc > 2 && strcmp(argv[2], "run") == 0;
         if ((!c->needs_mpi && !flow_run) || bnb_tool) {
             int st = outside_mpi(c->name, argc, argv);
-            return st >= 0 ? st : c->run(argc - 1, argv + 1);
+            return st >= 0 ? st : with_note(c->run(argc - 1, argv + 1));
         }
         /* Funneled: only this thread calls MPI (bnb --web serves from
          * threads of its own that never do). */
@@ -238,7 +256,7 @@ int main(int argc, char **argv)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
         tb_log_set_rank(mpi_rank);
-        int rc = c->run(argc - 1, argv + 1);
+        int rc = with_note(c->run(argc - 1, argv + 1));
         MPI_Finalize();
         return rc;
     }

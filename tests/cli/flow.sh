@@ -54,6 +54,18 @@ assert len(ev) == 10, len(ev)
 svg = xml.dom.minidom.parse(sys.argv[3])
 assert len(svg.getElementsByTagName("rect")) >= 13
 EOF
+# The default text is a summary per host (HEFT's 80 on Topcuoglu's example:
+# host 2 computes n1 0-9, ...); --tasks gives the per-task table.
+"$TENBIN" flow schedule top.txt > sum.txt
+[ "$(grep -c '^ *[0-2] ' sum.txt)" = 3 ] || fail "per-host summary: $(cat sum.txt)"
+python3 - sum.txt <<'EOF' || fail "per-host summary sums: $(cat sum.txt)"
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.split() and l.split()[0] in "012"]
+assert sum(int(r[2]) for r in rows) == 10, rows
+EOF
+! grep -q '^n1 ' sum.txt || fail "the per-task table without --tasks"
+"$TENBIN" flow schedule top.txt --tasks > tasks.txt
+grep -Eq '^n1 +2 +0 +9$' tasks.txt || fail "--tasks: $(cat tasks.txt)"
 for a in heft cpop peft minmin maxmin olb random; do
     "$TENBIN" flow schedule top.txt --algo $a -q > /dev/null || fail "--algo $a"
 done
