@@ -2,8 +2,9 @@
 # tests/install/run.sh MODE WORKDIR - install tests, run by ctest.
 #
 #   consume  install the build tree into WORKDIR/prefix, then build and run
-#            the consumer project (this directory) with CMake and with
-#            pkg-config.
+#            the consumer project (this directory) with CMake (in its build
+#            tree and installed) and with pkg-config, with no LD_LIBRARY_PATH:
+#            each program must find the library through its run path.
 #   refuse   install, then configure the consumer with the *other* MPI
 #            implementation's compiler wrapper and expect find_package(tenbin)
 #            to fail with the flavour message.  Exit 77 (skip) when there is
@@ -34,6 +35,24 @@ install_tree() {
     }
 }
 
+# The run path of program $1 must lead to the installed library directory.
+check_runpath() {
+    want=$(cd "$prefix/$TB_LIBDIR" && pwd -P)
+    rp=$(readelf -d "$1" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]$/\1/p')
+    old_ifs=$IFS
+    IFS=:
+    for d in $rp; do
+        if [ -d "$d" ] && [ "$(cd "$d" && pwd -P)" = "$want" ]; then
+            IFS=$old_ifs
+            echo "run path of $(basename "$1"): $rp"
+            return 0
+        fi
+    done
+    IFS=$old_ifs
+    echo "FAIL: the run path of $1 ('$rp') does not lead to $want" >&2
+    exit 1
+}
+
 configure_consumer() { # BUILD_DIR MPI_C_COMPILER
     "$CMAKE" -S "$TB_CONSUMER_SRC" -B "$1" -G "$TB_GENERATOR" \
         -DCMAKE_C_COMPILER="$CC" \
@@ -43,6 +62,8 @@ configure_consumer() { # BUILD_DIR MPI_C_COMPILER
 
 case $mode in
 consume)
+    # What a user's shell has: the installed library is found by run paths.
+    unset LD_LIBRARY_PATH
     install_tree
     for f in "$prefix/include/tenbin.h" "$prefix/include/tenbin/config.h" \
         "$prefix/$TB_LIBDIR/cmake/tenbin/tenbinConfig.cmake" \
@@ -50,11 +71,23 @@ consume)
         "$prefix/$TB_LIBDIR/pkgconfig/tenbin.pc"; do
         [ -f "$f" ] || { echo "FAIL: not installed: $f" >&2; exit 1; }
     done
+    # <tenbin.h> declares every public module.
+    for h in "$prefix"/include/tenbin/*.h; do
+        h=tenbin/$(basename "$h")
+        case $h in tenbin/export.h) continue ;; esac
+        grep -q "^#include \"$h\"" "$prefix/include/tenbin.h" ||
+            { echo "FAIL: tenbin.h does not include $h" >&2; exit 1; }
+    done
 
     echo "== consumer via find_package(tenbin)"
     configure_consumer "$work/cmake-build" "$TB_MPI_C_COMPILER"
     "$CMAKE" --build "$work/cmake-build"
+    check_runpath "$work/cmake-build/consumer"
     "$work/cmake-build/consumer"
+    # Installed, CMake drops its own run path: the package's must remain.
+    "$CMAKE" --install "$work/cmake-build" --prefix "$work/consumer-prefix" >/dev/null
+    check_runpath "$work/consumer-prefix/bin/consumer"
+    "$work/consumer-prefix/bin/consumer"
 
     echo "== consumer via pkg-config"
     PKG_CONFIG_PATH="$prefix/$TB_LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -66,7 +99,8 @@ consume)
     # shellcheck disable=SC2086 # flags are meant to be split
     "$CC" -std=c11 -Wall -Wextra -Werror $cflags "$TB_CONSUMER_SRC/main.c" \
         -o "$work/consumer-pc" $libs
-    LD_LIBRARY_PATH="$prefix/$TB_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/consumer-pc"
+    check_runpath "$work/consumer-pc"
+    "$work/consumer-pc"
     echo "PASS"
     ;;
 refuse)
