@@ -57,6 +57,8 @@ int tb_cmd_info(int argc, char **argv)
     int major = 0, minor = 0;
     MPI_Get_version(&major, &minor);
     printf("tenbin %s\n", TENBIN_VERSION);
+    /* The shared library found at run time may be another build. */
+    printf("library       %s (the libtenbin loaded)\n", tb_version_string());
     printf("mpi flavour   %s (built with)\n", TENBIN_MPI_FLAVOUR);
     printf("mpi library   %s\n", lib);
     printf("mpi standard  %d.%d\n", major, minor);

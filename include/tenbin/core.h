@@ -25,6 +25,33 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ */
+/* Version                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A version as one number, major << 16 | minor << 8 | patch (minor and patch
+ * below 256), so that versions compare with < and ==.  The version of the
+ * headers a program was compiled with is
+ *     TB_VERSION_ENCODE(TENBIN_VERSION_MAJOR, TENBIN_VERSION_MINOR,
+ *                       TENBIN_VERSION_PATCH)
+ * from <tenbin/config.h> (included by <tenbin.h>).
+ */
+#define TB_VERSION_ENCODE(major, minor, patch)                               \
+    (((unsigned)(major) << 16) | ((unsigned)(minor) << 8) | (unsigned)(patch))
+
+/*
+ * The version of the library the program runs with, encoded as
+ * TB_VERSION_ENCODE: the shared library found at run time, which may be
+ * another build than the headers the program was compiled with.  Releases
+ * with the same major and minor version are compatible (the CMake package
+ * accepts the same minor version only).  Not collective; MPI need not be
+ * initialised.
+ */
+TB_API unsigned tb_version(void);
+/* The same version as a string, "MAJOR.MINOR.PATCH" (static, never NULL). */
+TB_API const char *tb_version_string(void);
+
+/* ------------------------------------------------------------------ */
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 

@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "tenbin/config.h"
 #include "tenbin/core.h"
 
 #include <errno.h>
@@ -366,6 +367,21 @@ static void test_err_table(void)
         for (size_t i = 0; i < N_CODES; i++)
             TB_ASSERT(strcmp(m, tb_strerror(all_codes[i])) != 0);
     }
+}
+
+/* The library reports the version it was configured with, in both forms. */
+static void test_version(void)
+{
+    TB_ASSERT_EQ_U64(tb_version(), TB_VERSION_ENCODE(TENBIN_VERSION_MAJOR, TENBIN_VERSION_MINOR,
+                                                     TENBIN_VERSION_PATCH));
+    TB_ASSERT_STR_EQ(tb_version_string(), TENBIN_VERSION);
+    unsigned v = tb_version();
+    char s[32];
+    snprintf(s, sizeof s, "%u.%u.%u", v >> 16, (v >> 8) & 0xffu, v & 0xffu);
+    TB_ASSERT_STR_EQ(s, tb_version_string());
+    /* Encoded versions order as the versions do. */
+    TB_ASSERT(TB_VERSION_ENCODE(0, 1, 255) < TB_VERSION_ENCODE(0, 2, 0));
+    TB_ASSERT(TB_VERSION_ENCODE(0, 255, 255) < TB_VERSION_ENCODE(1, 0, 0));
 }
 
 static int fails_range(void) { return TB_ERR_RANGE; }
@@ -1349,6 +1365,7 @@ static const tb_test tests[] = {
     {"log_default_sink", test_log_default_sink},
     {"err_table", test_err_table},
     {"err_check_macro", test_err_check_macro},
+    {"version", test_version},
     {"clock", test_clock},
     {"env_table", test_env_table},
     {"env_defaults", test_env_defaults},
