@@ -137,7 +137,7 @@ int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: tenbin COMMAND [options]   (tenbin COMMAND --help for its options)\n\n"
+    fprintf(out, "usage: tenbin COMMAND [options]   (tenbin help COMMAND for its options)\n\n"
                  "Adaptive load balancing and scheduling on uneven clusters, on MPI.\n\n"
                  "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -153,6 +153,28 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(stdout);
         return TB_EXIT_OK;
+    }
+    /* tenbin help [COMMAND [SUBCOMMAND]]: the same as tenbin COMMAND ... --help. */
+    static char help_opt[] = "--help";
+    char *help_argv[5];
+    if (strcmp(argv[1], "help") == 0) {
+        if (argc == 2) {
+            usage(stdout);
+            return TB_EXIT_OK;
+        }
+        if (argc > 4 || argv[2][0] == '-' || (argc == 4 && argv[3][0] == '-')) {
+            fprintf(stderr, "tenbin: help takes a command and at most one subcommand "
+                            "(tenbin help flow run)\n");
+            return TB_EXIT_USAGE;
+        }
+        int n = 0;
+        help_argv[n++] = argv[0];
+        for (int i = 2; i < argc; i++)
+            help_argv[n++] = argv[i];
+        help_argv[n++] = help_opt;
+        help_argv[n] = NULL;
+        argc = n;
+        argv = help_argv;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("tenbin %s\n", TENBIN_VERSION);
