@@ -6,8 +6,8 @@
 # tree), and must exit 0; a failure names the command.
 #
 # The long ones are scaled down unless TB_README_FULL=1 (then they run as
-# written, about 8 minutes on 2 cores); each rule must still match a command,
-# so a README edit that drops one is noticed here:
+# written: flow experiment's minutes and about a minute more); each rule must
+# still match a command, so a README edit that drops one is noticed here:
 #   mandel --width 2048 --height 2048   ->  --width 512 --height 512
 #   flow experiment                     ->  + --instances 1 --tasks 200
 #   emu sweep --ranks 4:32:4            ->  --ranks 4:8:4
