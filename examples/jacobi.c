@@ -241,9 +241,9 @@ int main(int argc, char **argv)
             }
             sum += row;
         }
-        printf("jacobi: %" PRIu64 "x%" PRIu64 " grid, %" PRIu64 " sweeps on %d ranks, mode %s: "
+        printf("jacobi: %" PRIu64 "x%" PRIu64 " grid, %" PRIu64 " sweeps on %d rank%s, mode %s: "
                "sum %.17g after %" PRIu64 " moves; %s\n",
-               o.rows, o.cols, o.iters, P, o.mode, sum, moves,
+               o.rows, o.cols, o.iters, P, P == 1 ? "" : "s", o.mode, sum, moves,
                differ ? "DIFFERS from the run that never moves" : "identical to the run that "
                                                                   "never moves");
         if (differ) {

@@ -551,7 +551,7 @@ static int replay(int argc, char **argv)
                    "interrupted (Ctrl-C).\n");
             return TB_EXIT_OK;
         default:
-            return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
+            return tb_cli_bad_option(cmd, "tenbin bnb replay --help", c, argv);
         }
     }
     if (optind + 1 != argc || !spec) {
@@ -776,7 +776,7 @@ static int serve(int argc, char **argv)
                        "watches them, until POST /api/quit.\n");
             return TB_EXIT_OK;
         default:
-            return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
+            return tb_cli_bad_option(cmd, "tenbin bnb serve --help", c, argv);
         }
     }
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -960,11 +960,17 @@ static int generate(int argc, char **argv)
                 return TB_EXIT_USAGE;
             break;
         case 'h':
-            if (tb_cli_rank() == 0)
-                bnb_usage(stdout);
+            printf("usage: tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S]\n\n"
+                   "Write a random instance of S5's BMI eigenvalue problem as JSON on stdout\n"
+                   "(for tenbin bnb bmi FILE).\n\n"
+                   "  --m M      size of the matrices F(x, y) (default 24, the seed's)\n"
+                   "  --nx NX    variables x (default 6)\n"
+                   "  --ny NY    variables y (default 6)\n"
+                   "  --seed S   seed of the random coefficients (default 1)\n"
+                   "  -h, --help this text\n");
             return TB_EXIT_OK;
         default:
-            return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
+            return tb_cli_bad_option(cmd, "tenbin bnb generate --help", c, argv);
         }
     }
     if (optind >= argc || strcmp(argv[optind], "bmi") != 0 || optind + 1 < argc) {

@@ -176,7 +176,7 @@ int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: tenbin COMMAND [options]   (tenbin COMMAND --help for its options)\n\n"
+    fprintf(out, "usage: tenbin COMMAND [options]   (tenbin help COMMAND for its options)\n\n"
                  "Adaptive load balancing and scheduling on uneven clusters, on MPI.\n\n"
                  "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -214,7 +214,10 @@ static int outside_mpi(const char *name, int argc, char **argv)
     launcher_rank(&rank, &size);
     if (size == 1 || strcmp(name, "probe") == 0) /* probe measures between the ranks */
         return -1;
-    if (strcmp(name, "emu") == 0 && !(argc > 2 && strcmp(argv[2], "--help") == 0)) {
+    int help = 0;
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+    if (strcmp(name, "emu") == 0 && !help) {
         if (rank == 0)
             fprintf(stderr, "tenbin emu: it starts the program's ranks itself; run it without "
                             "mpiexec or srun (started as rank 0 of %d)\n", size);
@@ -232,6 +235,28 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(stdout);
         return TB_EXIT_OK;
+    }
+    /* tenbin help [COMMAND [SUBCOMMAND]]: the same as tenbin COMMAND ... --help. */
+    static char help_opt[] = "--help";
+    char *help_argv[5];
+    if (strcmp(argv[1], "help") == 0) {
+        if (argc == 2) {
+            usage(stdout);
+            return TB_EXIT_OK;
+        }
+        if (argc > 4 || argv[2][0] == '-' || (argc == 4 && argv[3][0] == '-')) {
+            fprintf(stderr, "tenbin: help takes a command and at most one subcommand "
+                            "(tenbin help flow run)\n");
+            return TB_EXIT_USAGE;
+        }
+        int n = 0;
+        help_argv[n++] = argv[0];
+        for (int i = 2; i < argc; i++)
+            help_argv[n++] = argv[i];
+        help_argv[n++] = help_opt;
+        help_argv[n] = NULL;
+        argc = n;
+        argv = help_argv;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("tenbin %s\n", TENBIN_VERSION);

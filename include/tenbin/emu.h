@@ -75,6 +75,12 @@ typedef struct tb_emu_result {
                                entered MPI_Finalize: the emulation proper */
     uint64_t answered_ahead; /* wildcard receives answered in advance, with an
                                 earlier decision (no question of their own) */
+    uint64_t unchecked_rendezvous; /* of unchecked, those made only without ranks
+                                      held in a rendezvous send of the model to
+                                      the deciding rank: they cannot act before it
+                                      takes their message, in the model too, so
+                                      these are exact unless it had posted that
+                                      receive ahead (MPI_Irecv; docs/emulator.md) */
 } tb_emu_result;
 
 /*

@@ -21,7 +21,7 @@
  *
  * Errors name the place: "wf.json: workflow.specification.tasks[3].parents[0]:
  * unknown task 'x'", "dag.txt:12: edge: malformed number 'l2'",
- * "dag.txt: cycle through task 'a'".
+ * "dag.txt: cycle: a -> b -> c -> a".
  */
 #ifndef TENBIN_FLOW_H
 #define TENBIN_FLOW_H

@@ -101,6 +101,8 @@ typedef struct coord {
     char fail[512];
     uint64_t decisions;
     uint64_t unchecked; /* decisions made without the relay check (TB_EMU_SENDING) */
+    uint64_t unchecked_rdv; /* of them, made only without ranks held in a rendezvous
+                               of the model to the deciding rank (held_rdv) */
     uint64_t ahead;     /* answers given in advance (decide_ahead) */
     size_t ahead_max;   /* at most this many with one decision (TENBIN_EMU_AHEAD) */
     cmsg **scratch;     /* decide_ahead's candidates */
@@ -523,7 +525,7 @@ static int decide_pass(coord *c, int *progress)
          * two lookaheads after s acts (a large message, or one over a slow
          * link, can arrive later than that). */
         double via_s = INFINITY;
-        int unchecked = 0;
+        int unchecked = 0, only_rdv = 1; /* only_rdv: every rank left out is held_rdv */
         if (cand && P > 2 && (any_source(r) || r->npat > 1)) {
             via_s = c->ev[cand->src] + 2 * c->lookahead;
             /* s held in the real MPI by a message its receiver has not
@@ -532,6 +534,7 @@ static int decide_pass(coord *c, int *progress)
             if (held_for(c, (int)cand->src, j) && !before(x, via_s, la) && x <= r->deadline) {
                 via_s = INFINITY;
                 unchecked = 1; /* counted if the decision is made */
+                only_rdv = held_rdv(c, (int)cand->src, j);
             }
         }
         int held = 0;
@@ -551,6 +554,7 @@ static int decide_pass(coord *c, int *progress)
             if (copy.arrival > r->clock)
                 r->clock = copy.arrival;
             c->unchecked += (uint64_t)unchecked;
+            c->unchecked_rdv += (uint64_t)(unchecked && only_rdv);
             TB_CHECK(send_decide(c, j, 1, pi, &copy, 0.0, c->scratch, nahead));
             *progress = 1;
             continue;
@@ -559,6 +563,7 @@ static int decide_pass(coord *c, int *progress)
         if (r->deadline < INFINITY && x > r->deadline &&
             before(r->deadline, h = bound_to(c, j, -1, &who, &hheld), la)) {
             c->unchecked += !before(r->deadline, hheld, la);
+            c->unchecked_rdv += !before(r->deadline, hheld, la); /* hheld: held_rdv only */
             if (hheld < h)
                 h = hheld; /* the horizon: what is known */
             r->pending = 0;
@@ -1684,6 +1689,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     }
     c.res->decisions = c.decisions;
     c.res->unchecked = c.unchecked;
+    c.res->unchecked_rendezvous = c.unchecked_rdv;
     c.res->answered_ahead = c.ahead;
     int hellos = 0;
     for (int i = 0; i < c.P; i++)

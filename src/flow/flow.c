@@ -503,7 +503,20 @@ static int build_lists(tb_flow *f)
     return TB_OK;
 }
 
-/* Kahn's algorithm; on a cycle, name a task on it. */
+/* Tasks of a cycle named in a cycle error before "... ->" shortens it. */
+#define CYCLE_SHOWN 8
+
+/* The first predecessor of t that Kahn's algorithm left (indeg > 0); every
+ * task left has one. */
+static size_t back_on_cycle(const tb_flow *f, const uint32_t *indeg, size_t t)
+{
+    for (size_t e = f->poff[t]; e < f->poff[t + 1]; e++)
+        if (indeg[f->pred[e]])
+            return f->pred[e];
+    return t; /* not reached: t would have been sorted */
+}
+
+/* Kahn's algorithm; on a cycle, name it: "cycle: a -> b -> c -> a". */
 static int topo_sort(tb_flow *f)
 {
     size_t n = f->n;
@@ -541,15 +554,50 @@ static int topo_sort(tb_flow *f)
     }
     while (!seen[t]) {
         seen[t] = 1;
-        for (size_t e = f->poff[t]; e < f->poff[t + 1]; e++)
-            if (indeg[f->pred[e]]) {
-                t = f->pred[e];
-                break;
-            }
+        t = back_on_cycle(f, indeg, t);
     }
     free(seen);
+    /* The walk from t comes back to t: the cycle is t's chain of chosen
+     * predecessors, read backwards.  Name it from its first task in file
+     * order, edge by edge, so the user sees which edge to drop. */
+    size_t len = 0, first = t;
+    for (size_t u = t;;) {
+        len++;
+        if (u < first)
+            first = u;
+        u = back_on_cycle(f, indeg, u);
+        if (u == t)
+            break;
+    }
+    /* fwd: the cycle in edge order from first, first again at the end */
+    uint32_t *fwd = malloc((len + 1) * sizeof *fwd);
+    if (!fwd) {
+        free(indeg);
+        return TB_ERR_NOMEM;
+    }
+    fwd[0] = fwd[len] = (uint32_t)first;
+    for (size_t i = len - 1, u = first; i > 0; i--) {
+        u = back_on_cycle(f, indeg, u);
+        fwd[i] = (uint32_t)u;
+    }
+    if (len <= CYCLE_SHOWN)
+        tb__flow_fail(f, TB_ERR_INVALID, "%s: cycle: ", f->name);
+    else
+        tb__flow_fail(f, TB_ERR_INVALID, "%s: cycle of %zu tasks: ", f->name, len);
+    size_t at = strlen(f->err);
+    for (size_t i = 0; i <= len && at < sizeof f->err; i++) {
+        if (len > CYCLE_SHOWN && i == CYCLE_SHOWN - 1) {
+            at += (size_t)snprintf(f->err + at, sizeof f->err - at, "... -> ");
+            i = len - 1; /* the last task, then back to the first */
+            if (at >= sizeof f->err)
+                break;
+        }
+        at += (size_t)snprintf(f->err + at, sizeof f->err - at, i < len ? "%s -> " : "%s",
+                               f->id[fwd[i]]);
+    }
+    free(fwd);
     free(indeg);
-    return tb__flow_fail(f, TB_ERR_INVALID, "%s: cycle through task '%s'", f->name, f->id[t]);
+    return TB_ERR_INVALID;
 }
 
 /* Independent task sets: tasks grouped by (predecessor list, successor

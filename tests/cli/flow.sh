@@ -136,7 +136,7 @@ printf 'hosts 2\ntask a 1 2\ntask b 1 2\nedge a b 1\nedge b a 1\n' > cycle.txt
 printf 'hosts 2\ntask a 1 2\nedge a zz 1\n' > unknown.txt
 printf 'hosts 2\ntask a 1 x2\n' > number.txt
 printf '{"name": "x", "workflow": {"specification": {"tasks": [' > trunc.json
-expect 2 "^tenbin flow schedule: cycle.txt: cycle through task '" flow schedule cycle.txt
+expect 2 "^tenbin flow schedule: cycle.txt: cycle: a -> b -> a$" flow schedule cycle.txt
 expect 2 "^tenbin flow schedule: unknown.txt:3: edge: unknown task 'zz'" flow schedule unknown.txt
 expect 2 "^tenbin flow schedule: number.txt:2: task: malformed number 'x2'" flow schedule number.txt
 expect 2 "^tenbin flow schedule: trunc.json" flow schedule trunc.json

@@ -132,10 +132,54 @@ static void expect_error(const char *text, const char *needle)
     TB_ASSERT(strstr(err, needle) != NULL);
 }
 
+/* The whole message, exactly. */
+static void expect_error_is(const char *text, const char *want)
+{
+    tb_flow *f = NULL;
+    char err[512] = "";
+    int rc = tb__flow_read_text(text, strlen(text), "t.txt", &f, err, sizeof err);
+    if (rc != TB_ERR_INVALID || strcmp(err, want) != 0)
+        printf("    want rc %d '%s', got rc %d '%s'\n", TB_ERR_INVALID, want, rc, err);
+    tb_flow_destroy(&f);
+    TB_ASSERT(rc == TB_ERR_INVALID);
+    TB_ASSERT(strcmp(err, want) == 0);
+}
+
+/* A cycle error names the whole cycle, edge by edge, from its first task in
+ * the file, whichever task the search met first; tasks before and after the
+ * cycle are not in it; a long cycle is shortened in the middle. */
+static void test_cycle_message(void)
+{
+    expect_error_is("hosts 1\ntask x 1\ntask a 1\ntask b 1\ntask c 1\ntask y 1\n"
+                    "edge x a 1\nedge c a 1\nedge a b 1\nedge b c 1\nedge c y 1\n",
+                    "t.txt: cycle: a -> b -> c -> a");
+    /* the same cycle listed from its last edge: still from a */
+    expect_error_is("hosts 1\ntask a 1\ntask b 1\ntask c 1\n"
+                    "edge c a 1\nedge b c 1\nedge a b 1\n",
+                    "t.txt: cycle: a -> b -> c -> a");
+    /* c is first in the file: the cycle starts there */
+    expect_error_is("hosts 1\ntask c 1\ntask a 1\ntask b 1\n"
+                    "edge a b 1\nedge b c 1\nedge c a 1\n",
+                    "t.txt: cycle: c -> a -> b -> c");
+    /* a task on two cycles: one of them, whole */
+    expect_error_is("hosts 1\ntask a 1\ntask b 1\ntask c 1\n"
+                    "edge a b 1\nedge b a 1\nedge a c 1\nedge c a 1\n",
+                    "t.txt: cycle: a -> b -> a");
+    /* 12 tasks: the first 7, then the last back to the first */
+    char text[1024];
+    size_t at = (size_t)snprintf(text, sizeof text, "hosts 1\n");
+    for (int i = 0; i < 12; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "task t%d 1\n", i);
+    for (int i = 0; i < 12; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "edge t%d t%d 1\n", i, (i + 1) % 12);
+    expect_error_is(text, "t.txt: cycle of 12 tasks: t0 -> t1 -> t2 -> t3 -> t4 -> t5 -> t6 "
+                          "-> ... -> t11 -> t0");
+}
+
 static void test_text_errors(void)
 {
     expect_error("hosts 2\ntask a 1 2\ntask b 1 2\nedge a b 1\nedge b a 1\n",
-                 "t.txt: cycle through task '");
+                 "t.txt: cycle: a -> b -> a");
     expect_error("hosts 2\ntask a 1 2\nedge a zz 1\n", "t.txt:3: edge: unknown task 'zz'");
     expect_error("hosts 2\ntask a 1 2\ntask a 1 2\n", "t.txt:3: task: duplicate id 'a'");
     expect_error("hosts 2\ntask a 1 l2\n", "t.txt:2: task: malformed number 'l2'");
@@ -683,6 +727,7 @@ static const tb_test tests[] = {
     {"triggers", test_triggers},
     {"topcuoglu", test_topcuoglu},
     {"text_errors", test_text_errors},
+    {"cycle_message", test_cycle_message},
     {"its", test_its},
     {"random_properties", test_random_properties},
     {"resume_log", test_resume_log},

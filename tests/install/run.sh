@@ -115,7 +115,7 @@ consume)
     "$work/consumer-pc"
 
     examples=$prefix/$TB_DATADIR/tenbin/examples
-    for f in Makefile CMakeLists.txt task_farm.c knapsack.c; do
+    for f in Makefile CMakeLists.txt task_farm.c knapsack.c jacobi.c; do
         [ -f "$examples/$f" ] || { echo "FAIL: not installed: $examples/$f" >&2; exit 1; }
     done
     echo "== installed examples via their Makefile (pkg-config)"
