@@ -58,6 +58,8 @@ int tb_cli_long_list(const char *cmd, const char *opt, const char *val, long min
 struct tb_platform;
 /* Open --platform SPEC|FILE, printing the reason on failure; 0 on success. */
 int tb_cli_platform(const char *cmd, const char *arg, uint64_t seed, struct tb_platform **out);
+/* One summary line: the hosts `ranks` ranks use and their speeds. */
+void tb_cli_print_hosts(const struct tb_platform *p, int ranks, FILE *out);
 
 /* A line chart as an SVG file (written atomically): x[nx] on the x axis, a
  * line per series (y[nx]; non-finite values are gaps), log10 axes if asked. */

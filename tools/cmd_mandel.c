@@ -31,6 +31,7 @@ typedef struct mandel_opts {
     double iter_cost;     /* seconds per iteration at speed 1, simulated */
     const char *chunk;    /* --chunk: a count or a chunk rule */
     double task_timeout;  /* --task-timeout: seconds, or < 0 for TENBIN_MW_TASK_TIMEOUT's */
+    const struct tb_platform *plat; /* the simulated platform, for the summary */
 } mandel_opts;
 
 typedef struct mandel_app {
@@ -324,6 +325,8 @@ static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t
         tb_buf_free(&j);
     } else {
         tb_mw_summary_print(s, stdout);
+        if (o->plat)
+            tb_cli_print_hosts(o->plat, s->ranks, stdout);
         if (o->checksum)
             printf("checksum: %" PRIu64 "\n", sum);
     }
@@ -420,8 +423,11 @@ static int mandel_sim(mandel_opts *o, int size)
         tb_cli_error(cmd, "cannot create the simulation: %s", tb_strerror(rc));
     else if (o->policy && (rc = set_policy(mw, o->policy)) != TB_OK)
         exit_code = policy_error(o->policy, rc, (int)ranks, 1);
-    else
+    else {
+        o->plat = plat;
         exit_code = run_mandel(mw, o, 0);
+        o->plat = NULL;
+    }
     tb_mw_destroy(&mw);
     tb_platform_destroy(&plat);
     return exit_code;
@@ -430,7 +436,7 @@ static int mandel_sim(mandel_opts *o, int size)
 int tb_cmd_mandel(int argc, char **argv)
 {
     mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0,
-                     NULL, 0, -1.0, NULL, -1.0};
+                     NULL, 0, -1.0, NULL, -1.0, NULL};
     int quiet_env = 0;
     tb_env_bool("TENBIN_QUIET", &quiet_env);
     tb_env_string("TENBIN_TRACE", &o.trace);

@@ -250,6 +250,35 @@ static void note_free_network(const char *cmdname, const char *arg)
                 L + o + G == 2 ? "it" : "them", strncmp(cmdname, "flow", 4) ? "o=10us," : "");
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void tb_cli_print_hosts(const tb_platform *p, int ranks, FILE *out)
+{
+    long last = ranks > 0 ? tb_platform_host_of(p, ranks - 1) : -1;
+    size_t used = last >= 0 ? (size_t)last + 1 : p->nhosts, varying = 0;
+    double *sp = malloc((used ? used : 1) * sizeof *sp);
+    if (!sp)
+        return;
+    for (size_t h = 0; h < used; h++) {
+        sp[h] = p->hosts[h].speed;
+        varying += p->hosts[h].kind != TB_SPEED_CONSTANT;
+    }
+    qsort(sp, used, sizeof *sp, cmp_double);
+    fprintf(out, "  hosts             %zu of %zu used; speed", used, p->nhosts);
+    if (used && sp[0] == sp[used - 1])
+        fprintf(out, " %.3g on every one", sp[0]);
+    else if (used)
+        fprintf(out, " min %.3g, median %.3g, max %.3g", sp[0], sp[used / 2], sp[used - 1]);
+    if (varying)
+        fprintf(out, " (base speeds: %zu vary over time)", varying);
+    fputc('\n', out);
+    free(sp);
+}
+
 int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_platform **out)
 {
     char err[512];
@@ -372,6 +401,7 @@ static int run_sim_mw(int argc, char **argv)
             tb_buf_free(&j);
         } else {
             tb_mw_summary_print(&sum, stdout);
+            tb_cli_print_hosts(plat, sum.ranks, stdout);
             if (o.fold)
                 printf("  reduced on rank 0 %" PRIu64 " results, task ids summing to %" PRIu64 "\n",
                        red[0], red[1]);

@@ -53,4 +53,13 @@ expect 1 "would never finish receiving" sim mw --platform hosts=2,L=1e308,S=0 --
 expect 1 "would never arrive" sim mw --platform hosts=2,L=1e308,o=1e308 --tasks 1
 printf '{"clusters": [{"name": "a", "hosts": 4,}]}' > bad.json
 expect 2 "^tenbin sim mw: --platform: bad.json:" sim mw --platform bad.json
+# The summary shows the hosts the ranks used and their speeds, and a spec
+# without L, o or G says once, at the end, that they are 0.
+"$TENBIN" sim mw --platform hosts=16,speed=1-2 --ranks 8 --tasks 100 > hosts.txt 2> note.txt
+grep -Eq '^  hosts +8 of 16 used; speed min 1[.0-9]*, median 1[.0-9]*, max [12][.0-9]*$' hosts.txt ||
+    fail "hosts line: $(cat hosts.txt)"
+[ "$(grep -c 'note: the platform leaves L, o, G unset, so they are 0: messages cost nothing' note.txt)" = 1 ] ||
+    fail "no note of a free network: $(cat note.txt)"
+"$TENBIN" sim mw --platform hosts=4,L=1us,o=1us,G=1ns --tasks 10 > /dev/null 2> note.txt
+[ ! -s note.txt ] || fail "a note with the network set: $(cat note.txt)"
 echo "ok sim"
