@@ -37,6 +37,11 @@ int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv);
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
 /* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path);
+/* Whether a long command prints progress lines: --progress forces them,
+ * --quiet turns them off, else only when the user watches: stderr is a
+ * terminal, or (a rank under mpiexec, whose stderr is a pipe to the
+ * launcher) the launcher's stderr is one. */
+int tb_cli_want_progress(int forced, int quiet);
 /* A note for the user printed once on stderr (rank 0) after the command
  * ends well, not before an error line; the last one set wins. */
 void tb_cli_note(const char *fmt, ...)

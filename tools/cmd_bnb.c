@@ -31,7 +31,7 @@ typedef struct bnb_opts {
     const char *file;
     double gap, task_time, node_cost, status_interval, wan_delay_ms;
     long depth, groups, sites, startup, task_pad, sub_pad;
-    int balance_seed, json, quiet, force_moves;
+    int balance_seed, json, quiet, force_moves, progress;
     const char *sim;
     const char *trace;
     long sim_ranks;
@@ -90,7 +90,9 @@ static void bnb_usage(FILE *out)
             "  --web-public           allow --web on an address that is not loopback\n"
             "  --history FILE.json    write the run's history (what --web shows) at the end,\n"
             "                         for tenbin bnb replay FILE.json --web [HOST:]PORT\n"
-            "  -q, --quiet            no progress lines on stderr\n"
+            "  --progress             progress lines on stderr (the default when stderr, or\n"
+            "                         mpiexec's, is a terminal)\n"
+            "  -q, --quiet            no progress lines\n"
             "  --sim SPEC|FILE        simulate on a modelled platform (one process, no mpiexec)\n"
             "  --ranks P              simulated ranks (default: the platform's cores)\n"
             "  --node-cost S          simulated seconds per expanded node at speed 1 (default:\n"
@@ -120,7 +122,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"task-pad", required_argument, NULL, 'P'},  {"sub-pad", required_argument, NULL, 'B'},
         {"trace", required_argument, NULL, 't'},     {"sites", required_argument, NULL, 's'},
         {"web", required_argument, NULL, 'W'},       {"web-public", no_argument, NULL, 'U'},
-        {"history", required_argument, NULL, 'H'},
+        {"history", required_argument, NULL, 'H'},   {"progress", no_argument, NULL, 'p'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -168,6 +170,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             break;
         case 'q':
             o->quiet = 1;
+            break;
+        case 'p':
+            o->progress = 1;
             break;
         case 'S':
             o->sim = optarg;
@@ -1104,7 +1109,7 @@ int tb_cmd_bnb(int argc, char **argv)
         }
         if (o.sim)
             tb_bnb_set_node_cost(b, o.node_cost);
-        if (!o.quiet && rank == 0)
+        if (rank == 0 && tb_cli_want_progress(o.progress, o.quiet))
             tb_bnb_set_progress(b, stderr);
         if (rank == 0 && (web.web || o.history)) {
             web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);

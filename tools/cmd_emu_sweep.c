@@ -47,6 +47,9 @@ static void usage(FILE *out)
             "  --svg FILE             plot: makespan against P, a line per master count\n"
             "  --master R             the rank whose breakdown is the master's (default 0)\n"
             "  --json                 the table as one JSON object on the last line\n"
+            "  --progress             a line on stderr per point (the default when stderr is\n"
+            "                         a terminal)\n"
+            "  -q, --quiet            no progress lines\n"
             "  --seed S, --timeout SECONDS, --mpiexec PATH, --listen ADDR   as tenbin emu\n\n"
             "Exit status: 0 every run predicted, 1 a run failed (the rest still run),\n"
             "2 bad usage.\n",
@@ -137,18 +140,27 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         {"mpiexec", required_argument, NULL, 'x'},
         {"listen", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
+        {"progress", no_argument, NULL, 'p'},
+        {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
     const char *platform = NULL, *svg = NULL, *mpiexec = NULL, *listen = NULL;
+    int progress = 0, quiet = 0;
     long P[MAX_P], M[MAX_M], master = 0, seed = 1;
     size_t nP = 0, nM = 0;
     double tol = 0.02, timeout = 0;
     int json = 0, c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:hq", opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
+        case 'p':
+            progress = 1;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
         case 'P':
             platform = optarg;
             break;
@@ -197,6 +209,7 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         if (bad)
             return TB_EXIT_USAGE;
     }
+    progress = tb_cli_want_progress(progress, quiet);
     if (!platform || nP == 0) {
         tb_cli_error(cmd, "--platform and --ranks are required (tenbin emu sweep --help)");
         return TB_EXIT_USAGE;
@@ -250,10 +263,12 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         for (size_t i = 0; args && i < nP; i++) {
             o.ranks = (int)P[i];
             char err[1024] = "";
-            if (nM)
-                fprintf(stderr, "tenbin emu sweep: P = %ld, %ld master(s)\n", P[i], M[v]);
-            else
-                fprintf(stderr, "tenbin emu sweep: P = %ld\n", P[i]);
+            size_t k = v * nP + i + 1;
+            if (progress && nM)
+                fprintf(stderr, "tenbin emu sweep: point %zu/%zu: P = %ld, %ld master(s)\n", k,
+                        nv * nP, P[i], M[v]);
+            else if (progress)
+                fprintf(stderr, "tenbin emu sweep: point %zu/%zu: P = %ld\n", k, nv * nP, P[i]);
             int rc = run_one(&o, args, (int)master, &cells[v * nP + i], err, sizeof err);
             if (rc != TB_OK) {
                 failed++;

@@ -37,7 +37,7 @@ static const char *const cmd = "flow experiment";
 typedef struct exp_opts {
     long instances, tasks, its, hosts, seed;
     const char *algo, *out;
-    int t3, t4, t5, progress;
+    int t3, t4, t5, progress, quiet;
     tb_flow_gen_sets sets;
     int dp_draw_any;
 } exp_opts;
@@ -347,7 +347,9 @@ static void usage(FILE *out)
             "  --seed S               seed of the instances (default 1)\n"
             "  --out DIR              output directory, created if missing (default\n"
             "                         flow-experiment)\n"
-            "  --progress             a line on stderr per cell and instance\n"
+            "  --progress             a line on stderr per cell and instance (the default\n"
+            "                         when stderr is a terminal)\n"
+            "  -q, --quiet            no progress lines\n"
             "  -h, --help             this text\n");
 }
 
@@ -360,12 +362,12 @@ static int parse(int argc, char **argv, exp_opts *o)
         {"seed", required_argument, NULL, 's'},     {"out", required_argument, NULL, 'o'},
         {"progress", no_argument, NULL, 'p'},       {"help", no_argument, NULL, 'h'},
         {"sets", required_argument, NULL, 'S'},     {"dp-draw", required_argument, NULL, 'D'},
-        {NULL, 0, NULL, 0},
+        {"quiet", no_argument, NULL, 'q'},          {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'T':
@@ -407,6 +409,7 @@ static int parse(int argc, char **argv, exp_opts *o)
         case 's': bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 40, &o->seed); break;
         case 'o': o->out = optarg; break;
         case 'p': o->progress = 1; break;
+        case 'q': o->quiet = 1; break;
         case 'h': usage(stdout); return TB_EXIT_OK;
         default: return tb_cli_bad_option(cmd, "tenbin flow experiment --help", c, argv);
         }
@@ -417,6 +420,7 @@ static int parse(int argc, char **argv, exp_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
+    o->progress = tb_cli_want_progress(o->progress, o->quiet);
     if (!tb_flow_sched_find(o->algo)) {
         tb_cli_error(cmd, "--algo: expected heft, cpop, peft, minmin, maxmin, olb or random, "
                           "got '%s'",
@@ -437,7 +441,7 @@ static int parse(int argc, char **argv, exp_opts *o)
 
 int tb_cmd_flow_experiment(int argc, char **argv)
 {
-    exp_opts o = {40, 1000, 100, 32, 1, "heft", "flow-experiment", 1, 1, 1, 0,
+    exp_opts o = {40, 1000, 100, 32, 1, "heft", "flow-experiment", 1, 1, 1, 0, 0,
                   TB_FLOW_SETS_GENERATED, 0};
     int st = parse(argc, argv, &o);
     if (st >= 0)

@@ -62,9 +62,10 @@ static void usage(FILE *out)
             "  --gantt FILE.svg       what ran where, as a Gantt chart\n"
             "  --trace FILE.json      the same as a Chrome trace\n"
             "  --seed S               seed of `random` (default 1)\n"
-            "  --progress             a line on stderr as tasks finish\n"
+            "  --progress             a line on stderr as tasks finish (the default when\n"
+            "                         stderr, or mpiexec's, is a terminal)\n"
             "  --json                 the summary as one JSON line\n"
-            "  -q, --quiet            only errors\n"
+            "  -q, --quiet            only errors (no progress lines)\n"
             "  -h, --help             this text\n");
 }
 
@@ -210,6 +211,7 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     o->ro.retries = (int)o->retries;
     o->ro.seed = (uint64_t)o->seed;
+    o->ro.progress = tb_cli_want_progress(o->ro.progress, o->quiet);
     /* outputs are checked before anything runs */
     if ((o->ro.log && tb_cli_writable(cmd, "--log", o->ro.log)) ||
         (o->gantt && tb_cli_writable(cmd, "--gantt", o->gantt)) ||

@@ -48,7 +48,7 @@ typedef struct himeno_opts {
     double threshold;
     long force_moves;
     long seed;
-    int json, quiet;
+    int json, quiet, progress;
     unsigned guards;
     const char *record;
     /* simulation */
@@ -97,7 +97,9 @@ static void himeno_usage(FILE *out)
             "  --record FILE          write every balancing point's measures (JSON lines) for\n"
             "                         --replay\n"
             "  --json                 print the results as one JSON object\n"
-            "  -q, --quiet            no list of balancing actions\n"
+            "  --progress             progress lines on stderr (the default when stderr, or\n"
+            "                         mpiexec's, is a terminal)\n"
+            "  -q, --quiet            no list of balancing actions, no progress lines\n"
             "  -h, --help             this text\n\n"
             "Simulated (one process, no mpiexec; no grid is allocated):\n"
             "  --sim SPEC|FILE        the platform (docs/platform.md): hosts, speeds over time\n"
@@ -189,7 +191,8 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         {"record", required_argument, NULL, 'R'},   {"sim", required_argument, NULL, 'm'},
         {"ranks", required_argument, NULL, 'P'},    {"point-cost", required_argument, NULL, 'c'},
         {"calibrate", no_argument, NULL, 'C'},      {"replay", required_argument, NULL, 'y'},
-        {"svg", required_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
+        {"svg", required_argument, NULL, 'v'},      {"progress", no_argument, NULL, 'p'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
@@ -302,6 +305,9 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         case 'q':
             o->quiet = 1;
             break;
+        case 'p':
+            o->progress = 1;
+            break;
         case 'h':
             if (tb_cli_rank() == 0)
                 himeno_usage(stdout);
@@ -314,6 +320,7 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
+    o->progress = tb_cli_rank() == 0 && tb_cli_want_progress(o->progress, o->quiet);
     if (!o->sim && (o->nranks || o->point_cost > 0 || o->calibrate || o->replay || o->svg ||
                     o->all_modes || o->size == &o->custom)) {
         tb_cli_error(cmd, "--ranks, --point-cost, --calibrate, --replay, --svg, --balance all "
@@ -474,7 +481,16 @@ static int iterate(const himeno_opts *o, himeno_run *h, int rank, int nranks, fl
     if (!lay)
         return TB_ERR_NOMEM;
     int rc = TB_OK;
+    tb_progress *prog = NULL;
+    if (o->progress && !o->sim) {
+        double interval = 1.0;
+        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
+        if (tb_progress_create(&prog, stderr, "sweeps", (uint64_t)o->iters, interval) != TB_OK)
+            prog = NULL;
+    }
     for (long it = 1; rc == TB_OK && it <= o->iters; it++) {
+        if (prog)
+            tb_progress_update(prog, (uint64_t)it - 1);
         rc = tb_redist_halo_exchange(h->r);
         if (rc != TB_OK)
             break;
@@ -505,6 +521,11 @@ static int iterate(const himeno_opts *o, himeno_run *h, int rank, int nranks, fl
             plan.decision.imbalance > o->threshold && plan.decision.remaining > 0)
             rc = record(h, it, plan.decision.move, &plan.decision, plan.next, nranks);
     }
+    if (prog && rc == TB_OK) {
+        tb_progress_update(prog, (uint64_t)o->iters);
+        tb_progress_finish(prog);
+    }
+    tb_progress_destroy(&prog);
     free(lay);
     return rc;
 }

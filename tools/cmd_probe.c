@@ -54,7 +54,7 @@ typedef struct probe_opts {
     size_t nranks, nsizes;
     long reps;
     const char *out, *mpiexec;
-    int json, quiet;
+    int json, quiet, progress;
 } probe_opts;
 
 static void usage(FILE *f)
@@ -72,7 +72,9 @@ static void usage(FILE *f)
             "  --reps N        repetitions per measurement (default 200)\n"
             "  --mpiexec PATH  launcher, when started outside MPI (default %s)\n"
             "  --json          the measurements and the fit as one JSON object on stdout\n"
-            "  -q, --quiet     no table\n"
+            "  --progress      a line on stderr per measurement (the default when stderr, or\n"
+            "                  mpiexec's, is a terminal)\n"
+            "  -q, --quiet     no table, no progress lines\n"
             "\n"
             "Across the nodes of a cluster, start it under mpiexec with rank 0 and rank 1 on\n"
             "two nodes, e.g. mpiexec -n 8 --map-by node tenbin probe --out site.json\n",
@@ -508,9 +510,13 @@ static int run_probe(const probe_opts *o)
     long eager = 0;
     if (rank < 2) {
         eager = find_eager(pair, rank, o->sizes, o->nsizes, buf, buf2);
-        for (size_t i = 0; i < o->nsizes; i++)
+        for (size_t i = 0; i < o->nsizes; i++) {
+            if (rank == 0 && o->progress)
+                fprintf(stderr, "tenbin probe: ping-pong %zu/%zu: %ld bytes\n", i + 1,
+                        o->nsizes, o->sizes[i]);
             measure_size(pair, rank, o->sizes[i], o->reps, o->sizes[i] <= eager, buf, buf2,
                          &sz[i]);
+        }
         MPI_Comm_free(&pair);
     }
     /* The master's overheads at each P; a rank sleeps until its first run. */
@@ -520,6 +526,9 @@ static int run_probe(const probe_opts *o)
             wake(world, prev, P);
         else if (rank >= prev && rank < P)
             wait_turn(world);
+        if (rank == 0 && o->progress)
+            fprintf(stderr, "tenbin probe: master overheads %zu/%zu: P = %d\n", k + 1,
+                    o->nranks, P);
         if (rank < P) {
             measure_master(sub[k], rank, P, o->sizes[0], o->reps, buf, &runs[k]);
             MPI_Comm_free(&sub[k]);
@@ -598,7 +607,7 @@ int tb_cmd_probe(int argc, char **argv)
         {"sizes", required_argument, NULL, 's'}, {"reps", required_argument, NULL, 'n'},
         {"mpiexec", required_argument, NULL, 'x'}, {"json", no_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"progress", no_argument, NULL, 'p'},    {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;
     optind = 1;
@@ -628,6 +637,9 @@ int tb_cmd_probe(int argc, char **argv)
             break;
         case 'j':
             o.json = 1;
+            break;
+        case 'p':
+            o.progress = 1;
             break;
         case 'q':
             o.quiet = 1;
@@ -689,6 +701,7 @@ int tb_cmd_probe(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    o.progress = rank == 0 && tb_cli_want_progress(o.progress, o.quiet);
     tb_log_set_rank(rank);
     tb_cli_set_rank(rank);
     if (rank != 0 && !freopen("/dev/null", "w", stdout))

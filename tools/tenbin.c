@@ -61,6 +61,85 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
     return -1;
 }
 
+/* 1: fd 2 of process pid is a terminal; 0: a file or /dev/null; -1: a
+ * pipe or socket (look at who reads it), or unknown. */
+static int stderr_kind(long pid)
+{
+    char path[64], target[256];
+    snprintf(path, sizeof path, "/proc/%ld/fd/2", pid);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0)
+        return -1;
+    target[n] = '\0';
+    if (strncmp(target, "/dev/pts/", 9) == 0 || strncmp(target, "/dev/tty", 8) == 0)
+        return 1;
+    if (strncmp(target, "pipe:", 5) == 0 || strncmp(target, "socket:", 7) == 0)
+        return -1;
+    return 0;
+}
+
+static long parent_of(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char buf[512];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close = strrchr(buf, ')'); /* the name may hold spaces */
+    long ppid = -1;
+    if (!close || sscanf(close + 1, " %*c %ld", &ppid) != 1)
+        return -1;
+    return ppid;
+}
+
+/* Open MPI's and MPICH's launchers and daemons, by process name. */
+static int is_launcher(long pid)
+{
+    static const char *const names[] = {"mpiexec", "mpirun", "orterun", "orted", "prterun",
+                                        "prted", "hydra_pmi_proxy", "mpiexec.hydra",
+                                        "mpiexec.mpich", "mpiexec.openmpi", "mpirun.openmpi",
+                                        "mpirun.mpich"};
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (!fgets(comm, sizeof comm, f))
+        comm[0] = '\0';
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(comm, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int tb_cli_want_progress(int forced, int quiet)
+{
+    if (forced)
+        return 1;
+    if (quiet)
+        return 0;
+    if (isatty(STDERR_FILENO))
+        return 1;
+    /* A rank's stderr is a pipe to its launcher: ask the launcher's (and
+     * its own launcher's: Hydra's proxy, then mpiexec), never a shell's. */
+    long pid = (long)getpid();
+    for (int up = 0; up < 4 && pid > 1; up++) {
+        int k = stderr_kind(pid);
+        if (k >= 0)
+            return k;
+        pid = parent_of(pid);
+        if (pid <= 1 || !is_launcher(pid))
+            return 0;
+    }
+    return 0;
+}
+
 static char note[512];
 
 void tb_cli_note(const char *fmt, ...)

@@ -22,9 +22,9 @@ arr() { sed -n "s/.*\"$1\": \[\([^]]*\)\].*/\1/p" "$3" | head -n 1 | tr -d ' ' |
 val() { sed -n "s/.*\"$1\": \([-0-9.eE+a-z]*\).*/\1/p" "$2" | head -n 1; }
 
 P2=hosts=16,speed=1e12,L=50us,o=12.1us,ob=0.182us,O=0.07ns,G=20ns
-"$TENBIN" emu sweep --platform $P2 --ranks 3,5,10,12 --json --timeout 120 \
+"$TENBIN" emu sweep --platform $P2 --ranks 3,5,10,12 --json --timeout 120 --progress \
     -- "$PAT" master 3000 16 64 > sweep.json 2> sweep.err || fail "sweep: $(cat sweep.err)"
-[ "$(grep -c '^tenbin emu sweep: P = ' sweep.err)" = 4 ] || fail "progress lines: $(cat sweep.err)"
+[ "$(grep -c '^tenbin emu sweep: point [1-4]/4: P = ' sweep.err)" = 4 ] || fail "progress lines: $(cat sweep.err)"
 want=$(awk 'BEGIN { P = 10; N = 3000; k1 = 16; k2 = 64; L = 50e-6; G = 20e-9;
     o1 = 12.1e-6 + 0.182e-6 * P + 0.07e-9 * k1; o2 = 12.1e-6 + 0.182e-6 * P + 0.07e-9 * k2;
     printf "%.17g", o1 + L + (k1 - 1) * G + (N + P - 1) * (o1 + o2) + L + (k2 - 1) * G + o2 }')
