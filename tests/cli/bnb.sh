@@ -190,9 +190,12 @@ tr -d ' ' < run.json | tr '{' '\n' | awk -v o="$opt" -F'[:}]' '
 "$TENBIN" bnb knapsack "$DATA/$f" -q --sim hosts=8 --trace sim.json > out.txt || fail "simulated trace"
 tr -d ' ' < sim.json | grep -q '"name":"task"' || fail "simulated trace: no task"
 
-# Progress lines on stderr by default.
-"$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --sim hosts=8 --node-cost 1e-5 > out.txt 2> err.txt
+# Progress lines on stderr with --progress (by default only on a terminal:
+# tests/cli/progress.sh), none into a file without it.
+"$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --sim hosts=8 --node-cost 1e-5 --progress > out.txt 2> err.txt
 grep -q '^bnb: .* incumbent .* bound .* gap .* pending .* nodes' err.txt || fail "no progress lines: $(cat err.txt)"
+"$TENBIN" bnb knapsack "$DATA/knapPI_3_200_1000_2.txt" --sim hosts=8 --node-cost 1e-5 > out.txt 2> err.txt
+! grep -q '^bnb: .* incumbent' err.txt || fail "progress lines into a file: $(cat err.txt)"
 
 # Bad input: one line, exit 2.
 printf '3 10\n1 2 3\n4 5\n' > short.txt
