@@ -476,20 +476,20 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
         }
         tb_buf_printf(&j,
                       ", \"proven\": %s, \"gap\": %.17g, \"nodes\": %" PRIu64
-                      ", \"tasks\": %" PRIu64 ", \"depth\": %d, \"makespan_s\": %.9f"
-                      ", \"wall_s\": %.6f, \"ranks\": %d, \"simulated\": %s, \"messages\": %" PRIu64,
+                      ", \"tasks\": %" PRIu64 ", \"depth\": %d, \"makespan_s\": %.17g"
+                      ", \"wall_s\": %.17g, \"ranks\": %d, \"simulated\": %s, \"messages\": %" PRIu64,
                       s->proven ? "true" : "false", s->gap, s->nodes, s->tasks, s->depth,
                       s->makespan_s, s->wall_s, s->ranks, s->simulated ? "true" : "false",
                       s->messages);
         if (o->sim)
-            tb_buf_printf(&j, ", \"node_cost_s\": %.9g", o->node_cost);
+            tb_buf_printf(&j, ", \"node_cost_s\": %.17g", o->node_cost);
         tb_buf_printf(&j, ", \"groups\": [");
         for (int g = 0; g < s->ngroups; g++) {
             const tb_bnb_group *G = &s->groups[g];
             tb_buf_printf(&j,
                           "%s{\"master\": %d, \"workers\": %d, \"tasks\": %" PRIu64
-                          ", \"nodes\": %" PRIu64 ", \"busy_s\": %.9f, \"idle_s\": %.9f"
-                          ", \"startup_idle_s\": %.9f, \"moved_in\": %" PRIu64
+                          ", \"nodes\": %" PRIu64 ", \"busy_s\": %.17g, \"idle_s\": %.17g"
+                          ", \"startup_idle_s\": %.17g, \"moved_in\": %" PRIu64
                           ", \"moved_out\": %" PRIu64 "}",
                           g ? ", " : "", G->master, G->workers, G->tasks, G->nodes, G->busy_s,
                           G->idle_s, G->startup_idle_s, G->moved_in, G->moved_out);
@@ -505,7 +505,7 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
             tb_buf_printf(&j, "%s %s: no feasible solution (%s)\n", o->prob->name, o->file,
                           s->proven ? "proven" : "not proven");
         tb_buf_printf(&j,
-                      "%" PRIu64 " nodes, %" PRIu64 " tasks, %.6f s%s, %d ranks, %d group%s, %" PRIu64
+                      "%" PRIu64 " nodes, %" PRIu64 " tasks, %.17g s%s, %d ranks, %d group%s, %" PRIu64
                       " messages\n",
                       s->nodes, s->tasks, s->makespan_s, s->simulated ? " of virtual time" : "",
                       s->ranks, s->ngroups, s->ngroups == 1 ? "" : "s", s->messages);

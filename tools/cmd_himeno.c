@@ -654,10 +654,10 @@ static void sim_print(const himeno_opts *o, const tb_redist_sim_config *c,
         tb_buf_printf(&j, "{\"command\": \"himeno\", \"simulated\": true, \"size\": [%d, %d, %d], "
                           "\"ranks\": %d, \"iters\": %" PRIu64 ", \"balance\": \"%s\", "
                           "\"guards\": %u, \"threshold\": %g, \"interval\": %" PRIu64
-                          ", \"point_cost_s\": %.6e, \"makespan_s\": %.9g, \"moves\": %" PRIu64
+                          ", \"point_cost_s\": %.17g, \"makespan_s\": %.17g, \"moves\": %" PRIu64
                           ", \"skipped\": %" PRIu64 ", \"points\": %" PRIu64
-                          ", \"bytes_moved\": %" PRIu64 ", \"move_s\": %.9g, \"cost_a_s\": %.6e, "
-                          "\"cost_b_s_per_byte\": %.6e, \"decide_cpu_s\": %.6e, \"wall_s\": %.6f, "
+                          ", \"bytes_moved\": %" PRIu64 ", \"move_s\": %.17g, \"cost_a_s\": %.17g, "
+                          "\"cost_b_s_per_byte\": %.17g, \"decide_cpu_s\": %.17g, \"wall_s\": %.17g, "
                           "\"events\": %" PRIu64,
                       o->size->mi, o->size->mj, o->size->mk, P, c->iters, mode,
                       c->balance.guards, c->balance.threshold, c->balance.interval,
@@ -672,7 +672,7 @@ static void sim_print(const himeno_opts *o, const tb_redist_sim_config *c,
             const double *v = k ? r->wait_s : r->compute_s;
             tb_buf_printf(&j, ", \"%s\": [", keys[k]);
             for (int i = 0; i < P; i++)
-                tb_buf_printf(&j, "%s%.9g", i ? ", " : "", v[i]);
+                tb_buf_printf(&j, "%s%.17g", i ? ", " : "", v[i]);
             tb_buf_printf(&j, "]");
         }
         tb_buf_printf(&j, ", \"layout\": [");
@@ -685,13 +685,13 @@ static void sim_print(const himeno_opts *o, const tb_redist_sim_config *c,
             const tb_redist_decision *d = &pt->decision;
             if (!(d->units_moved > 0 && d->imbalance > c->balance.threshold && d->remaining > 0))
                 continue;
-            tb_buf_printf(&j, "%s{\"iteration\": %" PRIu64 ", \"time_s\": %.9g, \"moved\": %s, "
+            tb_buf_printf(&j, "%s{\"iteration\": %" PRIu64 ", \"time_s\": %.17g, \"moved\": %s, "
                               "\"layout\": [", first ? "" : ", ", pt->iteration, pt->time,
                           d->move ? "true" : "false");
             for (int i = 0; i < P; i++)
                 tb_buf_printf(&j, "%s%" PRIu64, i ? ", " : "", r->layouts[k * (uint64_t)P + i]);
-            tb_buf_printf(&j, "], \"t_now_s\": %.6e, \"t_new_s\": %.6e, \"t_move_s\": %.6e, "
-                              "\"move_s\": %.6e, \"imbalance\": %.4f, \"why\": \"%s\"}",
+            tb_buf_printf(&j, "], \"t_now_s\": %.17g, \"t_new_s\": %.17g, \"t_move_s\": %.17g, "
+                              "\"move_s\": %.17g, \"imbalance\": %.4f, \"why\": \"%s\"}",
                           d->t_now, d->t_new, d->t_move, pt->move_s, d->imbalance, d->why);
             first = 0;
         }

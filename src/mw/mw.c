@@ -752,13 +752,13 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
                            "\"ranks\": %d, \"policy\": \"%s\", \"masters\": %d, \"chunk\": %u, "
                            "\"chunking\": \"%s\", "
                            "\"tasks\": %" PRIu64 ", \"results\": %" PRIu64 ", "
-                           "\"simulated\": %s, \"makespan_s\": %.9f, \"last_task_end_s\": %.9f, "
+                           "\"simulated\": %s, \"makespan_s\": %.17g, \"last_task_end_s\": %.17g, "
                            "\"events\": %" PRIu64 ", "
-                           "\"wall_s\": %.6f, "
-                           "\"tasks_per_s\": %s, \"worker_idle_fraction_mean\": %.6f, "
-                           "\"worker_idle_s\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, "
-                           "\"max\": %.6f}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
-                           "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.9f, "
+                           "\"wall_s\": %.17g, "
+                           "\"tasks_per_s\": %s, \"worker_idle_fraction_mean\": %.17g, "
+                           "\"worker_idle_s\": {\"mean\": %.17g, \"median\": %.17g, \"min\": %.17g, "
+                           "\"max\": %.17g}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
+                           "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.17g, "
                            "\"merges\": %" PRIu64 ", \"results_where\": \"%s\", \"failed\": %s",
                            s->ranks, s->policy, s->masters, s->chunk, s->chunking, s->tasks,
                            s->results,
@@ -782,12 +782,12 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
     for (size_t i = 0; i < s->nmasters_changes; i++) {
         if (s->masters_changes[i].delta <= 0)
             continue;
-        TB_CHECK(tb_buf_printf(out, "%s%.9f", sep, s->masters_changes[i].t_s));
+        TB_CHECK(tb_buf_printf(out, "%s%.17g", sep, s->masters_changes[i].t_s));
         sep = ", ";
     }
     TB_CHECK(tb_buf_printf(out, "], \"masters_over_time\": [[0, %d]", s->masters));
     for (size_t i = 0; i < s->nmasters_changes; i++)
-        TB_CHECK(tb_buf_printf(out, ", [%.9f, %d]", s->masters_changes[i].t_s,
+        TB_CHECK(tb_buf_printf(out, ", [%.17g, %d]", s->masters_changes[i].t_s,
                                s->masters_changes[i].masters));
     TB_CHECK(tb_buf_printf(out, "], \"tasks_assigned\": ["));
     sep = "";
@@ -803,7 +803,7 @@ int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
         const tb_mw_rank_info *ri = &s->rank[r];
         TB_CHECK(tb_buf_printf(out,
                                "%s{\"rank\": %d, \"role\": \"%s\", \"tasks_computed\": %" PRIu64
-                               ", \"busy_s\": %.6f, \"idle_s\": %.6f, \"total_s\": %.6f, "
+                               ", \"busy_s\": %.17g, \"idle_s\": %.17g, \"total_s\": %.17g, "
                                "\"msgs_sent\": %" PRIu64 ", \"msgs_recv\": %" PRIu64 "}",
                                r ? ", " : "", r, ri->is_master ? "master" : "worker",
                                ri->tasks_computed, ri->busy_s, ri->idle_s, ri->total_s,
