@@ -150,6 +150,22 @@ static int tb_test_quiet_;
 /* Runs the NULL-terminated table, or only the test named `only` (if not
  * NULL).  Returns 0 if all ran tests passed, 1 if one failed, 2 if `only`
  * names no test. */
+/* Warning lines the library logs (its setters' refusals): how many, and the
+ * first.  tb_log_set_sink(tb_test_warn_sink, &cap) with the level at least
+ * TB_LOG_WARN, then check cap.n and cap.line. */
+typedef struct tb_test_warns {
+    int n;
+    char line[512];
+} tb_test_warns;
+
+static inline void tb_test_warn_sink(void *ctx, tb_log_level level, int rank, const char *line)
+{
+    (void)rank;
+    tb_test_warns *c = (tb_test_warns *)ctx;
+    if (level == TB_LOG_WARN && c->n++ == 0)
+        snprintf(c->line, sizeof c->line, "%s", line);
+}
+
 static inline int tb_test_run(const tb_test *table, const char *only)
 {
     int failed = 0, ran = 0;

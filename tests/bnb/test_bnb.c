@@ -613,18 +613,6 @@ static void test_problem_error(void)
     tb_platform_destroy(&plat);
 }
 
-typedef struct warn_cap {
-    int n;
-    char line[512];
-} warn_cap;
-
-static void warn_sink(void *ctx, tb_log_level level, int r, const char *line)
-{
-    (void)r;
-    warn_cap *c = ctx;
-    if (level == TB_LOG_WARN && c->n++ == 0)
-        snprintf(c->line, sizeof c->line, "%s", line);
-}
 
 static void test_api_errors(void)
 {
@@ -641,10 +629,10 @@ static void test_api_errors(void)
     TB_ASSERT_EQ_INT(tb_bnb_set_gap(b, 1.0), TB_ERR_RANGE);
     TB_ASSERT_EQ_INT(tb_bnb_set_gap(b, -0.1), TB_ERR_RANGE);
     /* every refusal says what and why in one warning line */
-    warn_cap c = {0, ""};
+    tb_test_warns c = {0, ""};
     tb_log_level old = tb_log_get_level();
     tb_log_set_level(TB_LOG_WARN);
-    tb_log_set_sink(warn_sink, &c);
+    tb_log_set_sink(tb_test_warn_sink, &c);
     TB_ASSERT_EQ_INT(tb_bnb_set_groups(b, 4), TB_ERR_SIZE);
     tb_log_set_sink(NULL, NULL);
     tb_log_set_level(old);

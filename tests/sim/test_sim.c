@@ -996,18 +996,6 @@ static void test_ranks_must_fit(void)
 
 /* A setter that refuses logs one warning line saying what and why (a
  * program that ignores the code otherwise runs the default silently). */
-typedef struct warn_cap {
-    int n;
-    char line[512];
-} warn_cap;
-
-static void warn_sink(void *ctx, tb_log_level level, int rank, const char *line)
-{
-    (void)rank;
-    warn_cap *c = ctx;
-    if (level == TB_LOG_WARN && c->n++ == 0)
-        snprintf(c->line, sizeof c->line, "%s", line);
-}
 
 static void test_setters_refuse_with_a_line(void)
 {
@@ -1017,11 +1005,11 @@ static void test_setters_refuse_with_a_line(void)
     TB_ASSERT_OK(tb_mw_create_sim(&mw, p, 3));
     tb_log_level old = tb_log_get_level();
     tb_log_set_level(TB_LOG_WARN);
-    warn_cap c;
+    tb_test_warns c;
 #define REFUSES(call, code, text)                                                            \
     do {                                                                                     \
         memset(&c, 0, sizeof c);                                                             \
-        tb_log_set_sink(warn_sink, &c);                                                      \
+        tb_log_set_sink(tb_test_warn_sink, &c);                                              \
         int rc_ = (call);                                                                    \
         tb_log_set_sink(NULL, NULL);                                                         \
         TB_ASSERT_EQ_INT(rc_, code);                                                         \
@@ -1044,7 +1032,7 @@ static void test_setters_refuse_with_a_line(void)
     REFUSES(tb_mw_set_policy(NULL, "single"), TB_ERR_INVALID, "the handle is NULL");
     /* what was accepted is silent */
     memset(&c, 0, sizeof c);
-    tb_log_set_sink(warn_sink, &c);
+    tb_log_set_sink(tb_test_warn_sink, &c);
     TB_ASSERT_OK(tb_mw_set_policy(mw, "multi:3"));
     tb_log_set_sink(NULL, NULL);
     TB_ASSERT_EQ_INT(c.n, 0);
