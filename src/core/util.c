@@ -1,17 +1,23 @@
 /*
- * util.c - strict number parsing, atomic file writes, growable arrays.
+ * util.c - strict number parsing, atomic file writes, growable arrays, and
+ * whether a program can be run.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "tenbin/core.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdint.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/proc.h"
 
 /* strtol/strtod skip leading blanks; we want the whole string to be the
  * number, so a leading blank (like a trailing one) is a parse error. */
@@ -166,4 +172,28 @@ uint64_t tb_fnv1a(uint64_t h, const void *data, size_t n)
     for (size_t i = 0; i < n; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
     return h;
+}
+
+int tb__runnable(const char *prog)
+{
+    if (!prog || !*prog)
+        return 0;
+    if (strchr(prog, '/'))
+        return access(prog, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    char buf[PATH_MAX];
+    for (const char *p = path;;) {
+        const char *c = strchr(p, ':');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        struct stat st;
+        int len = snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", prog);
+        if (len > 0 && (size_t)len < sizeof buf && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(buf, X_OK) == 0)
+            return 1;
+        if (!c)
+            return 0;
+        p = c + 1;
+    }
 }

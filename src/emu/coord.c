@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/proc.h"
 #include "emu/proto.h"
 #include "emu/ring.h"
 #include "emu/wire.h"
@@ -261,15 +262,13 @@ static int send_decide(coord *c, int rank, int found, size_t pi, const cmsg *m, 
     return to_rank(c, rank, b);
 }
 
-static double now_s(void);
-
 /* Ask a rank for a fresh report.  A rank whose answers bring the same clock
  * (held in a real wait) is asked again only after a pause that doubles, so
  * the two do not ping-pong. */
 static int send_ask(coord *c, int rank)
 {
     crank *o = &c->r[rank];
-    double now = now_s();
+    double now = tb_wtime();
     double due = o->heard + ASK_AFTER > o->ask_next ? o->heard + ASK_AFTER : o->ask_next;
     if (now < due) {
         if (due < c->ask_due)
@@ -550,7 +549,7 @@ static int decide_pass(coord *c, int *progress)
             r->asked = 0; /* it ignored questions while waiting */
             r->state = TB_EMU_RUNNING;
             touch(c, j);
-            r->heard = now_s(); /* it reports again at its next wait: no question before */
+            r->heard = tb_wtime(); /* it reports again at its next wait: no question before */
             if (copy.arrival > r->clock)
                 r->clock = copy.arrival;
             c->unchecked += (uint64_t)unchecked;
@@ -570,7 +569,7 @@ static int decide_pass(coord *c, int *progress)
             r->asked = 0;
             r->state = TB_EMU_RUNNING;
             touch(c, j);
-            r->heard = now_s();
+            r->heard = tb_wtime();
             TB_CHECK(send_decide(c, j, 0, 0, NULL, h < x ? h : x, NULL, 0));
             *progress = 1;
             continue;
@@ -829,7 +828,7 @@ static int read_report(coord *c, int rank, tb_buf *b)
         return rc == TB_ERR_NOMEM ? rc : TB_ERR_PROTOCOL;
     r->state = state;
     r->asked = 0;
-    r->heard = now_s();
+    r->heard = tb_wtime();
     r->pending = state == TB_EMU_WAITING;
     /* Blocked on a message that was sent before it said so: the receive
      * looked before the message was there, and no later send will wake it. */
@@ -921,7 +920,7 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
         c->r[rk].fd = fd;
         c->r[rk].hello = 1;
         touch(c, (int)rk);
-        c->r[rk].heard = now_s();
+        c->r[rk].heard = tb_wtime();
         c->r[rk].pid = (pid_t)pid;
         c->r[rk].state = TB_EMU_RUNNING;
         c->r[rk].deadline = INFINITY;
@@ -1030,33 +1029,6 @@ static int listen_on(const char *addr, char *to, size_t n)
     if (fd < 0)
         errno = e;
     return fd;
-}
-
-/* Is `prog` something exec can run (a path, or a name found on PATH)? */
-static int runnable(const char *prog)
-{
-    if (strchr(prog, '/'))
-        return access(prog, X_OK) == 0;
-    const char *path = getenv("PATH");
-    if (!path)
-        return 0;
-    char buf[4096];
-    for (const char *p = path; *p;) {
-        const char *e = strchr(p, ':');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n > 0 && n + strlen(prog) + 2 < sizeof buf) {
-            memcpy(buf, p, n);
-            buf[n] = '/';
-            strcpy(buf + n + 1, prog);
-            struct stat st;
-            if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-                return 1;
-        }
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
 }
 
 static pid_t launch(const tb_emu_opts *o, char *const argv[], const char *coord_at,
@@ -1261,13 +1233,6 @@ static int reap(coord *c, pid_t child)
     return status;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 typedef struct conn {
     int fd;
     int rank;
@@ -1381,7 +1346,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         tb_platform_destroy(&plat);
         return TB_ERR_SIZE;
     }
-    if (!runnable(argv[0])) {
+    if (!tb__runnable(argv[0])) {
         set_err(err, errlen, "%s: no such program (or not executable)", argv[0]);
         tb_platform_destroy(&plat);
         return TB_ERR_IO;
@@ -1472,7 +1437,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     if (use_shm && tb_emu_shm_create(c.P, &c.shm, &shm_bytes, shm_name, sizeof shm_name, seg,
                                      sizeof seg) == TB_OK)
         snprintf(shm_env, sizeof shm_env, "TENBIN_EMU_SEGMENT=%s", seg);
-    double t0 = now_s();
+    double t0 = tb_wtime();
     int exec_errno = 0;
     pid_t child = launch(o, argv, coord_at, platform, shm_env[0] ? shm_env : NULL, &exec_errno);
     if (child < 0) {
@@ -1485,7 +1450,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     }
     size_t nconns = 0;
     int status = 0, exited = 0, failed = 0, finals = 0, nhello = 0, nattached = 0;
-    double quiet_since = now_s(), first_hello = 0, busy_at = 0, socks_at = 0;
+    double quiet_since = tb_wtime(), first_hello = 0, busy_at = 0, socks_at = 0;
     double all_hello = 0, all_final = 0; /* real times */
     uint32_t seen = 0; /* the shared bell when the rings were last read */
     char why[600] = "";
@@ -1494,7 +1459,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
          * on the epoll descriptor: a timeout finer than a millisecond). */
         double wait = 0.01;
         if (c.ask_due < INFINITY) {
-            double d = c.ask_due - now_s();
+            double d = c.ask_due - tb_wtime();
             wait = d < 0 ? 0 : d < wait ? d : wait;
         }
         /* All ranks on the rings: sleep on the bell, and look at the sockets
@@ -1504,7 +1469,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
          * sockets (ranks on a ring then send a BELL there). */
         int pr = 0, rung = 0, on_bell = c.shm && nattached == c.P;
         if (on_bell && atomic_load(&c.shm->bell) == seen && wait > 0) {
-            double until = busy_at + spin, t = now_s();
+            double until = busy_at + spin, t = tb_wtime();
             if (until - t > wait)
                 until = t + wait;
             while (atomic_load_explicit(&c.shm->bell, memory_order_acquire) == seen && t < until) {
@@ -1512,7 +1477,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                     sched_yield();
                 else
                     tb_emu_cpu_relax();
-                t = now_s();
+                t = tb_wtime();
             }
         }
         if (c.shm)
@@ -1532,7 +1497,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             rung = b != seen;
             seen = b;
         }
-        double tnow = now_s();
+        double tnow = tb_wtime();
         if (!on_bell || !rung || tnow - socks_at > 1e-3) {
             socks_at = tnow;
             pr = epoll_wait(ep, pfd, NEV, 0);
@@ -1585,12 +1550,12 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
                 for (int i = 0; i < c.P; i++)
                     k += c.r[i].hello;
                 if (k > nhello && nhello == 0)
-                    first_hello = now_s();
+                    first_hello = tb_wtime();
                 nhello = k;
                 /* Every rank that can has mapped the segment: no name left
                  * behind if this process is killed. */
                 if (nhello == c.P) {
-                    all_hello = now_s();
+                    all_hello = tb_wtime();
                     tb_emu_shm_unlink(shm_name);
                     shm_name[0] = 0;
                 }
@@ -1601,7 +1566,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         if (c.shm && !failed && (rung || pr > 0))
             failed = drain_rings(&c, 0, &finals, why, sizeof why);
         if (rung || pr > 0)
-            busy_at = now_s();
+            busy_at = tb_wtime();
         if (!failed && decide_all(&c) != TB_OK) {
             /* A rank's connection broke while being answered: it ended. */
             snprintf(why, sizeof why, "lost a rank's connection");
@@ -1614,10 +1579,10 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
          * acknowledgement a rank sent from a posted receive travels outside
          * what the coordinator sees, and wakes its sender a moment later. */
         if (pr > 0 || rung)
-            quiet_since = now_s();
+            quiet_since = tb_wtime();
         if (finals == c.P && all_final == 0)
-            all_final = now_s();
-        if (!failed && now_s() - quiet_since > 0.5 && deadlocked(&c, why, sizeof why))
+            all_final = tb_wtime();
+        if (!failed && tb_wtime() - quiet_since > 0.5 && deadlocked(&c, why, sizeof why))
             failed = 3;
         if (failed) {
             kill_all(&c, child, SIGTERM);
@@ -1628,7 +1593,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
         /* MPI_Init ends on every rank at about the same time: ranks that
          * have not said hello long after the first did are not emulated
          * (the preload failed, or another launcher started them). */
-        if (!failed && nhello > 0 && nhello < c.P && now_s() - first_hello > 10 + 0.1 * c.P) {
+        if (!failed && nhello > 0 && nhello < c.P && tb_wtime() - first_hello > 10 + 0.1 * c.P) {
             snprintf(why, sizeof why,
                      "only %d of %d ranks started under the emulator (%.0f s after the first; "
                      "could the others not preload libtenbin-emu.so? their output says)",
@@ -1639,7 +1604,7 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
             exited = 1;
             break;
         }
-        if (o->timeout > 0 && now_s() - t0 > o->timeout) {
+        if (o->timeout > 0 && tb_wtime() - t0 > o->timeout) {
             if (nhello < c.P) /* still starting: say how far it got */
                 snprintf(why, sizeof why,
                          "no end after %g s of real time (stopped; see --timeout): %d of %d "
@@ -1680,9 +1645,9 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     }
     close(ep);
     close(lfd);
-    c.res->wall_s = now_s() - t0;
+    c.res->wall_s = tb_wtime() - t0;
     if (all_final == 0)
-        all_final = now_s();
+        all_final = tb_wtime();
     if (all_hello > 0) {
         c.res->startup_s = all_hello - t0;
         c.res->run_s = all_final - all_hello;

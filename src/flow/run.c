@@ -50,6 +50,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/proc.h"
 #include "flow/engine.h"
 #include "flow/flow_internal.h"
 #include "transport/transport.h"
@@ -126,7 +127,7 @@ typedef struct runner {
     char tasks[PATH_MAX];  /* this rank's task directories */
     double rate0;          /* synthetic: loop iterations per second at rank 0 */
     double time_scale, size_scale;
-    double mono0;          /* CLOCK_MONOTONIC at the run's start, for slowdowns */
+    double mono0;          /* tb_wtime() at the run's start, for slowdowns */
     int err_rc;
     char err[512];
 
@@ -262,13 +263,6 @@ static uint64_t scaled_size(const runner *r, size_t file)
 
 /* ---- the synthetic task ---------------------------------------------------- */
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static volatile uint64_t spin_sink;
 
 /* n steps of a dependent chain the compiler cannot shorten. */
@@ -287,9 +281,9 @@ static double calibrate(void)
     uint64_t n = 1 << 14, x = 1;
     double best = 0;
     for (int k = 0; k < 5;) {
-        double t0 = mono();
+        double t0 = tb_wtime();
         x = spin(n, x);
-        double t = mono() - t0;
+        double t = tb_wtime() - t0;
         if (t < 0.01) {
             n *= 2;
             continue;
@@ -314,7 +308,7 @@ static double measure_overhead(const char *tasks)
             return 0.0;
         strf(out, sizeof out, "%s/stdout", dir);
         strf(err, sizeof err, "%s/stderr", dir);
-        double t0 = mono();
+        double t0 = tb_wtime();
         if (mkdir(dir, 0777) != 0 && errno != EEXIST)
             return 0.0;
         pid_t pid = fork();
@@ -325,7 +319,7 @@ static double measure_overhead(const char *tasks)
         }
         if (pid < 0 || waitpid(pid, NULL, 0) != pid)
             return 0.0;
-        t[k] = mono() - t0;
+        t[k] = tb_wtime() - t0;
         unlink(out);
         unlink(err);
         rmdir(dir);
@@ -358,7 +352,7 @@ static void synthetic_child(runner *r, size_t t, uint64_t iters)
     double done = 0;
     while (done < (double)iters) {
         x = spin(slice, x);
-        done += slow && mono() >= slow_at ? (double)slice / r->o->slow_factor : (double)slice;
+        done += slow && tb_wtime() >= slow_at ? (double)slice / r->o->slow_factor : (double)slice;
     }
     spin_sink = x;
     n = tb_flow_task_files(f, t, 1, &files);
@@ -1288,31 +1282,6 @@ static int copy_file(const char *src, const char *dst)
     return rc;
 }
 
-/* Is prog something this rank can run: a path to an executable, or a name
- * found in PATH?  (A wrong program is otherwise the failure of every task
- * that uses it, found one task at a time.) */
-static int runnable(const char *prog)
-{
-    if (strchr(prog, '/'))
-        return access(prog, X_OK) == 0;
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    char buf[PATH_MAX];
-    for (const char *p = path; *p;) {
-        const char *c = strchr(p, ':');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        struct stat st;
-        if (strf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", prog) == 0 &&
-            stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-            return 1;
-        p += n + (c ? 1 : 0);
-        if (!c)
-            break;
-    }
-    return 0;
-}
-
 /* Every task's program runs on this rank (each distinct one looked up once). */
 static int check_programs(runner *r)
 {
@@ -1327,7 +1296,7 @@ static int check_programs(runner *r)
             known = strcmp(seen[i], prog) == 0;
         if (known)
             continue;
-        if (!runnable(prog))
+        if (!tb__runnable(prog))
             rc = rfail(r, TB_ERR_NOTFOUND,
                        "%s: task '%s' runs '%s', which is not %s on rank %d (install it, or "
                        "run with --synthetic)",
@@ -1766,7 +1735,7 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
             remove_made(r, comm);
         goto out;
     }
-    r->mono0 = mono();
+    r->mono0 = tb_wtime();
     tb_tp *tp = NULL;
     rc = tb_tp_mpi_create(&tp, comm);
     if (!rc) {

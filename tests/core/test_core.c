@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../tb_test.h"
+#include "core/proc.h"
 
 /* ---------------------------------------------------------------- */
 /* Helpers                                                           */
@@ -370,6 +371,28 @@ static void test_err_table(void)
 }
 
 /* The library reports the version it was configured with, in both forms. */
+/* One lookup of "can exec run this" for flow run and the emulator. */
+static void test_runnable(void)
+{
+    TB_ASSERT(tb__runnable("sh"));
+    TB_ASSERT(tb__runnable("/bin/sh"));
+    TB_ASSERT(!tb__runnable("tenbin-no-such-program"));
+    TB_ASSERT(!tb__runnable("/etc/hostname-no-such-file"));
+    TB_ASSERT(!tb__runnable("/etc/passwd")); /* a file, not executable */
+    TB_ASSERT(!tb__runnable(""));
+    TB_ASSERT(!tb__runnable(NULL));
+    const char *old = getenv("PATH");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("PATH", "/nonexistent:/etc", 1); /* a directory named passwd's parent: no exec */
+    TB_ASSERT(!tb__runnable("sh"));
+    TB_ASSERT(!tb__runnable("passwd") || access("/etc/passwd", X_OK) == 0);
+    unsetenv("PATH"); /* execvp's default path */
+    TB_ASSERT(tb__runnable("sh"));
+    if (keep)
+        setenv("PATH", keep, 1);
+    free(keep);
+}
+
 static void test_version(void)
 {
     TB_ASSERT_EQ_U64(tb_version(), TB_VERSION_ENCODE(TENBIN_VERSION_MAJOR, TENBIN_VERSION_MINOR,
@@ -1366,6 +1389,7 @@ static const tb_test tests[] = {
     {"err_table", test_err_table},
     {"err_check_macro", test_err_check_macro},
     {"version", test_version},
+    {"runnable", test_runnable},
     {"clock", test_clock},
     {"env_table", test_env_table},
     {"env_defaults", test_env_defaults},
