@@ -35,6 +35,12 @@ void tb_cli_error(const char *cmd, const char *fmt, ...)
 int tb_cli_bad_option(const char *cmd, const char *help, int c, char **argv);
 /* Parse an integer option value, printing the error; returns 0 on success. */
 int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, long max, long *out);
+/* Parse a finite real option value in [lo, hi] (TB_CLI_ABOVE: lo itself
+ * excluded; TB_CLI_BELOW: hi excluded), printing "OPT: expected WANT, got
+ * 'VAL'" otherwise; returns 0 on success. */
+enum { TB_CLI_ABOVE = 1, TB_CLI_BELOW = 2 };
+int tb_cli_double(const char *cmd, const char *opt, const char *val, double lo, double hi,
+                  unsigned flags, const char *want, double *out);
 /* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path);
 /* Whether a long command prints progress lines: --progress forces them,

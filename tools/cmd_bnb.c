@@ -5,6 +5,7 @@
  */
 #include "tenbin/bnb.h"
 
+#include <float.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -101,7 +102,7 @@ static void bnb_usage(FILE *out)
             "Exit status: 0 ok, 1 run failed, 2 bad usage or bad input.\n");
 }
 
-static int bad_double(const char *opt, const char *val, const char *want)
+static int bad_value(const char *opt, const char *val, const char *want)
 {
     tb_cli_error(cmd, "%s: expected %s, got '%s'", opt, want, val);
     return TB_EXIT_USAGE;
@@ -130,8 +131,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
     while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
         switch (c) {
         case 'g':
-            if (tb_parse_double(optarg, &o->gap) != TB_OK || !(o->gap >= 0 && o->gap < 1))
-                return bad_double("--gap", optarg, "a number in [0, 1)");
+            if (tb_cli_double(cmd, "--gap", optarg, 0, 1, TB_CLI_BELOW, "a number in [0, 1)",
+                              &o->gap))
+                return TB_EXIT_USAGE;
             break;
         case 'd':
             if (strcmp(optarg, "auto") == 0)
@@ -140,9 +142,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'T':
-            if (tb_parse_double(optarg, &o->task_time) != TB_OK || !(o->task_time > 0) ||
-                !isfinite(o->task_time))
-                return bad_double("--task-time", optarg, "seconds > 0");
+            if (tb_cli_double(cmd, "--task-time", optarg, 0, DBL_MAX, TB_CLI_ABOVE, "seconds > 0",
+                              &o->task_time))
+                return TB_EXIT_USAGE;
             break;
         case 'G':
             if (tb_cli_long(cmd, "--groups", optarg, 1, 1 << 24, &o->groups))
@@ -158,12 +160,12 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             else if (strcmp(optarg, "seed") == 0)
                 o->balance_seed = 1;
             else
-                return bad_double("--balance", optarg, "throughput or seed");
+                return bad_value("--balance", optarg, "throughput or seed");
             break;
         case 'i':
-            if (tb_parse_double(optarg, &o->status_interval) != TB_OK ||
-                !(o->status_interval > 0) || !isfinite(o->status_interval))
-                return bad_double("--status-interval", optarg, "seconds > 0");
+            if (tb_cli_double(cmd, "--status-interval", optarg, 0, DBL_MAX, TB_CLI_ABOVE,
+                              "seconds > 0", &o->status_interval))
+                return TB_EXIT_USAGE;
             break;
         case 'j':
             o->json = 1;
@@ -182,9 +184,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'c':
-            if (tb_parse_double(optarg, &o->node_cost) != TB_OK || !(o->node_cost >= 0) ||
-                !isfinite(o->node_cost))
-                return bad_double("--node-cost", optarg, "seconds >= 0");
+            if (tb_cli_double(cmd, "--node-cost", optarg, 0, DBL_MAX, 0, "seconds >= 0",
+                              &o->node_cost))
+                return TB_EXIT_USAGE;
             break;
         case 'F':
             o->force_moves = 1;
@@ -214,9 +216,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'w':
-            if (tb_parse_double(optarg, &o->wan_delay_ms) != TB_OK ||
-                !(o->wan_delay_ms >= 0 && o->wan_delay_ms <= 60000))
-                return bad_double("--wan-delay", optarg, "milliseconds from 0 to 60000");
+            if (tb_cli_double(cmd, "--wan-delay", optarg, 0, 60000, 0,
+                              "milliseconds from 0 to 60000", &o->wan_delay_ms))
+                return TB_EXIT_USAGE;
             break;
         case 'h':
             if (tb_cli_rank() == 0)

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "tenbin/core.h"
 
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -203,10 +204,8 @@ int tb_cmd_emu(int argc, char **argv)
         case 'x': mpiexec = optarg; break;
         case 'L': listen = optarg; break;
         case 'T':
-            if (tb_parse_double(optarg, &timeout) != TB_OK || !(timeout > 0)) {
-                tb_cli_error(cmd, "--timeout: expected seconds > 0, got '%s'", optarg);
-                bad = 1;
-            }
+            bad = tb_cli_double(cmd, "--timeout", optarg, 0, DBL_MAX, TB_CLI_ABOVE, "seconds > 0",
+                                &timeout);
             break;
         case 'h': emu_usage(stdout); return TB_EXIT_OK;
         default: return tb_cli_bad_option(cmd, "tenbin emu --help", c, argv);

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "tenbin/core.h"
 
+#include <float.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -189,16 +190,12 @@ int tb_cmd_emu_sweep(int argc, char **argv)
             listen = optarg;
             break;
         case 'o':
-            if (tb_parse_double(optarg, &tol) != TB_OK || !(tol >= 0 && tol < 1)) {
-                tb_cli_error(cmd, "--tolerance: expected a fraction in [0, 1), got '%s'", optarg);
-                bad = 1;
-            }
+            bad = tb_cli_double(cmd, "--tolerance", optarg, 0, 1, TB_CLI_BELOW,
+                                "a fraction in [0, 1)", &tol);
             break;
         case 'T':
-            if (tb_parse_double(optarg, &timeout) != TB_OK || !(timeout > 0)) {
-                tb_cli_error(cmd, "--timeout: expected seconds > 0, got '%s'", optarg);
-                bad = 1;
-            }
+            bad = tb_cli_double(cmd, "--timeout", optarg, 0, DBL_MAX, TB_CLI_ABOVE, "seconds > 0",
+                                &timeout);
             break;
         case 'h':
             usage(stdout);

@@ -111,11 +111,9 @@ static int parse_flow_opts(int argc, char **argv, flow_opts *o, int simulate)
         case 'g': o->gantt = optarg; break;
         case 't': o->trace = optarg; break;
         case 'O':
-            if (tb_parse_double(optarg, &o->task_overhead) || !(o->task_overhead >= 0) ||
-                o->task_overhead > 1e6) {
-                tb_cli_error(o->cmd, "--task-overhead: expected seconds >= 0, got '%s'", optarg);
+            if (tb_cli_double(o->cmd, "--task-overhead", optarg, 0, 1e6, 0,
+                              "seconds from 0 to 1e6", &o->task_overhead))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 'j': o->json = 1; break;
         case 'q': o->quiet = 1; break;
@@ -549,10 +547,9 @@ static int run_generate(int argc, char **argv)
                 return TB_EXIT_USAGE;
             break;
         case 'c':
-            if (tb_parse_double(optarg, &g.ccr) || !(g.ccr >= 0) || g.ccr > 1e12) {
-                tb_cli_error(cmd, "--ccr: expected a number >= 0, got '%s'", optarg);
+            if (tb_cli_double(cmd, "--ccr", optarg, 0, 1e12, 0, "a number from 0 to 1e12",
+                              &g.ccr))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 's':
             if (tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &seed))

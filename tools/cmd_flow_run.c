@@ -133,11 +133,9 @@ static int parse(int argc, char **argv, run_opts *o)
         case 'a': o->algo = optarg; break;
         case 'T': o->ro.trigger = optarg; break;
         case 'c':
-            if (tb_parse_double(optarg, &o->ro.perf_change) || !(o->ro.perf_change > 0) ||
-                o->ro.perf_change > 100) {
-                tb_cli_error(cmd, "--perf-change: expected a positive number, got '%s'", optarg);
+            if (tb_cli_double(cmd, "--perf-change", optarg, 0, 100, TB_CLI_ABOVE,
+                              "a number in (0, 100]", &o->ro.perf_change))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 'S': o->ro.synthetic = 1; break;
         case 'x':

@@ -12,6 +12,7 @@
  */
 #include "tenbin/core.h"
 
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -236,10 +237,9 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'T':
-            if (tb_parse_double(optarg, &o->threshold) != TB_OK || !(o->threshold >= 1)) {
-                tb_cli_error(cmd, "--threshold: expected a number >= 1, got '%s'", optarg);
+            if (tb_cli_double(cmd, "--threshold", optarg, 1, DBL_MAX, 0, "a number >= 1",
+                              &o->threshold))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 'S':
             if (o->nslow == MAX_SLOW) {
@@ -285,11 +285,9 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'c':
-            if (tb_parse_double(optarg, &o->point_cost) != TB_OK || !(o->point_cost > 0) ||
-                !isfinite(o->point_cost)) {
-                tb_cli_error(cmd, "--point-cost: expected seconds > 0, got '%s'", optarg);
+            if (tb_cli_double(cmd, "--point-cost", optarg, 0, DBL_MAX, TB_CLI_ABOVE, "seconds > 0",
+                              &o->point_cost))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 'C':
             o->calibrate = 1;

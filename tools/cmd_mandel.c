@@ -10,6 +10,7 @@
  */
 #include "tenbin/core.h"
 
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -174,17 +175,14 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'T':
-            if (tb_parse_double(optarg, &o->task_timeout) != TB_OK || !(o->task_timeout >= 0) ||
-                o->task_timeout > 1e9) {
-                tb_cli_error(cmd, "--task-timeout: expected seconds >= 0, got '%s'", optarg);
+            if (tb_cli_double(cmd, "--task-timeout", optarg, 0, 1e9, 0, "seconds from 0 to 1e9",
+                              &o->task_timeout))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 'I':
-            if (tb_parse_double(optarg, &o->iter_cost) != TB_OK || o->iter_cost < 0) {
-                tb_cli_error(cmd, "--iter-cost: expected seconds >= 0, got '%s'", optarg);
+            if (tb_cli_double(cmd, "--iter-cost", optarg, 0, DBL_MAX, 0, "seconds >= 0",
+                              &o->iter_cost))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 'h':
             if (tb_cli_rank() == 0)

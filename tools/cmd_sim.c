@@ -5,6 +5,7 @@
  */
 #include "tenbin/core.h"
 
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -89,10 +90,7 @@ static int parse_sim_opts(int argc, char **argv, sim_opts *o)
         case 'n': bad = tb_cli_long(cmd, "--ranks", optarg, 1, 1 << 24, &o->ranks); break;
         case 'N': bad = tb_cli_long(cmd, "--tasks", optarg, 0, 1L << 40, &o->tasks); break;
         case 'w':
-            if (tb_parse_double(optarg, &o->work) != TB_OK || o->work < 0) {
-                tb_cli_error(cmd, "--work: expected seconds >= 0, got '%s'", optarg);
-                bad = 1;
-            }
+            bad = tb_cli_double(cmd, "--work", optarg, 0, DBL_MAX, 0, "seconds >= 0", &o->work);
             break;
         case 'T': bad = tb_cli_long(cmd, "--task-bytes", optarg, 0, 1L << 30, &o->task_bytes); break;
         case 'R':

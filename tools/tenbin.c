@@ -61,6 +61,19 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
     return -1;
 }
 
+int tb_cli_double(const char *cmd, const char *opt, const char *val, double lo, double hi,
+                  unsigned flags, const char *want, double *out)
+{
+    double v;
+    if (tb_parse_double(val, &v) == TB_OK && ((flags & TB_CLI_ABOVE) ? v > lo : v >= lo) &&
+        ((flags & TB_CLI_BELOW) ? v < hi : v <= hi)) {
+        *out = v;
+        return 0;
+    }
+    tb_cli_error(cmd, "%s: expected %s, got '%s'", opt, want, val);
+    return -1;
+}
+
 /* 1: fd 2 of process pid is a terminal; 0: a file or /dev/null; -1: a
  * pipe or socket (look at who reads it), or unknown. */
 static int stderr_kind(long pid)

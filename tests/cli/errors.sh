@@ -39,8 +39,8 @@ expect 2 "^tenbin mandel: --policy: expected .*got 'dynamic:wait:0'" 2 mandel --
 expect 2 "^tenbin mandel: --policy: expected .*got 'dynamic:waiting'" 2 mandel --policy dynamic:waiting
 expect 2 "^tenbin mandel: --policy multi:3 needs at least 3 ranks, but mpiexec started 2" 2 mandel --policy multi:3
 expect 2 "^tenbin mandel: --out: the file name must end in .png or .pgm" 2 mandel --out x.jpg
-expect 2 "^tenbin mandel: --task-timeout: expected seconds >= 0, got '-1'" 2 mandel --task-timeout -1
-expect 2 "^tenbin mandel: --task-timeout: expected seconds >= 0, got 'soon'" 2 mandel --task-timeout soon
+expect 2 "^tenbin mandel: --task-timeout: expected seconds from 0 to 1e9, got '-1'" 2 mandel --task-timeout -1
+expect 2 "^tenbin mandel: --task-timeout: expected seconds from 0 to 1e9, got 'soon'" 2 mandel --task-timeout soon
 expect 2 "^tenbin mandel: unknown option '--bogus'" 2 mandel --bogus
 expect 2 "^tenbin mandel: option '--width' needs a value" 2 mandel --width
 expect 2 "^tenbin mandel: unexpected argument 'extra'" 2 mandel extra
@@ -69,6 +69,13 @@ python3 -c "
 import json; t = json.load(open('one.json'))['traceEvents']
 assert any(e.get('name') == 'search' and e['args']['nodes'] > 0 for e in t), t
 " || fail "bnb --trace on one rank: $(cat one.json)"
+
+# Real-valued options: one parser (tb_cli_double), one line naming the range.
+expect 2 "^tenbin sim mw: --work: expected seconds >= 0, got 'inf'" 0 sim mw --platform hosts=4 --work inf
+expect 2 "^tenbin mandel: --iter-cost: expected seconds >= 0, got 'nan'" 0 mandel --sim hosts=4 --iter-cost nan
+expect 2 "^tenbin himeno: --threshold: expected a number >= 1, got '0.5'" 1 himeno --threshold 0.5
+expect 2 "^tenbin flow schedule: --task-overhead: expected seconds from 0 to 1e6, got '1e7'" 0 flow schedule "$WF" --platform hosts=4 --task-overhead 1e7
+expect 2 "^tenbin emu: --timeout: expected seconds > 0, got '0'" 0 emu --platform hosts=4 -n 2 --timeout 0 -- "$TENBIN" mandel
 
 # Commands that use no MPI print once under mpiexec (rank 0 runs them);
 # emu, which starts its own ranks, refuses.
