@@ -108,8 +108,6 @@ typedef struct actor {
     tb_bnb *b;
     int role;
     uint64_t last_nodes; /* nodes of the computation that just ran (simulated cost) */
-    int timer_pending;   /* a timer that has not fired (simulated runs end only without) */
-    int closed;          /* done: finished once no timer is pending */
     double t_end;        /* supervisor: when the last FINAL came */
     tb_trace *tr;        /* this rank's events (tb_bnb_set_trace_file), or NULL */
     double t_startup;    /* supervisor: when its start-up expansion began */
@@ -167,14 +165,8 @@ static int send_msg(actor *a, int dst, int tag)
     return tb_tp_send(&a->base, dst, tag, &a->msg);
 }
 
-/* Done: finished now, or (simulated, where a timer left behind is an
- * error) when the pending timer fires. */
-static void close_actor(actor *a)
-{
-    a->closed = 1;
-    if (!a->timer_pending || !a->b->plat)
-        a->base.finished = 1;
-}
+/* Done: no more messages; a pending timer is cancelled (transport.h). */
+static void close_actor(actor *a) { a->base.finished = 1; }
 
 /* Append n zero bytes the receiver ignores (tb_bnb_set_task_pad and
  * tb_bnb_set_sub_pad: the message sizes of a program that ships more). */
@@ -188,11 +180,7 @@ static int pad(tb_buf *m, size_t n)
     return TB_OK;
 }
 
-static int set_timer(actor *a, double at, uint64_t id)
-{
-    a->timer_pending = 1;
-    return tb_tp_timer(&a->base, at, id);
-}
+static int set_timer(actor *a, double at, uint64_t id) { return tb_tp_timer(&a->base, at, id); }
 
 /* ---- worker -------------------------------------------------------------- */
 
@@ -1262,11 +1250,6 @@ static int on_computed(tb_actor *ba, uint64_t job, int status)
 static int on_timer(tb_actor *ba, uint64_t id)
 {
     actor *a = (actor *)ba;
-    a->timer_pending = 0;
-    if (a->closed) {
-        a->base.finished = 1;
-        return TB_OK;
-    }
     if (a->role == ROLE_SUP && id == TIMER_PROGRESS)
         return a->s_stopping ? TB_OK : sup_tick(a);
     if (a->role == ROLE_MASTER && id == TIMER_STATUS && !a->stopping) {

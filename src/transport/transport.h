@@ -17,6 +17,31 @@
  * Ownership: a message handed to send() is taken by the transport (the tb_buf
  * comes back empty, possibly with recycled capacity); the bytes passed to the
  * message handler are valid only during the call.
+ *
+ * The contract both transports obey (tests/transport/conformance.h checks it
+ * against each):
+ *  - Handlers of one actor never run concurrently; each runs to its end.
+ *    start runs once, first.
+ *  - Messages: each is delivered once, with its tag and bytes.  Between one
+ *    sender and one receiver they arrive in the order sent; across senders
+ *    there is no order.  Tags 0..32766 are the policy's (32767 and up:
+ *    TB_ERR_RANGE).
+ *  - now(): seconds since the run started, never decreasing for an actor
+ *    (wall time, or virtual time when simulated).
+ *  - Timers: timer(at, id) fires the actor's timer handler once, at a time
+ *    >= at (now() in the handler is >= at); timers due together fire in the
+ *    order of their `at`, then in the order they were set.  cancel(id)
+ *    removes every pending timer of the actor with that id (none: nothing
+ *    happens).  A timer set in the past fires as soon as the actor is free.
+ *  - Finishing: an actor sets `finished` when it expects no more messages;
+ *    its pending timers are then cancelled (never fired, not an error).  A
+ *    message that reaches a finished actor is the policy's error: the
+ *    simulator reports it at the end, the MPI transport leaves it unread.
+ *  - Computing: one computation at a time per actor (TB_ERR_STATE
+ *    otherwise); `computed` fires after it, and meanwhile the actor handles
+ *    no message or timer.
+ *  - Errors: a handler's error ends the run (MPI: the whole job, with one
+ *    line).
  */
 #ifndef TB_TRANSPORT_H
 #define TB_TRANSPORT_H
@@ -77,6 +102,8 @@ typedef struct tb_tp_ops {
     int (*timer)(tb_tp *tp, tb_actor *a, double at, uint64_t id);
     /* Start computation `job`; a's computed handler fires when it ends. */
     int (*compute)(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c);
+    /* Cancel a's pending timers with this id. */
+    int (*cancel)(tb_tp *tp, tb_actor *a, uint64_t id);
 } tb_tp_ops;
 
 struct tb_tp {
@@ -101,6 +128,10 @@ static inline int tb_tp_timer(tb_actor *a, double at, uint64_t id)
 static inline int tb_tp_compute(tb_actor *a, uint64_t job, const tb_compute *c)
 {
     return a->tp->ops->compute(a->tp, a, job, c);
+}
+static inline int tb_tp_cancel(tb_actor *a, uint64_t id)
+{
+    return a->tp->ops->cancel(a->tp, a, id);
 }
 
 /* ---- the MPI transport ------------------------------------------------ */

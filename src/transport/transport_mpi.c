@@ -60,6 +60,7 @@ typedef struct completion {
 typedef struct tp_timer {
     double at;
     uint64_t id;
+    uint64_t seq; /* order of setting: ties of `at` fire in it */
 } tp_timer;
 
 /* A message held back to inject wide-area delay (tb_tp_mpi_set_delay). */
@@ -93,6 +94,7 @@ typedef struct tp_mpi {
     size_t done_head, done_len, done_cap; /* ring; done_cap a power of 2 */
     tp_timer *timers;     /* unsorted; few */
     size_t ntimers, captimers;
+    uint64_t timer_seq;   /* timers set so far */
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
     double task_timeout;  /* seconds a computation may run, or 0 */
     double *delay;        /* [size] seconds to hold a message to each rank, or NULL */
@@ -336,7 +338,7 @@ static int mpi_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
     tp_mpi *m = as_mpi(tp);
     (void)a;
     TB_CHECK(tb_grow(&m->timers, &m->captimers, m->ntimers, sizeof *m->timers, 8));
-    m->timers[m->ntimers++] = (tp_timer){at, id};
+    m->timers[m->ntimers++] = (tp_timer){at, id, m->timer_seq++};
     return TB_OK;
 }
 
@@ -344,6 +346,8 @@ static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
 {
     tp_mpi *m = as_mpi(tp);
     (void)a;
+    if (m->done_len > 0)
+        return TB_ERR_STATE; /* one computation at a time (transport.h) */
     TB_CHECK(tb__guard_enter(c->what ? c->what : "task", c->what ? c->id : job, m->rank,
                              m->task_timeout));
     int status = c->fn(c->arg);
@@ -365,8 +369,20 @@ static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
     return TB_OK;
 }
 
+static int mpi_cancel(tb_tp *tp, tb_actor *a, uint64_t id)
+{
+    (void)a;
+    tp_mpi *m = as_mpi(tp);
+    for (size_t i = 0; i < m->ntimers;)
+        if (m->timers[i].id == id)
+            m->timers[i] = m->timers[--m->ntimers];
+        else
+            i++;
+    return TB_OK;
+}
+
 static const tb_tp_ops mpi_ops = {
-    sizeof(tb_tp_ops), mpi_send, mpi_arrived, mpi_now, mpi_timer, mpi_compute,
+    sizeof(tb_tp_ops), mpi_send, mpi_arrived, mpi_now, mpi_timer, mpi_compute, mpi_cancel,
 };
 
 /*
@@ -476,9 +492,11 @@ static int fire_timer(tp_mpi *m, tb_actor *a, int *fired)
         return TB_OK;
     double now = tb_wtime() - m->t0;
     size_t best = 0;
-    for (size_t i = 1; i < m->ntimers; i++)
-        if (m->timers[i].at < m->timers[best].at)
+    for (size_t i = 1; i < m->ntimers; i++) {
+        const tp_timer *t = &m->timers[i], *b = &m->timers[best];
+        if (t->at < b->at || (t->at == b->at && t->seq < b->seq))
             best = i;
+    }
     if (m->timers[best].at > now)
         return TB_OK;
     uint64_t id = m->timers[best].id;

@@ -14,6 +14,7 @@
 #include "../tb_test.h"
 #include "mw/mw_internal.h"
 #include "sim/sim.h"
+#include "transport/conformance.h"
 #include "tenbin/model.h"
 #include "tenbin/mw.h"
 
@@ -1042,6 +1043,41 @@ static void test_setters_refuse_with_a_line(void)
     tb_platform_destroy(&p);
 }
 
+/* The transport contract (tests/transport/conformance.h) on the simulator,
+ * the same suite test_transport_mpi runs on real ranks. */
+static double conf_cost(void *ctx, tb_actor *a, uint64_t job, const tb_compute *c, double cpu)
+{
+    (void)ctx, (void)a, (void)job, (void)cpu;
+    return c->work;
+}
+
+static void test_transport_conformance(void)
+{
+    enum { P = 4 };
+    tb_platform *p = spec("hosts=4,speed=1-2,L=20us,o=3us,G=8ns", 1);
+    TB_ASSERT(p != NULL);
+    tb_sim *s = NULL;
+    TB_ASSERT_OK(tb_sim_create(&s, p, P, conf_cost, NULL, 0));
+    conf_actor c[P];
+    tb_actor *as[P];
+    for (int i = 0; i < P; i++) {
+        TB_ASSERT_OK(conf_init(&c[i], P));
+        as[i] = &c[i].base;
+    }
+    TB_ASSERT_OK(tb_sim_run(s, as));
+    for (int i = 0; i < P; i++) {
+        const char *why = conf_verdict(&c[i]);
+        if (why)
+            printf("    rank %d: %s\n", i, why);
+        TB_ASSERT(why == NULL);
+        conf_free(&c[i]);
+    }
+    /* the far timer was cancelled, not waited for */
+    TB_ASSERT(tb_sim_end_time(s) < 1.0);
+    tb_sim_destroy(&s);
+    tb_platform_destroy(&p);
+}
+
 /* A failed run's summary gives no rate (3 tasks in 0.1 ms is not a speed). */
 static void test_failed_summary_has_no_rate(void)
 {
@@ -1112,6 +1148,7 @@ static const tb_test tests[] = {
     {"ranks_must_fit", test_ranks_must_fit},
     {"setters_refuse_with_a_line", test_setters_refuse_with_a_line},
     {"failed_summary_has_no_rate", test_failed_summary_has_no_rate},
+    {"transport_conformance", test_transport_conformance},
     {"cleanup", test_cleanup},
     {NULL, NULL},
 };

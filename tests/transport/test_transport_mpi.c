@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "tb_test_mpi.h"
+#include "transport/conformance.h"
 #include "transport/transport.h"
 
 static int rank, nranks;
@@ -135,7 +136,41 @@ static void test_twice(void)
     TB_ASSERT(run(1, 1e-3));
 }
 
+/* The transport contract (conformance.h), with a blocking and a polite wait. */
+static int conformance(int polite)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    conf_actor c;
+    tb_tp *tp = NULL;
+    int rc = conf_init(&c, nranks);
+    if (rc == TB_OK)
+        rc = tb_tp_mpi_create(&tp, comm);
+    if (rc == TB_OK && polite)
+        tb_tp_mpi_set_wait_sleep(tp, 1e-4);
+    double t0 = MPI_Wtime();
+    if (rc == TB_OK)
+        rc = tb_tp_mpi_run(tp, &c.base);
+    double took = MPI_Wtime() - t0;
+    const char *why = rc != TB_OK ? tb_strerror(rc) : conf_verdict(&c);
+    if (!why && took > 100) /* the far timer was waited for, not cancelled */
+        why = "finishing waited for a pending timer";
+    if (why)
+        printf("rank %d: conformance: %s\n", rank, why);
+    tb_tp_mpi_destroy(&tp);
+    conf_free(&c);
+    MPI_Comm_free(&comm);
+    int ok = why == NULL, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all;
+}
+
+static void test_conformance(void) { TB_ASSERT(conformance(0)); }
+static void test_conformance_polite(void) { TB_ASSERT(conformance(1)); }
+
 static const tb_test tests[] = {
+    {"conformance", test_conformance},
+    {"conformance_polite", test_conformance_polite},
     {"blocking", test_blocking},
     {"polled", test_polled},
     {"delayed", test_delayed},
