@@ -34,24 +34,10 @@
 
 #include "core/refuse.h"
 #include "bnb/bnb_internal.h"
+#include "bnb/proto.h"
 #include "sim/sim.h"
 #include "transport/transport.h"
 
-enum {
-    T_TASK = 1, /* M->W: u64 id, f64 incumbent, u32 levels, sub */
-    T_RESULT,   /* W->M: u64 id, u32 levels, u64 nodes, f64 seconds, f64 inc, bytes sol
-                   (empty: no better one), u32 n, n subs */
-    T_WSTOP,    /* M->W: end */
-    T_WFINAL,   /* W->M: u64 tasks, u64 nodes, f64 busy, f64 idle, f64 startup idle */
-    T_MOVE,     /* S->M: u32 n, n subs */
-    T_STATUS,   /* M->S: see master_status */
-    T_INC_UP,   /* M->S: f64 value, bytes solution */
-    T_INC_DOWN, /* S->M: f64 value */
-    T_GIVE_REQ, /* S->M: u64 how many */
-    T_GIVE,     /* M->S: u32 n, n subs */
-    T_STOP,     /* S->M: u64 messages sent before this one */
-    T_FINAL     /* M->S: u64 messages sent before this one, group counters */
-};
 
 enum { ROLE_SUP, ROLE_MASTER, ROLE_WORKER };
 enum { JOB_STARTUP = 1, JOB_TASK = 2 };
@@ -318,8 +304,8 @@ static int worker_message(actor *a, int src, int tag, const void *data, size_t l
         a->base.finished = 1;
         return TB_OK;
     }
-    TB_LOG_ERR("branch-and-bound: worker %d: unexpected message %d from rank %d", a->base.rank,
-               tag, src);
+    TB_LOG_ERR("branch-and-bound: worker %d: unexpected message '%s' (tag %d) from rank %d",
+               a->base.rank, tb__bnb_tag_name(tag), tag, src);
     return TB_ERR_PARSE;
 }
 
@@ -700,8 +686,8 @@ static int master_message(actor *a, int src, int tag, const void *data, size_t l
             return master_try_close(a);
         }
     }
-    TB_LOG_ERR("branch-and-bound: master %d: unexpected message %d from rank %d", a->base.rank,
-               tag, src);
+    TB_LOG_ERR("branch-and-bound: master %d: unexpected message '%s' (tag %d) from rank %d",
+               a->base.rank, tb__bnb_tag_name(tag), tag, src);
     return TB_ERR_PARSE;
 }
 
@@ -1130,7 +1116,8 @@ static int sup_message(actor *a, int src, int tag, const void *data, size_t len)
     default:
         break;
     }
-    TB_LOG_ERR("branch-and-bound: supervisor: unexpected message %d from rank %d", tag, src);
+    TB_LOG_ERR("branch-and-bound: supervisor: unexpected message '%s' (tag %d) from rank %d",
+               tb__bnb_tag_name(tag), tag, src);
     return TB_ERR_PARSE;
 }
 

@@ -69,24 +69,7 @@
 #include "mw/queue.h"
 #include "transport/transport.h"
 
-enum tb__mw_tag {
-    TB__TAG_TASK = 1,
-    TB__TAG_RESULT,
-    TB__TAG_REQ,
-    TB__TAG_GIVE,
-    TB__TAG_REFUSE,
-    TB__TAG_FWD,
-    TB__TAG_FAIL,
-    TB__TAG_ABORT,
-    TB__TAG_DONE,
-    TB__TAG_FINISH,
-    TB__TAG_STOP,
-    TB__TAG_MSTART,
-    TB__TAG_FREE,
-    TB__TAG_RETURN,
-    TB__TAG_REDUCE,
-    TB__TAG_HAVE
-};
+#include "mw/proto.h"
 
 /* Test hook for dynamic policies: called when worker `worker`'s result
  * reaches master `master` and a promotion is possible; return 1 to force

@@ -1679,8 +1679,8 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         return master_pass_finish(n, status);
     }
     default:
-        TB_LOG_ERR("master rank %d: unexpected message tag %d from rank %d", self_rank(n), tag,
-                   src);
+        TB_LOG_ERR("master rank %d: unexpected message '%s' (tag %d) from rank %d", self_rank(n),
+                   tb__mw_tag_name(tag), tag, src);
         return TB_ERR_PROTOCOL;
     }
 }
@@ -1735,7 +1735,8 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
         n->status = status;
         return node_end(n, src, kids);
     }
-    TB_LOG_ERR("worker rank %d: unexpected message tag %d from rank %d", a->rank, tag, src);
+    TB_LOG_ERR("worker rank %d: unexpected message '%s' (tag %d) from rank %d", a->rank,
+               tb__mw_tag_name(tag), tag, src);
     return TB_ERR_PROTOCOL;
 }
 

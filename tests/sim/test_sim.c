@@ -1078,6 +1078,19 @@ static void test_transport_conformance(void)
     tb_platform_destroy(&p);
 }
 
+/* The wire's tags keep their numbers and have names for the logs. */
+static void test_tag_names(void)
+{
+    TB_ASSERT_EQ_INT(TB__TAG_TASK, 1);
+    TB_ASSERT_EQ_INT(TB__TAG_HAVE, 16);
+    TB_ASSERT_STR_EQ(tb__mw_tag_name(TB__TAG_TASK), "task");
+    TB_ASSERT_STR_EQ(tb__mw_tag_name(TB__TAG_MSTART), "master-start");
+    TB_ASSERT_STR_EQ(tb__mw_tag_name(TB__TAG_HAVE), "have");
+    TB_ASSERT_STR_EQ(tb__mw_tag_name(0), "unknown");
+    TB_ASSERT_STR_EQ(tb__mw_tag_name(17), "unknown");
+    TB_ASSERT_STR_EQ(tb__mw_tag_name(-3), "unknown");
+}
+
 /* A failed run's summary gives no rate (3 tasks in 0.1 ms is not a speed). */
 static void test_failed_summary_has_no_rate(void)
 {
@@ -1149,6 +1162,7 @@ static const tb_test tests[] = {
     {"setters_refuse_with_a_line", test_setters_refuse_with_a_line},
     {"failed_summary_has_no_rate", test_failed_summary_has_no_rate},
     {"transport_conformance", test_transport_conformance},
+    {"tag_names", test_tag_names},
     {"cleanup", test_cleanup},
     {NULL, NULL},
 };
