@@ -53,22 +53,11 @@
 #include "core/proc.h"
 #include "flow/engine.h"
 #include "flow/flow_internal.h"
+#include "flow/proto.h"
 #include "transport/transport.h"
 
 extern char **environ;
 
-enum {
-    T_RUN = 1,
-    T_PUSH,
-    T_KILL,
-    T_STOP,
-    T_FBEGIN,
-    T_FDATA,
-    T_FEND,
-    T_DONE,
-    T_HAVE,
-    T_FACK
-};
 
 enum { CHUNK = 1 << 20, TAIL = 400, WINDOW = 3, SEND_AHEAD = 4 };
 #define DT_FLOOR 0.005 /* seconds per task: below it, times do not tell speeds apart */
@@ -1179,6 +1168,8 @@ static int on_message(tb_actor *a, int src, int tag, const void *data, size_t le
         rc = r->rank == 0 ? coord_have(r, src, &b) : TB_ERR_PROTOCOL;
         break;
     default:
+        TB_LOG_ERR("flow run: rank %d: unexpected message '%s' (tag %d) from rank %d", r->rank,
+                   tb__flow_tag_name(tag), tag, src);
         rc = TB_ERR_PROTOCOL;
     }
     if (rc == TB_OK && r->err_rc != TB_OK && !r->aborting)
