@@ -95,8 +95,10 @@ TB_API int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, doub
  * rank.  ctx must therefore describe the same instance on every rank (each
  * rank reads the same file, or rank 0 broadcasts it before tb_bnb_create),
  * and a subproblem's bytes must mean the same everywhere: no pointers, no
- * rank-local indices.  A different instance on one rank is not detected and
- * gives a wrong optimum.
+ * rank-local indices.  tb_bnb_run compares every setting and the root's
+ * size and bound across the ranks before it starts, and refuses with one
+ * line if they differ; an instance that differs only deeper in the tree is
+ * not detected and gives a wrong optimum.
  */
 typedef struct tb_bnb_ops {
     size_t size; /* sizeof(tb_bnb_ops), so the table can grow */

@@ -35,6 +35,7 @@
 #include "core/refuse.h"
 #include "bnb/bnb_internal.h"
 #include "bnb/proto.h"
+#include "run/agree.h"
 #include "sim/sim.h"
 #include "transport/transport.h"
 
@@ -1788,9 +1789,50 @@ static int site_of(const tb_bnb *b, int r)
     return b->group_of[r];
 }
 
+/* Every rank must search the same problem with the same settings: a rank
+ * configured otherwise would expand subproblems of another instance, or
+ * wait for messages that never come.  The instance is compared through its
+ * root subproblem's size and bound (each rank computes them from its ctx;
+ * not its bytes, which may hold a struct's padding). */
+static int check_agreement(tb_bnb *b)
+{
+    tb__bnb_engine e;
+    tb__bnb_engine_init(&e, b->ops, b->ctx, b->gap);
+    tb__bnb_sub root = {0};
+    int rc = tb__bnb_root(&e, &root);
+    int64_t root_len = rc == TB_OK ? (int64_t)root.len : -1;
+    double root_bound = rc == TB_OK ? root.bound : 0.0;
+    free(root.data);
+    tb__bnb_engine_free(&e);
+    const tb__agree_item items[] = {
+        tb__agree_int("whether the root could be made (the problem's root and bound ops)",
+                      rc == TB_OK),
+        tb__agree_int("the instance (its root subproblem's size: the same file on every rank?)",
+                      root_len),
+        tb__agree_double("the instance (its root's bound: the same file on every rank?)",
+                         root_bound),
+        tb__agree_int("the sense (minimise or maximise)", b->ops->sense),
+        tb__agree_double("the gap (tb_bnb_set_gap)", b->gap),
+        tb__agree_int("the groups (tb_bnb_set_groups)", b->groups),
+        tb__agree_int("the sites (tb_bnb_set_sites)", b->sites),
+        tb__agree_int("the depth (tb_bnb_set_depth)", b->depth),
+        tb__agree_double("the task time (tb_bnb_set_task_time)", b->task_time),
+        tb__agree_int("the start-up (tb_bnb_set_startup)", b->startup),
+        tb__agree_int("the balancing rule (tb_bnb_set_balance)", b->balance),
+        tb__agree_double("the status interval (tb_bnb_set_status_interval)", b->status_interval),
+        tb__agree_double("the wide-area delay (tb_bnb_set_wan_delay)", b->wan_delay),
+        tb__agree_int("the task padding", (int64_t)b->task_pad),
+        tb__agree_int("the subproblem padding", (int64_t)b->sub_pad),
+        tb__agree_int("forced moves", b->force_moves),
+    };
+    int arc = tb__run_agree(b->comm, "tb_bnb_run", items, (int)(sizeof items / sizeof items[0]));
+    return arc != TB_OK ? arc : rc;
+}
+
 static int run_mpi(tb_bnb *b)
 {
     int P = b->size;
+    TB_CHECK(check_agreement(b));
     /* Node of each rank: the smallest rank of b->comm on its node. */
     MPI_Comm node;
     int leader = b->rank;

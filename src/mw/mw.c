@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/refuse.h"
+#include "run/agree.h"
 #include "mw/chunk.h"
 #include "mw/mw_internal.h"
 #include "sim/sim.h"
@@ -366,18 +367,21 @@ int tb_mw_set_progress(tb_mw *mw, FILE *stream)
 /* Every rank must agree on the configuration; a mismatch would hang. */
 static int check_agreement(tb_mw *mw)
 {
-    long v[7] = {mw->cfg.nmasters, (long)mw->cfg.chunk, mw->have_gen, mw->cfg.work != NULL,
-                 mw->cfg.chunk_kind, mw->cfg.fold != NULL, mw->cfg.combine != NULL};
-    long lo[7], hi[7];
-    MPI_Allreduce(v, lo, 7, MPI_LONG, MPI_MIN, mw->comm);
-    MPI_Allreduce(v, hi, 7, MPI_LONG, MPI_MAX, mw->comm);
-    if (memcmp(lo, hi, sizeof lo) != 0) {
-        if (mw->rank == 0)
-            TB_LOG_ERR("tb_mw_run: ranks disagree on policy, chunk size, generator or "
-                       "reduction (tb_mw_set_reduce)");
-        return TB_ERR_INVALID;
-    }
-    if (!lo[3]) {
+    const tb__agree_item items[] = {
+        tb__agree_int("the number of masters (tb_mw_set_policy)", mw->cfg.nmasters),
+        tb__agree_int("the dynamic policy (tb_mw_set_policy)", mw->cfg.dynamic),
+        tb__agree_double("dynamic:wait's share (tb_mw_set_policy)", mw->cfg.wait_split),
+        tb__agree_int("the chunk rule (tb_mw_set_chunking)", mw->cfg.chunk_kind),
+        tb__agree_int("the chunk size (tb_mw_set_chunk)", (int64_t)mw->cfg.chunk),
+        tb__agree_int("having a generator (tb_mw_set_generator)", mw->have_gen),
+        tb__agree_int("having a work function (tb_mw_set_worker)", mw->cfg.work != NULL),
+        tb__agree_int("having a fold function (tb_mw_set_reduce)", mw->cfg.fold != NULL),
+        tb__agree_int("having a combine function (tb_mw_set_reduce)", mw->cfg.combine != NULL),
+    };
+    int rc = tb__run_agree(mw->comm, "tb_mw_run", items, (int)(sizeof items / sizeof items[0]));
+    if (rc != TB_OK)
+        return rc;
+    if (!mw->cfg.work) {
         if (mw->rank == 0)
             TB_LOG_ERR("tb_mw_run: no worker function was set (tb_mw_set_worker)");
         return TB_ERR_STATE;

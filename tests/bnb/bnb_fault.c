@@ -2,7 +2,7 @@
  * bnb_fault.c - a branch-and-bound run whose problem fails in a chosen way,
  * for tests/cli/faults.sh.
  *
- *   mpiexec -n P bnb_fault error|segv|ok OUT
+ *   mpiexec -n P bnb_fault error|segv|disagree|ok OUT
  *
  * The problem: a full binary tree of depth 12 whose leaves have the values
  * of a hash of their path (minimised; bounds prune nothing).  The branch
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (argc != 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: bnb_fault error|segv|ok OUT\n");
+            fprintf(stderr, "usage: bnb_fault error|segv|disagree|ok OUT\n");
         MPI_Finalize();
         return 2;
     }
@@ -104,6 +104,10 @@ int main(int argc, char **argv)
     tb_bnb_ops ops = {sizeof ops, TB_BNB_MINIMIZE, t_root, t_bound, t_branch, t_evaluate};
     tb_bnb *b = NULL;
     int rc = tb_bnb_create(&b, MPI_COMM_WORLD, &ops, NULL);
+    /* disagree: the last rank asks for another gap, which the run must
+     * refuse on every rank before it starts */
+    if (rc == TB_OK && strcmp(mode, "disagree") == 0 && rank == 2)
+        rc = tb_bnb_set_gap(b, 0.01);
     if (rc == TB_OK)
         rc = tb_bnb_run(b);
     tb_bnb_summary s;

@@ -66,6 +66,9 @@ grep -q "^tenbin: rank 1: task 3 ran longer than the task timeout (0.25 s); endi
 [ "$(cat out.txt)" = 1 ] || fail "bnb ok: optimum $(cat out.txt), want 1"
 PROG=$BNB_FAULT run error - 1 "rank [12]: task [0-9]* failed: a task failed$"
 PROG=$BNB_FAULT run segv - 1 "^tenbin: rank [12]: task [0-9]* crashed (signal 11, SIGSEGV); ending the job$"
+# Ranks configured differently: one line naming the setting, before the run.
+PROG=$BNB_FAULT run disagree - 1 "tb_bnb_run: ranks disagree on the gap (tb_bnb_set_gap) (0 on one, 0.01 on another)"
+run disagree 0 1 "tb_mw_run: ranks disagree on the number of masters (tb_mw_set_policy) (from 1 to 2)"
 
 # tenbin mandel --task-timeout: a limit no task reaches changes nothing (the
 # checksum is the run's without it).

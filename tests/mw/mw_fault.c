@@ -2,7 +2,7 @@
  * mw_fault.c - a master-worker run whose user code fails in a chosen way on
  * one task, for tests/cli/faults.sh.
  *
- *   mpiexec -n P mw_fault error|segv|fpe|hang|result|ok TASK OUT [TIMEOUT]
+ *   mpiexec -n P mw_fault error|segv|fpe|hang|result|disagree|ok TASK OUT [TIMEOUT]
  *
  * 64 tasks, policy single; task TASK's worker function returns an error,
  * dereferences a null pointer, raises SIGFPE or sleeps for ever, or its
@@ -85,7 +85,8 @@ int main(int argc, char **argv)
     if (argc < 4 || argc > 5 || tb_parse_long(argv[2], 0, NTASKS - 1, &task) != TB_OK ||
         (argc == 5 && tb_parse_double(argv[4], &timeout) != TB_OK)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mw_fault error|segv|fpe|hang|result|ok TASK OUT [TIMEOUT]\n");
+            fprintf(stderr,
+                    "usage: mw_fault error|segv|fpe|hang|result|disagree|ok TASK OUT [TIMEOUT]\n");
         MPI_Finalize();
         return 2;
     }
@@ -93,7 +94,10 @@ int main(int argc, char **argv)
     tb_mw *mw = NULL;
     int rc = tb_mw_create(&mw, MPI_COMM_WORLD);
     if (rc == TB_OK)
-        rc = tb_mw_set_policy(mw, "single");
+        /* disagree: the last rank asks for another policy, which the run
+         * must refuse on every rank before it starts */
+        rc = tb_mw_set_policy(mw, strcmp(f.mode, "disagree") == 0 && rank == 2 ? "multi:2"
+                                                                                : "single");
     if (rc == TB_OK)
         rc = tb_mw_set_chunk(mw, 1);
     if (rc == TB_OK && argc == 5) /* else TENBIN_MW_TASK_TIMEOUT's */
