@@ -20,6 +20,8 @@
 #ifndef TB_BNB_PROTO_H
 #define TB_BNB_PROTO_H
 
+#include "transport/tags.h"
+
 #define TB__BNB_TAGS(X)                                                                       \
     X(TASK, "task")                                                                           \
     X(RESULT, "result")                                                                       \
@@ -44,12 +46,8 @@ enum {
 /* "task", "result", ...; "unknown" for a number outside the table. */
 static inline const char *tb__bnb_tag_name(int tag)
 {
-    static const char *const names[] = {"unknown",
-#define TB__BNB_TAG_NAME(name, str) str,
-                                        TB__BNB_TAGS(TB__BNB_TAG_NAME)
-#undef TB__BNB_TAG_NAME
-    };
-    return tag > 0 && (size_t)tag < sizeof names / sizeof names[0] ? names[tag] : names[0];
+    static const char *const names[] = {"unknown", TB__BNB_TAGS(TB__TAG_STR)};
+    return tb__tag_name(names, sizeof names / sizeof names[0], tag);
 }
 
 #endif /* TB_BNB_PROTO_H */

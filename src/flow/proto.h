@@ -18,6 +18,8 @@
 #ifndef TB_FLOW_PROTO_H
 #define TB_FLOW_PROTO_H
 
+#include "transport/tags.h"
+
 #define TB__FLOW_TAGS(X)                                                                      \
     X(RUN, "run")                                                                             \
     X(PUSH, "push")                                                                           \
@@ -40,12 +42,8 @@ enum {
 /* "run", "push", ...; "unknown" for a number outside the table. */
 static inline const char *tb__flow_tag_name(int tag)
 {
-    static const char *const names[] = {"unknown",
-#define TB__FLOW_TAG_NAME(name, str) str,
-                                        TB__FLOW_TAGS(TB__FLOW_TAG_NAME)
-#undef TB__FLOW_TAG_NAME
-    };
-    return tag > 0 && (size_t)tag < sizeof names / sizeof names[0] ? names[tag] : names[0];
+    static const char *const names[] = {"unknown", TB__FLOW_TAGS(TB__TAG_STR)};
+    return tb__tag_name(names, sizeof names / sizeof names[0], tag);
 }
 
 #endif /* TB_FLOW_PROTO_H */

@@ -6,6 +6,8 @@
 #ifndef TB_MW_PROTO_H
 #define TB_MW_PROTO_H
 
+#include "transport/tags.h"
+
 #define TB__MW_TAGS(X)                                                                        \
     X(TASK, "task")           /* master -> worker: a chunk of tasks */                        \
     X(RESULT, "result")       /* worker -> master: the chunk's results */                     \
@@ -34,12 +36,8 @@ enum tb__mw_tag {
 /* "task", "result", ...; "unknown" for a number outside the table. */
 static inline const char *tb__mw_tag_name(int tag)
 {
-    static const char *const names[] = {"unknown",
-#define TB__MW_TAG_NAME(name, str) str,
-                                        TB__MW_TAGS(TB__MW_TAG_NAME)
-#undef TB__MW_TAG_NAME
-    };
-    return tag > 0 && (size_t)tag < sizeof names / sizeof names[0] ? names[tag] : names[0];
+    static const char *const names[] = {"unknown", TB__MW_TAGS(TB__TAG_STR)};
+    return tb__tag_name(names, sizeof names / sizeof names[0], tag);
 }
 
 #endif /* TB_MW_PROTO_H */
