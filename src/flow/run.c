@@ -1586,6 +1586,136 @@ static int agree(MPI_Comm comm, int rc, char *err, size_t errlen)
     return code;
 }
 
+/* Collective: the run's directory (rank 0 names it: --work-dir, or a new
+ * one in TMPDIR, *made) and each rank's store and task directories. */
+static int make_dirs(runner *r, MPI_Comm comm, int *made)
+{
+    const tb_flow_run_opts *o = r->o;
+    int rc = TB_OK;
+    if (r->rank == 0) {
+        if (o->work_dir) {
+            /* absolute: tasks' links to their inputs point into it */
+            if (mkdir_p(o->work_dir) != 0 || !realpath(o->work_dir, r->root))
+                rc = rfail(r, TB_ERR_IO, "%s: cannot create: %s", o->work_dir, strerror(errno));
+        } else {
+            const char *tmp = getenv("TMPDIR");
+            snprintf(r->root, sizeof r->root, "%s/tenbin-flow-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+            char abs[PATH_MAX];
+            if (!mkdtemp(r->root))
+                rc = rfail(r, TB_ERR_IO, "%s: cannot create: %s", r->root, strerror(errno));
+            *made = rc == TB_OK;
+            if (*made && realpath(r->root, abs))
+                memcpy(r->root, abs, sizeof abs);
+        }
+    }
+    MPI_Bcast(r->root, (int)sizeof r->root, MPI_CHAR, 0, comm);
+    MPI_Bcast(made, 1, MPI_INT, 0, comm);
+    if (!rc) {
+        int cut = o->shared_fs ? strf(r->store, sizeof r->store, "%s/files", r->root)
+                               : strf(r->store, sizeof r->store, "%s/rank-%d/files", r->root,
+                                      r->rank);
+        cut |= strf(r->tasks, sizeof r->tasks, "%s/rank-%d/tasks", r->root, r->rank);
+        if (cut || strlen(r->tasks) > PATH_MAX - 256)
+            rc = rfail(r, TB_ERR_INVALID, "%s: the work directory's path is too long", r->root);
+        else if (mkdir_p(r->store) != 0 || mkdir_p(r->tasks) != 0)
+            rc = rfail(r, TB_ERR_IO, "rank %d: %s: cannot create: %s", r->rank, r->root,
+                       strerror(errno));
+    }
+    return rc;
+}
+
+/* Rank 0: the hosts as the engine sees them (speeds from the measured
+ * rates, transfer priors, the tasks' fixed cost) and the engine, with the
+ * tasks an earlier run finished marked done. */
+static int setup_engine(runner *r, const double *rates, double ovh_sum, size_t nresumed)
+{
+    const tb_flow *f = r->f;
+    const tb_flow_run_opts *o = r->o;
+    tb_flow_run_result *res = r->res;
+    int rc;
+    size_t nh = (size_t)r->size - (o->no_root ? 1 : 0);
+    char spec[64];
+    snprintf(spec, sizeof spec, "hosts=%zu", nh);
+    tb_platform *plat = NULL;
+    char perr[256];
+    rc = tb_platform_parse_spec(spec, 1, &plat, perr, sizeof perr);
+    if (!rc)
+        rc = tb_flow_hosts_init(&r->H, f, plat);
+    tb_platform_destroy(&plat);
+    if (!rc) {
+        for (size_t h = 0; h < nh; h++) {
+            double s = o->synthetic ? rates[r->host_rank[h]] / (r->rate0 * r->time_scale)
+                                    : 1.0 / r->time_scale;
+            r->H.speed[h] = r->H.base_speed[h] = s;
+        }
+        /* priors until transfers are measured: 0.5 ms, 1 GB/s */
+        for (size_t k = 0; k < r->H.nclusters * r->H.nclusters; k++) {
+            r->H.L[k] = o->shared_fs ? 0 : 5e-4;
+            r->H.G[k] = o->shared_fs ? 0 : 1e-9 * r->size_scale;
+        }
+        r->H.task_overhead = res->task_overhead = ovh_sum / r->size;
+        res->net_L = o->shared_fs ? 0 : 5e-4;
+        res->net_G = o->shared_fs ? 0 : 1e-9;
+        rc = tb__flow_engine_init(&r->e, f, &r->H, o->sched, o->trigger, o->seed, &run_ops, r,
+                                  r->err, sizeof r->err);
+        r->engine_ok = rc == TB_OK;
+        for (size_t t = 0; t < f->n && !rc && nresumed; t++)
+            if (r->resumed[t])
+                tb__flow_engine_mark_done(&r->e, t, r->rank_host[0] >= 0 ? (size_t)r->rank_host[0] : 0,
+                                          0.0);
+        res->resumed = (long)nresumed;
+    }
+    if (rc && !r->err_rc)
+        rfail(r, rc, "cannot set up the run: %s", tb_strerror(rc));
+    return rc;
+}
+
+/* Rank 0, after the run: the result, the outputs copied out, the log and
+ * the schedule that ran. */
+static int finish_root(runner *r, tb_flow_schedule *sched_out)
+{
+    const tb_flow *f = r->f;
+    const tb_flow_run_opts *o = r->o;
+    tb_flow_run_result *res = r->res;
+    int rc;
+    tb__flow_engine *e = &r->e;
+    res->makespan = isfinite(e->first_start) ? e->last_end - e->first_start : 0.0;
+    res->planned = e->planned;
+    res->reschedules = e->reschedules;
+    res->speed_changes = e->speed_changes;
+    res->sched_cpu_s = e->sched_cpu_s;
+    if (r->err_rc && !res->message[0])
+        snprintf(res->message, sizeof res->message, "%s", r->err);
+    rc = r->err_rc ? r->err_rc : res->failed_task >= 0 ? TB_ERR_TASK : TB_OK;
+    if (!rc && o->out_dir) {
+        if (mkdir_p(o->out_dir) != 0)
+            rc = rfail(r, TB_ERR_IO, "%s: cannot create: %s", o->out_dir, strerror(errno));
+        for (size_t i = 0; i < f->nfiles && !rc; i++) {
+            if (!r->is_output[i])
+                continue;
+            char src[PATH_MAX * 2], dst[PATH_MAX * 2];
+            snprintf(src, sizeof src, "%s/%s", r->store, f->fname[i]);
+            snprintf(dst, sizeof dst, "%s/%s", o->out_dir, f->fname[i]);
+            if (copy_file(src, dst) != 0)
+                rc = rfail(r, TB_ERR_IO, "%s: cannot write: %s", dst, strerror(errno));
+        }
+    }
+    if (o->log) {
+        int lrc = write_log(r, o->log);
+        if (lrc && !rc)
+            rc = rfail(r, lrc, "%s: cannot write the log: %s", o->log, tb_strerror(lrc));
+    }
+    if (!rc && sched_out && sched_out->ntasks == f->n) {
+        memcpy(sched_out->host, e->host, f->n * sizeof *e->host);
+        memcpy(sched_out->start, e->start, f->n * sizeof *e->start);
+        memcpy(sched_out->finish, e->finish, f->n * sizeof *e->finish);
+        sched_out->makespan = res->makespan;
+    }
+    if (rc && rc != TB_ERR_TASK && !res->message[0])
+        snprintf(res->message, sizeof res->message, "%s", r->err);
+    return rc;
+}
+
 int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
                 tb_flow_run_result *res, tb_flow_schedule *sched_out, char *err, size_t errlen)
 {
@@ -1612,37 +1742,8 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
         free(r);
         return rc;
     }
-    /* the run's directory: rank 0 names it */
     int made = 0;
-    if (r->rank == 0) {
-        if (o->work_dir) {
-            /* absolute: tasks' links to their inputs point into it */
-            if (mkdir_p(o->work_dir) != 0 || !realpath(o->work_dir, r->root))
-                rc = rfail(r, TB_ERR_IO, "%s: cannot create: %s", o->work_dir, strerror(errno));
-        } else {
-            const char *tmp = getenv("TMPDIR");
-            snprintf(r->root, sizeof r->root, "%s/tenbin-flow-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-            char abs[PATH_MAX];
-            if (!mkdtemp(r->root))
-                rc = rfail(r, TB_ERR_IO, "%s: cannot create: %s", r->root, strerror(errno));
-            made = rc == TB_OK;
-            if (made && realpath(r->root, abs))
-                memcpy(r->root, abs, sizeof abs);
-        }
-    }
-    MPI_Bcast(r->root, (int)sizeof r->root, MPI_CHAR, 0, comm);
-    MPI_Bcast(&made, 1, MPI_INT, 0, comm);
-    if (!rc) {
-        int cut = o->shared_fs ? strf(r->store, sizeof r->store, "%s/files", r->root)
-                               : strf(r->store, sizeof r->store, "%s/rank-%d/files", r->root,
-                                      r->rank);
-        cut |= strf(r->tasks, sizeof r->tasks, "%s/rank-%d/tasks", r->root, r->rank);
-        if (cut || strlen(r->tasks) > PATH_MAX - 256)
-            rc = rfail(r, TB_ERR_INVALID, "%s: the work directory's path is too long", r->root);
-        else if (mkdir_p(r->store) != 0 || mkdir_p(r->tasks) != 0)
-            rc = rfail(r, TB_ERR_IO, "rank %d: %s: cannot create: %s", r->rank, r->root,
-                       strerror(errno));
-    }
+    rc = make_dirs(r, comm, &made);
     r->in_fds = malloc((size_t)r->size * sizeof *r->in_fds);
     r->in_files = calloc((size_t)r->size, sizeof *r->in_files);
     r->in_hashes = calloc((size_t)r->size, sizeof *r->in_hashes);
@@ -1681,42 +1782,8 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
         rc = stage_inputs(r);
     if (r->rank == 0 && !rc && o->resume)
         rc = resume_setup(r, &nresumed);
-    if (r->rank == 0 && !rc) {
-        size_t nh = (size_t)r->size - (o->no_root ? 1 : 0);
-        char spec[64];
-        snprintf(spec, sizeof spec, "hosts=%zu", nh);
-        tb_platform *plat = NULL;
-        char perr[256];
-        rc = tb_platform_parse_spec(spec, 1, &plat, perr, sizeof perr);
-        if (!rc)
-            rc = tb_flow_hosts_init(&r->H, f, plat);
-        tb_platform_destroy(&plat);
-        if (!rc) {
-            for (size_t h = 0; h < nh; h++) {
-                double s = o->synthetic ? rates[r->host_rank[h]] / (r->rate0 * r->time_scale)
-                                        : 1.0 / r->time_scale;
-                r->H.speed[h] = r->H.base_speed[h] = s;
-            }
-            /* priors until transfers are measured: 0.5 ms, 1 GB/s */
-            for (size_t k = 0; k < r->H.nclusters * r->H.nclusters; k++) {
-                r->H.L[k] = o->shared_fs ? 0 : 5e-4;
-                r->H.G[k] = o->shared_fs ? 0 : 1e-9 * r->size_scale;
-            }
-            r->H.task_overhead = res->task_overhead = ovh_sum / r->size;
-            res->net_L = o->shared_fs ? 0 : 5e-4;
-            res->net_G = o->shared_fs ? 0 : 1e-9;
-            rc = tb__flow_engine_init(&r->e, f, &r->H, o->sched, o->trigger, o->seed, &run_ops, r,
-                                      r->err, sizeof r->err);
-            r->engine_ok = rc == TB_OK;
-            for (size_t t = 0; t < f->n && !rc && nresumed; t++)
-                if (r->resumed[t])
-                    tb__flow_engine_mark_done(&r->e, t, r->rank_host[0] >= 0 ? (size_t)r->rank_host[0] : 0,
-                                              0.0);
-            res->resumed = (long)nresumed;
-        }
-        if (rc && !r->err_rc)
-            rfail(r, rc, "cannot set up the run: %s", tb_strerror(rc));
-    }
+    if (r->rank == 0 && !rc)
+        rc = setup_engine(r, rates, ovh_sum, nresumed);
     free(rates);
     rc = agree(comm, rc ? rc : TB_OK, r->err, sizeof r->err);
     if (rc) {
@@ -1744,43 +1811,8 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
         MPI_Abort(comm, 1);
     }
     /* rank 0 tells how it went */
-    if (r->rank == 0) {
-        tb__flow_engine *e = &r->e;
-        res->makespan = isfinite(e->first_start) ? e->last_end - e->first_start : 0.0;
-        res->planned = e->planned;
-        res->reschedules = e->reschedules;
-        res->speed_changes = e->speed_changes;
-        res->sched_cpu_s = e->sched_cpu_s;
-        if (r->err_rc && !res->message[0])
-            snprintf(res->message, sizeof res->message, "%s", r->err);
-        rc = r->err_rc ? r->err_rc : res->failed_task >= 0 ? TB_ERR_TASK : TB_OK;
-        if (!rc && o->out_dir) {
-            if (mkdir_p(o->out_dir) != 0)
-                rc = rfail(r, TB_ERR_IO, "%s: cannot create: %s", o->out_dir, strerror(errno));
-            for (size_t i = 0; i < f->nfiles && !rc; i++) {
-                if (!r->is_output[i])
-                    continue;
-                char src[PATH_MAX * 2], dst[PATH_MAX * 2];
-                snprintf(src, sizeof src, "%s/%s", r->store, f->fname[i]);
-                snprintf(dst, sizeof dst, "%s/%s", o->out_dir, f->fname[i]);
-                if (copy_file(src, dst) != 0)
-                    rc = rfail(r, TB_ERR_IO, "%s: cannot write: %s", dst, strerror(errno));
-            }
-        }
-        if (o->log) {
-            int lrc = write_log(r, o->log);
-            if (lrc && !rc)
-                rc = rfail(r, lrc, "%s: cannot write the log: %s", o->log, tb_strerror(lrc));
-        }
-        if (!rc && sched_out && sched_out->ntasks == f->n) {
-            memcpy(sched_out->host, e->host, f->n * sizeof *e->host);
-            memcpy(sched_out->start, e->start, f->n * sizeof *e->start);
-            memcpy(sched_out->finish, e->finish, f->n * sizeof *e->finish);
-            sched_out->makespan = res->makespan;
-        }
-        if (rc && rc != TB_ERR_TASK && !res->message[0])
-            snprintf(res->message, sizeof res->message, "%s", r->err);
-    }
+    if (r->rank == 0)
+        rc = finish_root(r, sched_out);
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
     MPI_Bcast(res, (int)sizeof *res, MPI_BYTE, 0, comm);
     if (rc)

@@ -1516,40 +1516,81 @@ static int master_start(tb__mw_node *n)
     return master_check_done(n);
 }
 
+/* A worker's results: handle them, and time the handler (the chunk rule
+ * auto and S1's overload prediction use it). */
+static int master_on_result(tb__mw_node *n, int src, const void *data, size_t len)
+{
+    tb__mw_master *m = n->master;
+    m->eager = 0;
+    if (!m->sent_at) {
+        if (n->cfg->chunk_kind != TB__CHUNK_AUTO)
+            return master_result(n, src, data, len);
+        double t0 = tb_tp_now(&n->base);
+        int rc = master_result(n, src, data, len);
+        if (rc == TB_OK && n->master == m)
+            tb__chunk_handler(&m->ch, tb_tp_now(&n->base) - t0);
+        return rc;
+    }
+    double entry = tb_tp_now(&n->base);
+    master_measure(n, src, entry);
+    int rc = master_result(n, src, data, len);
+    if (rc == TB_OK && n->master == m) {
+        double exit = tb_tp_now(&n->base);
+        m->handler = ewma(m->handler, exit - entry, m->samples);
+        tb__chunk_handler(&m->ch, exit - entry);
+        m->busy_sum += exit - entry;
+        m->last_exit = exit;
+        if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT && src != self_rank(n) &&
+            !m->done_sent) {
+            rc = master_predict_period(n);
+            if (rc == TB_OK && m->merging)
+                rc = master_check_done(n);
+        }
+    }
+    return rc;
+}
+
+/* A child master is done: it and its workers are this master's again. */
+static int master_on_return(tb__mw_node *n, int src, const void *data, size_t len)
+{
+    tb__mw_master *m = n->master;
+    tb_buf in;
+    uint32_t cnt;
+    tb_buf_view(&in, data, len);
+    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    if (m->own[src] != OWN_CHILD)
+        return TB_ERR_PROTOCOL;
+    m->own[src] = OWN_IDLE;
+    master_acquired(m, src);
+    m->nchildren--;
+    master_drop_target(m, src);
+    m->idle[m->nidle++] = src;
+    TB_CHECK(master_take_idle(n, &in, cnt));
+    uint64_t sent;
+    uint8_t merged;
+    TB_CHECK(tb_buf_unpack_u64(&in, &sent));
+    TB_CHECK(tb_buf_unpack_u8(&in, &merged));
+    TB_CHECK(master_take_counts(n, &in));
+    if (tb_buf_remaining(&in) != 0)
+        return TB_ERR_PARSE;
+    m->merged_below |= merged;
+    if (m->is_root)
+        m->fwd_expect += sent;
+    else
+        m->fwd_sent += sent;
+    TB_CHECK(master_count(n, -1, tb_tp_now(&n->base)));
+    TB_CHECK(master_dispatch_idle(n));
+    TB_CHECK(master_maybe_request(n));
+    return master_check_done(n);
+}
+
 static int master_message(tb__mw_node *n, int src, int tag, const void *data, size_t len)
 {
     tb__mw_master *m = n->master;
     tb_buf in;
     switch (tag) {
-    case TB__TAG_RESULT: {
-        m->eager = 0;
-        if (!m->sent_at) {
-            if (n->cfg->chunk_kind != TB__CHUNK_AUTO)
-                return master_result(n, src, data, len);
-            double t0 = tb_tp_now(&n->base);
-            int rc = master_result(n, src, data, len);
-            if (rc == TB_OK && n->master == m)
-                tb__chunk_handler(&m->ch, tb_tp_now(&n->base) - t0);
-            return rc;
-        }
-        double entry = tb_tp_now(&n->base);
-        master_measure(n, src, entry);
-        int rc = master_result(n, src, data, len);
-        if (rc == TB_OK && n->master == m) {
-            double exit = tb_tp_now(&n->base);
-            m->handler = ewma(m->handler, exit - entry, m->samples);
-            tb__chunk_handler(&m->ch, exit - entry);
-            m->busy_sum += exit - entry;
-            m->last_exit = exit;
-            if (n->cfg->dynamic == TB__MW_DYNAMIC_PREDICT && src != self_rank(n) &&
-                !m->done_sent) {
-                rc = master_predict_period(n);
-                if (rc == TB_OK && m->merging)
-                    rc = master_check_done(n);
-            }
-        }
-        return rc;
-    }
+    case TB__TAG_RESULT:
+        return master_on_result(n, src, data, len);
     case TB__TAG_FWD: { /* results of another master */
         uint32_t cnt;
         if (!m->is_root)
@@ -1627,35 +1668,8 @@ static int master_message(tb__mw_node *n, int src, int tag, const void *data, si
         TB_CHECK(master_maybe_request(n));
         return master_check_done(n);
     }
-    case TB__TAG_RETURN: { /* a child is done: it and its workers are ours */
-        uint32_t cnt;
-        tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
-        if (m->own[src] != OWN_CHILD)
-            return TB_ERR_PROTOCOL;
-        m->own[src] = OWN_IDLE;
-        master_acquired(m, src);
-        m->nchildren--;
-        master_drop_target(m, src);
-        m->idle[m->nidle++] = src;
-        TB_CHECK(master_take_idle(n, &in, cnt));
-        uint64_t sent;
-        uint8_t merged;
-        TB_CHECK(tb_buf_unpack_u64(&in, &sent));
-        TB_CHECK(tb_buf_unpack_u8(&in, &merged));
-        TB_CHECK(master_take_counts(n, &in));
-        if (tb_buf_remaining(&in) != 0)
-            return TB_ERR_PARSE;
-        m->merged_below |= merged;
-        if (m->is_root)
-            m->fwd_expect += sent;
-        else
-            m->fwd_sent += sent;
-        TB_CHECK(master_count(n, -1, tb_tp_now(&n->base)));
-        TB_CHECK(master_dispatch_idle(n));
-        TB_CHECK(master_maybe_request(n));
-        return master_check_done(n);
-    }
+    case TB__TAG_RETURN: /* a child is done: it and its workers are ours */
+        return master_on_return(n, src, data, len);
     case TB__TAG_DONE: { /* a static master's subtree is done */
         uint64_t sent;
         if (m->k < 0)

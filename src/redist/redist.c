@@ -1050,38 +1050,79 @@ typedef struct rd_recv {
     size_t bytes;
 } rd_recv;
 
-static int apply(tb_redist *r, const uint64_t *want)
+/* Collective: rank 0's layout want[] into *next (every rank), checked:
+ * every block at least the floor, the units summed.  *same: it is the
+ * layout now. */
+static int layout_of_root(tb_redist *r, const uint64_t *want, uint64_t **next, int *same)
 {
-    double t0 = tb_wtime();
     int P = r->size;
-    uint64_t *next = malloc((size_t)P * sizeof *next);
-    if (!next)
+    uint64_t *nx = malloc((size_t)P * sizeof *nx);
+    if (!nx)
         return TB_ERR_NOMEM;
-    memcpy(next, want, (size_t)P * sizeof *next);
-    if (MPI_Bcast(next, P, MPI_UINT64_T, 0, r->comm) != MPI_SUCCESS) {
-        free(next);
+    memcpy(nx, want, (size_t)P * sizeof *nx);
+    if (MPI_Bcast(nx, P, MPI_UINT64_T, 0, r->comm) != MPI_SUCCESS) {
+        free(nx);
         return TB_ERR_MPI;
     }
-    uint64_t sum = 0, same = 1;
+    uint64_t sum = 0;
+    *same = 1;
     for (int i = 0; i < P; i++) {
-        if (next[i] < r->floor_units) {
+        if (nx[i] < r->floor_units) {
             if (r->rank == 0)
                 TB_LOG_ERR("redist: layout gives rank %d %" PRIu64 " units, below the floor of "
-                           "%" PRIu64 " (one unit, and the widest halo)", i, next[i],
+                           "%" PRIu64 " (one unit, and the widest halo)", i, nx[i],
                            r->floor_units);
-            free(next);
+            free(nx);
             return TB_ERR_RANGE;
         }
-        sum += next[i];
-        same &= next[i] == r->counts[i];
+        sum += nx[i];
+        *same &= nx[i] == r->counts[i];
     }
     if (sum != r->cfg.units) {
         if (r->rank == 0)
             TB_LOG_ERR("redist: layout sums to %" PRIu64 " units, not %" PRIu64, sum,
                        r->cfg.units);
-        free(next);
+        free(nx);
         return TB_ERR_INVALID;
     }
+    *next = nx;
+    return TB_OK;
+}
+
+/* Collective, after a move that started at t0: the statistics, the record,
+ * and the cost model.  The probe times bare transfers of warm buffers; a
+ * real move also maps pages, re-lays blocks and waits for the slowest rank.
+ * Each move refreshes the model by the ratio of its measured time (slowest
+ * rank) to what the probe's line predicted; the mean ratio scales every
+ * later prediction. */
+static void account_move(tb_redist *r, const tb_redist_move *mv, size_t nm, double t0,
+                         double sent_recv, double extra)
+{
+    double mine[2] = {tb_wtime() - t0, sent_recv}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, r->comm);
+    double ub = unit_bytes(r), moved = 0;
+    for (size_t m = 0; m < nm; m++)
+        moved += (double)mv[m].count * ub;
+    double predicted = tb_redist_move_time(&r->st.cost, mv, nm, r->size, ub);
+    if (r->st.cost.n > 0)
+        tb__rb_moved(&r->rb, predicted, all[0]);
+    r->st.move_factor = tb__rb_factor(&r->rb);
+    r->st.moves++;
+    if (r->rec)
+        fprintf(r->rec, "{\"moved\": %.17g, \"predicted\": %.17g}\n", all[0], predicted);
+    r->st.bytes_moved += (uint64_t)moved;
+    r->st.move_s += all[0];
+    if ((uint64_t)extra > r->st.peak_extra_bytes)
+        r->st.peak_extra_bytes = (uint64_t)extra;
+}
+
+static int apply(tb_redist *r, const uint64_t *want)
+{
+    double t0 = tb_wtime();
+    int P = r->size;
+    uint64_t *next = NULL;
+    int same = 0;
+    TB_CHECK(layout_of_root(r, want, &next, &same));
     if (same) {
         free(next);
         return TB_OK;
@@ -1185,27 +1226,7 @@ static int apply(tb_redist *r, const uint64_t *want)
     rc = halo_exchange(r);
     TB_LOG_DEBUG("redist: move: %.0f bytes in/out, transfer %.4f s, re-layout %.4f s, halos "
                  "%.4f s", sent_recv, t_sent - t0, t_laid - t_sent, tb_wtime() - t_laid);
-    /* Statistics and the cost model.  The probe times bare transfers of warm
-     * buffers; a real move also maps pages, re-lays blocks and waits for
-     * the slowest rank.  Each move refreshes the model by the ratio of its
-     * measured time (slowest rank) to what the probe's line predicted; the
-     * mean ratio scales every later prediction. */
-    double mine[2] = {tb_wtime() - t0, sent_recv}, all[2];
-    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, r->comm);
-    double ub = unit_bytes(r), moved = 0;
-    for (size_t m = 0; m < nm; m++)
-        moved += (double)mv[m].count * ub;
-    double predicted = tb_redist_move_time(&r->st.cost, mv, nm, P, ub);
-    if (r->st.cost.n > 0)
-        tb__rb_moved(&r->rb, predicted, all[0]);
-    r->st.move_factor = tb__rb_factor(&r->rb);
-    r->st.moves++;
-    if (r->rec)
-        fprintf(r->rec, "{\"moved\": %.17g, \"predicted\": %.17g}\n", all[0], predicted);
-    r->st.bytes_moved += (uint64_t)moved;
-    r->st.move_s += all[0];
-    if ((uint64_t)extra > r->st.peak_extra_bytes)
-        r->st.peak_extra_bytes = (uint64_t)extra;
+    account_move(r, mv, nm, t0, sent_recv, extra);
     free(mv);
     free(req);
     free(types);
