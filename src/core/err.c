@@ -3,6 +3,10 @@
  */
 #include "tenbin/core.h"
 
+#include <stdio.h>
+
+#include "core/errbuf.h"
+
 const char *tb_strerror(int err)
 {
     switch (err) {
@@ -32,4 +36,33 @@ const char *tb_err_name(int err)
 void tb__check_failed(const char *file, const char *func, int line, const char *expr, int err)
 {
     tb_log(TB_LOG_DEBUG, "%s:%s:%d: %s: %s", file, func, line, expr, tb_strerror(err));
+}
+
+/* ---- the caller's error buffer (core/errbuf.h) ----------------------------- */
+
+int tb__verrf(char *err, size_t errlen, int rc, const char *fmt, va_list ap)
+{
+    if (err != NULL && errlen > 0)
+        vsnprintf(err, errlen, fmt, ap);
+    return rc;
+}
+
+int tb__errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tb__verrf(err, errlen, rc, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int tb__errf_first(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0 || err[0] != '\0')
+        return rc;
+    va_list ap;
+    va_start(ap, fmt);
+    tb__verrf(err, errlen, rc, fmt, ap);
+    va_end(ap);
+    return rc;
 }

@@ -28,7 +28,7 @@
  *           patterns arrives before it), u32 nahead, nahead x (u32 src, i32
  *           tag, u64 seq, f64 arrival): for a TAKE of one any-source pattern
  *           without deadline, the messages its next such receives take, in
- *           order (coord.c, decide_ahead)
+ *           order (decide.c, decide_ahead)
  *
  * Ranks are world ranks; `src` of a pattern is a world rank or -1 (any), `tag`
  * a tag or -1 (any); `ctx` names a communicator (the same on every member).
@@ -81,7 +81,7 @@ enum {
 /* Largest frame either side accepts (a FINAL with a long trace). */
 #define TB_EMU_FRAME_MAX (512u << 20)
 
-/* The coordinator fed frames without processes (coord.c), for the fuzz
+/* The coordinator fed frames without processes (decide.c), for the fuzz
  * harness tests/fuzz/fuzz_emu_frames.c. */
 int tb__emu_coord_feed(int P, const unsigned char *data, size_t len, char *err, size_t errlen);
 

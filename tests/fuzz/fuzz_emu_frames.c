@@ -1,6 +1,6 @@
 /*
  * fuzz_emu_frames.c - the frames the emulator's coordinator reads from the
- * ranks of an emulated program (src/emu/coord.c, proto.h: HELLO, REPORT,
+ * ranks of an emulated program (src/emu/decide.c, proto.h: HELLO, REPORT,
  * FINAL, FAIL, BELL), fed to it as 4 ranks' connections and a stray would
  * bring them (tb__emu_coord_feed), with the coordinator's decisions and its
  * deadlock check after each.  They come from Tenbin's own library inside
