@@ -17,7 +17,7 @@ int tb__flow_fail(tb_flow *f, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(f->err, sizeof f->err, fmt, ap);
+    tb__verrf(f->err, sizeof f->err, code, fmt, ap);
     va_end(ap);
     return code;
 }

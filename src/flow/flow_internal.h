@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/errbuf.h"
 #include "tenbin/flow.h"
 
 /* A string -> index table (open addressing, names owned by the caller). */
@@ -103,12 +104,6 @@ int tb__flow_write_makeflow(const tb_flow *f, tb_buf *out, double time_scale,
                             double size_scale, int synthetic, char *err, size_t errlen);
 int tb__flow_write_text(const tb_flow *f, tb_buf *out, char *err, size_t errlen);
 
-/* printf into err (if not NULL and errlen > 0). */
-void tb__flow_errf(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 /* "name: " then printf into err (if not NULL and errlen > 0); returns code.
  * The readers' messages: "wf.json: tasks[3].id: expected a string". */
 int tb__flow_read_fail(char *err, size_t errlen, const char *name, int code, const char *fmt, ...)

@@ -18,16 +18,6 @@
 /* Larger inputs are a mistake (a device, a wrong file), not a workflow. */
 #define FLOW_MAX_FILE ((size_t)1 << 31)
 
-void tb__flow_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int tb__flow_read_fail(char *err, size_t errlen, const char *name, int code, const char *fmt, ...)
 {
     if (err == NULL || errlen == 0)
@@ -90,8 +80,7 @@ int tb_flow_parse(const char *data, size_t len, const char *name, tb_flow_format
     case TB_FLOW_FORMAT_DAX:
         return tb__flow_read_dax(data, len, name, out, err, errlen);
     default:
-        tb__flow_errf(err, errlen, "%s: unknown format %d", name, (int)format);
-        return TB_ERR_INVALID;
+        return tb__errf(err, errlen, TB_ERR_INVALID, "%s: unknown format %d", name, (int)format);
     }
 }
 
@@ -114,13 +103,13 @@ int tb_flow_read(const char *path, tb_flow_format format, tb_flow **out, char *e
 static int write_out(const char *path, tb_buf *b, int rc, char *err, size_t errlen)
 {
     if (rc == TB_ERR_NOMEM)
-        tb__flow_errf(err, errlen, "%s: out of memory", path);
+        tb__errf(err, errlen, rc, "%s: out of memory", path);
     if (rc == TB_OK) {
         errno = 0;
         rc = tb_write_file_atomic(path, b->data, b->len);
         if (rc != TB_OK)
-            tb__flow_errf(err, errlen, "%s: cannot write: %s", path,
-                          errno ? strerror(errno) : tb_strerror(rc));
+            tb__errf(err, errlen, rc, "%s: cannot write: %s", path,
+                     errno ? strerror(errno) : tb_strerror(rc));
     }
     tb_buf_free(b);
     return rc;
@@ -131,8 +120,7 @@ static int check_final(const tb_flow *f, const char *path, char *err, size_t err
     if (f == NULL || path == NULL)
         return TB_ERR_INVALID;
     if (!f->final) {
-        tb__flow_errf(err, errlen, "%s: workflow not finalized", path);
-        return TB_ERR_STATE;
+        return tb__errf(err, errlen, TB_ERR_STATE, "%s: workflow not finalized", path);
     }
     return TB_OK;
 }
@@ -153,9 +141,8 @@ int tb_flow_write(const tb_flow *f, const char *path, tb_flow_format format, cha
     } else if (format == TB_FLOW_FORMAT_MAKEFLOW) {
         rc = tb__flow_write_makeflow(f, &b, 1, 1, 0, err, errlen);
     } else {
-        tb__flow_errf(err, errlen,
+        rc = tb__errf(err, errlen, TB_ERR_UNSUPPORTED,
                       "%s: cannot write this format (WfFormat JSON, text or Makeflow only)", path);
-        rc = TB_ERR_UNSUPPORTED;
     }
     return write_out(path, &b, rc, err, errlen);
 }
@@ -167,8 +154,8 @@ int tb_flow_write_makeflow(const tb_flow *f, const char *path, double time_scale
     if (rc != TB_OK)
         return rc;
     if (!(time_scale >= 0) || !(size_scale >= 0) || isinf(time_scale) || isinf(size_scale)) {
-        tb__flow_errf(err, errlen, "%s: the time and size scales must be finite and >= 0", path);
-        return TB_ERR_RANGE;
+        return tb__errf(err, errlen, TB_ERR_RANGE,
+                        "%s: the time and size scales must be finite and >= 0", path);
     }
     if (time_scale == 0)
         time_scale = 1;

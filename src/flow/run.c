@@ -171,9 +171,8 @@ static int rfail(runner *r, int code, const char *fmt, ...)
     if (r->err_rc == TB_OK) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(r->err, sizeof r->err, fmt, ap);
+        r->err_rc = tb__verrf(r->err, sizeof r->err, code, fmt, ap);
         va_end(ap);
-        r->err_rc = code;
     }
     return code;
 }

@@ -82,11 +82,10 @@ static int check_files(mf_writer *w)
         for (size_t k = f->fout_off[t]; k < f->fout_off[t + 1]; k++) {
             uint32_t file = f->fout[k];
             if (w->writer[file] >= 0) {
-                tb__flow_errf(w->err, w->errlen,
-                              "%s: file '%s' is written by tasks '%s' and '%s' (Makeflow: one "
-                              "rule per file)",
-                              f->name, f->fname[file], f->id[w->writer[file]], f->id[t]);
-                return TB_ERR_INVALID;
+                return tb__errf(w->err, w->errlen, TB_ERR_INVALID,
+                                "%s: file '%s' is written by tasks '%s' and '%s' (Makeflow: one "
+                                "rule per file)",
+                                f->name, f->fname[file], f->id[w->writer[file]], f->id[t]);
             }
             w->writer[file] = (long)t;
         }
@@ -95,20 +94,18 @@ static int check_files(mf_writer *w)
         for (size_t k = f->fin_off[t]; k < f->fin_off[t + 1]; k++) {
             uint32_t file = f->fin[k];
             if (w->writer[file] == (long)t) {
-                tb__flow_errf(w->err, w->errlen,
-                              "%s: task '%s' reads and writes file '%s' (Makeflow cannot)",
-                              f->name, f->id[t], f->fname[file]);
-                return TB_ERR_INVALID;
+                return tb__errf(w->err, w->errlen, TB_ERR_INVALID,
+                                "%s: task '%s' reads and writes file '%s' (Makeflow cannot)",
+                                f->name, f->id[t], f->fname[file]);
             }
         }
     }
     for (size_t i = 0; i < f->nfiles; i++) {
         if ((w->read[i] || w->writer[i] >= 0) && !name_ok(f->fname[i])) {
-            tb__flow_errf(w->err, w->errlen,
-                          "%s: file '%s': Makeflow cannot name it (blanks, control characters, "
-                          "\\ \" ' $ # : = , ->, a leading @ or " MARKER ")",
-                          f->name, f->fname[i]);
-            return TB_ERR_INVALID;
+            return tb__errf(w->err, w->errlen, TB_ERR_INVALID,
+                            "%s: file '%s': Makeflow cannot name it (blanks, control characters, "
+                            "\\ \" ' $ # : = , ->, a leading @ or " MARKER ")",
+                            f->name, f->fname[i]);
         }
     }
     return TB_OK;
@@ -171,20 +168,19 @@ static int put_command(mf_writer *w, size_t t)
 {
     const tb_flow *f = w->f;
     if (f->cmd[t] == NULL) {
-        tb__flow_errf(w->err, w->errlen,
-                      "%s: task '%s' has no command (only a synthetic Makeflow can run it)",
-                      f->name, f->id[t]);
-        return TB_ERR_INVALID;
+        return tb__errf(w->err, w->errlen, TB_ERR_INVALID,
+                        "%s: task '%s' has no command (only a synthetic Makeflow can run it)",
+                        f->name, f->id[t]);
     }
     for (size_t i = 0; f->cmd[t][i] != NULL; i++) {
         if (i > 0)
             TB_CHECK(tb_buf_append(w->out, " ", 1));
         int rc = put_word(w->out, f->cmd[t][i], strlen(f->cmd[t][i]));
         if (rc == TB_ERR_INVALID)
-            tb__flow_errf(w->err, w->errlen,
-                          "%s: task '%s': %s has a newline or another control character "
-                          "(Makeflow cannot pass it)",
-                          f->name, f->id[t], i == 0 ? "the program" : "an argument");
+            tb__errf(w->err, w->errlen, rc,
+                     "%s: task '%s': %s has a newline or another control character "
+                     "(Makeflow cannot pass it)",
+                     f->name, f->id[t], i == 0 ? "the program" : "an argument");
         TB_CHECK(rc);
     }
     return TB_OK;

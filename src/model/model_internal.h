@@ -5,10 +5,11 @@
 #ifndef TENBIN_MODEL_INTERNAL_H
 #define TENBIN_MODEL_INTERNAL_H
 
-#include "tenbin/model.h"
-
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/errbuf.h"
+#include "tenbin/model.h"
 
 #define TB__MODEL_MAX_HOSTS (1L << 24)   /* hosts in a platform */
 #define TB__MODEL_MAX_CORES (1L << 20)   /* cores of one host */
@@ -25,13 +26,6 @@ typedef struct tb__model_tmpl {
     const double *trace_time;
     const double *trace_factor;
 } tb__model_tmpl;
-
-/* snprintf into err (if not NULL). */
-void tb__model_err(char *err, size_t n, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 /* Value parsers: on error return TB_ERR_PARSE or TB_ERR_RANGE and write the
  * reason ("negative time, got '-5us'") into why[TB__MODEL_WHY]. */

@@ -94,9 +94,8 @@ static int fit_number(const char *s)
 
 static int bad_col(ng_reader *r, int rc, int c, const char *what, const char *tok)
 {
-    tb__model_err(r->err, r->errlen, "%s:%ld: column %d (%s): %s, got '%s'", r->path, r->line,
-                  c + 1, col_name[c], what, tok);
-    return rc;
+    return tb__errf(r->err, r->errlen, rc, "%s:%ld: column %d (%s): %s, got '%s'", r->path, r->line,
+                    c + 1, col_name[c], what, tok);
 }
 
 /* Reads the numbers of one data row into v[]. */
@@ -131,9 +130,9 @@ static int add_row(ng_reader *r, const double *v)
     if (r->nrows > 0) {
         double last = r->rows[r->nrows - 1].size;
         if (row.size < last) {
-            tb__model_err(r->err, r->errlen, "%s:%ld: sizes must increase, got %.17g after %.17g",
-                          r->path, r->line, row.size, last);
-            return TB_ERR_PARSE;
+            return tb__errf(r->err, r->errlen, TB_ERR_PARSE,
+                            "%s:%ld: sizes must increase, got %.17g after %.17g", r->path, r->line,
+                            row.size, last);
         }
         if (row.size == last) { /* repeated after a protocol change: the later row wins */
             r->rows[r->nrows - 1] = row;
@@ -165,11 +164,12 @@ static int parse_line(ng_reader *r, char *line)
     int screen = strncmp(p, "Testing", 7) == 0 || strstr(p, "L=") != NULL;
     int n = split(line, tok, NG_NCOL);
     if (n != NG_NCOL) {
-        tb__model_err(r->err, r->errlen, "%s:%ld: expected %d columns (%s), got %d%s", r->path,
-                      r->line, NG_NCOL, NG_HEADER, n,
-                      screen ? " (this looks like netgauge's screen output; give the file it "
-                               "writes with -o FILE)" : "");
-        return TB_ERR_PARSE;
+        return tb__errf(r->err, r->errlen, TB_ERR_PARSE,
+                        "%s:%ld: expected %d columns (%s), got %d%s", r->path, r->line, NG_NCOL,
+                        NG_HEADER, n,
+                        screen ? " (this looks like netgauge's screen output; give the file it "
+                                 "writes with -o FILE)"
+                               : "");
     }
     double v[NG_NCOL];
     TB_CHECK(parse_cols(r, tok, v));
@@ -181,8 +181,8 @@ static int read_rows(ng_reader *r)
     errno = 0;
     FILE *f = fopen(r->path, "r");
     if (f == NULL) {
-        tb__model_err(r->err, r->errlen, "%s: cannot read: %s", r->path, strerror(errno));
-        return TB_ERR_IO;
+        return tb__errf(r->err, r->errlen, TB_ERR_IO, "%s: cannot read: %s", r->path,
+                        strerror(errno));
     }
     char *line = NULL;
     size_t cap = 0;
@@ -193,9 +193,8 @@ static int read_rows(ng_reader *r)
         rc = parse_line(r, line);
     }
     if (rc == TB_OK && ferror(f)) {
-        tb__model_err(r->err, r->errlen, "%s: cannot read: %s", r->path,
+        rc = tb__errf(r->err, r->errlen, TB_ERR_IO, "%s: cannot read: %s", r->path,
                       strerror(errno ? errno : EIO));
-        rc = TB_ERR_IO;
     }
     free(line);
     fclose(f);
@@ -223,21 +222,24 @@ static double slope(const ng_row *rows, size_t lo, size_t hi)
 static int derive(ng_reader *r, tb_loggps *out)
 {
     if (r->nrows == 0) {
-        tb__model_err(r->err, r->errlen, "%s: no data rows (expected the table of "
-                      "'netgauge -x loggp -o FILE': %s)", r->path, NG_HEADER);
-        return TB_ERR_PARSE;
+        return tb__errf(r->err, r->errlen, TB_ERR_PARSE,
+                        "%s: no data rows (expected the table of "
+                        "'netgauge -x loggp -o FILE': %s)",
+                        r->path, NG_HEADER);
     }
     if (r->nrows == 1) {
-        tb__model_err(r->err, r->errlen, "%s: only one message size (%.17g bytes); G needs "
-                      "two or more", r->path, r->rows[0].size);
-        return TB_ERR_PARSE;
+        return tb__errf(r->err, r->errlen, TB_ERR_PARSE,
+                        "%s: only one message size (%.17g bytes); G needs "
+                        "two or more",
+                        r->path, r->rows[0].size);
     }
     size_t m = r->nrows, k = (m + 1) / 2 < 2 ? 2 : (m + 1) / 2;
     double G = slope(r->rows, m - k, m);
     if (!(G >= 0)) {
-        tb__model_err(r->err, r->errlen, "%s: negative G (%g us per byte, fitted over sizes "
-                      "%.17g to %.17g)", r->path, G, r->rows[m - k].size, r->rows[m - 1].size);
-        return TB_ERR_RANGE;
+        return tb__errf(r->err, r->errlen, TB_ERR_RANGE,
+                        "%s: negative G (%g us per byte, fitted over sizes "
+                        "%.17g to %.17g)",
+                        r->path, G, r->rows[m - k].size, r->rows[m - 1].size);
     }
     const ng_row *s0 = &r->rows[0];
     double bytes = s0->size > 1 ? s0->size - 1 : 0; /* the (s-1) of LogGP */

@@ -23,16 +23,6 @@
 /* Messages                                                            */
 /* ------------------------------------------------------------------ */
 
-void tb__model_err(char *err, size_t n, const char *fmt, ...)
-{
-    if (err == NULL || n == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
-
 /* Writes the reason into why (TB__MODEL_WHY bytes) and returns rc. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -319,24 +309,22 @@ static int spec_item(spec_vals *v, char *item, char *err, size_t errlen)
     item = trim(item);
     char *eq = strchr(item, '=');
     if (item[0] == '\0' || eq == NULL) {
-        tb__model_err(err, errlen, "spec: expected key=value, got '%s'", item);
-        return TB_ERR_PARSE;
+        return tb__errf(err, errlen, TB_ERR_PARSE, "spec: expected key=value, got '%s'", item);
     }
     *eq = '\0';
     char *key = trim(item), *val = trim(eq + 1), why[TB__MODEL_WHY];
     int k = spec_key_index(key);
     if (k < 0) {
-        tb__model_err(err, errlen, "spec: unknown key '%s' (keys: %s)", key, SPEC_KEY_LIST);
-        return TB_ERR_PARSE;
+        return tb__errf(err, errlen, TB_ERR_PARSE, "spec: unknown key '%s' (keys: %s)", key,
+                        SPEC_KEY_LIST);
     }
     if (v->seen & (1u << k)) {
-        tb__model_err(err, errlen, "spec: key '%s' given twice", key);
-        return TB_ERR_PARSE;
+        return tb__errf(err, errlen, TB_ERR_PARSE, "spec: key '%s' given twice", key);
     }
     v->seen |= 1u << k;
     int rc = spec_value(v, k, val, why);
     if (rc != TB_OK)
-        tb__model_err(err, errlen, "spec: key '%s': %s", key, why);
+        tb__errf(err, errlen, rc, "spec: key '%s': %s", key, why);
     return rc;
 }
 
@@ -373,13 +361,13 @@ static void spec_apply_netgauge(spec_vals *v)
 static int spec_finish(spec_vals *v, char *err, size_t errlen)
 {
     if (!spec_has(v, K_HOSTS)) {
-        tb__model_err(err, errlen, "spec: key 'hosts' is required");
-        return TB_ERR_PARSE;
+        return tb__errf(err, errlen, TB_ERR_PARSE, "spec: key 'hosts' is required");
     }
     if (v->clusters > v->hosts) {
-        tb__model_err(err, errlen, "spec: key 'clusters': %ld clusters for %ld hosts "
-                      "(each cluster needs a host)", v->clusters, v->hosts);
-        return TB_ERR_RANGE;
+        return tb__errf(err, errlen, TB_ERR_RANGE,
+                        "spec: key 'clusters': %ld clusters for %ld hosts "
+                        "(each cluster needs a host)",
+                        v->clusters, v->hosts);
     }
     if (spec_has(v, K_NETGAUGE))
         spec_apply_netgauge(v);
@@ -439,8 +427,8 @@ int tb_platform_parse_spec(const char *spec, uint64_t seed, tb_platform **out, c
         return TB_ERR_NOMEM;
     if (copy == NULL || trim(copy)[0] == '\0') {
         free(copy);
-        tb__model_err(err, errlen, "spec: empty (expected key=value,..., e.g. hosts=16,speed=1)");
-        return TB_ERR_PARSE;
+        return tb__errf(err, errlen, TB_ERR_PARSE,
+                        "spec: empty (expected key=value,..., e.g. hosts=16,speed=1)");
     }
     int rc = TB_OK;
     char *item = copy;
@@ -487,9 +475,9 @@ static int jerr(jctx *j, int rc, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (j->plen > 0)
-        tb__model_err(j->err, j->errlen, "%s: %s: %s", j->file, j->path, msg);
+        tb__errf(j->err, j->errlen, rc, "%s: %s: %s", j->file, j->path, msg);
     else
-        tb__model_err(j->err, j->errlen, "%s: %s", j->file, msg);
+        tb__errf(j->err, j->errlen, rc, "%s: %s", j->file, msg);
     return rc;
 }
 
@@ -993,13 +981,11 @@ int tb_platform_load(const char *path, uint64_t seed, tb_platform **out, char *e
     cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len + 1, &end, 1) : NULL;
     int rc = TB_OK;
     if (len == 0) {
-        tb__model_err(err, errlen, "%s: empty file", path);
-        rc = TB_ERR_PARSE;
+        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: empty file", path);
     } else if (root == NULL) {
         int line, col;
         line_col(text, (size_t)(end - text), &line, &col);
-        tb__model_err(err, errlen, "%s:%d:%d: JSON syntax error", path, line, col);
-        rc = TB_ERR_PARSE;
+        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s:%d:%d: JSON syntax error", path, line, col);
     } else {
         rc = tb__model_from_json(root, path, seed, out, err, errlen);
     }
@@ -1018,9 +1004,9 @@ int tb_platform_open(const char *arg, uint64_t seed, tb_platform **out, char *er
     int e = errno;
     if (arg[0] != '\0' && strchr(arg, '=') == NULL) {
         *out = NULL;
-        tb__model_err(err, errlen, "%s: not a platform file (%s) nor a spec (key=value,...)",
-                      arg, strerror(e));
-        return TB_ERR_IO;
+        return tb__errf(err, errlen, TB_ERR_IO,
+                        "%s: not a platform file (%s) nor a spec (key=value,...)", arg,
+                        strerror(e));
     }
     return tb_platform_parse_spec(arg, seed, out, err, errlen);
 }

@@ -46,12 +46,11 @@ static int check_input(const tb_probe_size *sz, size_t ns, const tb_probe_run *r
                        double eager, char *err, size_t errlen)
 {
     if (ns < 2) {
-        tb__model_err(err, errlen, "probe: %zu message size(s); the fit needs two or more", ns);
-        return TB_ERR_RANGE;
+        return tb__errf(err, errlen, TB_ERR_RANGE,
+                        "probe: %zu message size(s); the fit needs two or more", ns);
     }
     if (nr < 1) {
-        tb__model_err(err, errlen, "probe: no run size P");
-        return TB_ERR_RANGE;
+        return tb__errf(err, errlen, TB_ERR_RANGE, "probe: no run size P");
     }
     for (size_t i = 0; i < ns; i++) {
         const tb_probe_size *s = &sz[i];
@@ -59,32 +58,31 @@ static int check_input(const tb_probe_size *sz, size_t ns, const tb_probe_run *r
                       s->e_half_rtt, s->e_os, s->e_or, s->e_gap};
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             if (!finite_nonneg(v[k])) {
-                tb__model_err(err, errlen, "probe: size %zu (%.17g bytes): a negative or "
-                              "non-finite value (%g)", i, s->bytes, v[k]);
-                return TB_ERR_RANGE;
+                return tb__errf(err, errlen, TB_ERR_RANGE,
+                                "probe: size %zu (%.17g bytes): a negative or "
+                                "non-finite value (%g)",
+                                i, s->bytes, v[k]);
             }
         if (i > 0 && !(s->bytes > sz[i - 1].bytes)) {
-            tb__model_err(err, errlen, "probe: sizes must ascend (%.17g after %.17g)", s->bytes,
-                          sz[i - 1].bytes);
-            return TB_ERR_RANGE;
+            return tb__errf(err, errlen, TB_ERR_RANGE,
+                            "probe: sizes must ascend (%.17g after %.17g)", s->bytes,
+                            sz[i - 1].bytes);
         }
     }
     for (size_t i = 0; i < nr; i++) {
         const tb_probe_run *r = &runs[i];
         if (r->P < 1 || !finite_nonneg(r->os) || !finite_nonneg(r->or_) ||
             !finite_nonneg(r->e_os) || !finite_nonneg(r->e_or)) {
-            tb__model_err(err, errlen, "probe: run %zu (P = %d): a bad value", i, r->P);
-            return TB_ERR_RANGE;
+            return tb__errf(err, errlen, TB_ERR_RANGE, "probe: run %zu (P = %d): a bad value", i,
+                            r->P);
         }
         for (size_t j = 0; j < i; j++)
             if (runs[j].P == r->P) {
-                tb__model_err(err, errlen, "probe: P = %d measured twice", r->P);
-                return TB_ERR_RANGE;
+                return tb__errf(err, errlen, TB_ERR_RANGE, "probe: P = %d measured twice", r->P);
             }
     }
     if (!finite_nonneg(eager)) {
-        tb__model_err(err, errlen, "probe: bad rendezvous threshold %g", eager);
-        return TB_ERR_RANGE;
+        return tb__errf(err, errlen, TB_ERR_RANGE, "probe: bad rendezvous threshold %g", eager);
     }
     return TB_OK;
 }
@@ -100,9 +98,8 @@ int tb_probe_fit_loggps(const tb_probe_size *sz, size_t ns, int P0, const tb_pro
         if (runs[i].P == P0)
             r0 = &runs[i];
     if (!r0) {
-        tb__model_err(err, errlen, "probe: the sizes were measured at P = %d, which has no run",
-                      P0);
-        return TB_ERR_RANGE;
+        return tb__errf(err, errlen, TB_ERR_RANGE,
+                        "probe: the sizes were measured at P = %d, which has no run", P0);
     }
     size_t cap = ns > nr ? ns : nr;
     double *x = malloc(3 * cap * sizeof *x), *y = x ? x + cap : NULL, *e = x ? x + 2 * cap : NULL;
@@ -170,9 +167,10 @@ int tb_probe_fit_loggps(const tb_probe_size *sz, size_t ns, int P0, const tb_pro
     if (rc == TB_OK && lf.slope < 0 && lf.slope + 2 * lf.se_slope >= 0)
         lf.slope = 0;
     if (rc == TB_OK && !(lf.slope >= 0)) {
-        tb__model_err(err, errlen, "probe: negative G (%g s per byte, fitted over sizes %.17g "
-                      "to %.17g; sizes further apart measure it)", lf.slope, x[0], x[k - 1]);
-        rc = TB_ERR_RANGE;
+        rc = tb__errf(err, errlen, TB_ERR_RANGE,
+                      "probe: negative G (%g s per byte, fitted over "
+                      "sizes %.17g to %.17g; sizes further apart measure it)",
+                      lf.slope, x[0], x[k - 1]);
     }
     free(x);
     if (rc != TB_OK)

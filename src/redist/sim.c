@@ -30,6 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "balance.h"
+#include "core/errbuf.h"
 #include "sim/sim.h"
 
 enum { T_HALO = 1, T_GATHER, T_MOVE, T_SYNC };
@@ -100,10 +101,10 @@ struct rs_run {
 static void set_err(rs_run *run, const char *fmt, ...)
 {
     if (!run->err || run->errlen == 0 || run->err[0])
-        return;
+        return; /* the first fault is the one reported */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(run->err, run->errlen, fmt, ap);
+    tb__verrf(run->err, run->errlen, TB_OK, fmt, ap);
     va_end(ap);
 }
 
