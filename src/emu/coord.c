@@ -68,7 +68,7 @@ typedef struct loop {
     int yield_spin; /* more ranks than cores: yield while watching */
     int status, exited, failed, finals, nhello, nattached;
     double t0, quiet_since, first_hello, busy_at, socks_at; /* real times */
-    double all_hello, all_final;                               /* real times */
+    double all_hello, all_final;                            /* real times */
     uint32_t seen; /* the shared bell when the rings were last read */
     char why[600];
 } loop;
@@ -109,8 +109,7 @@ static int check_request(const tb_emu_opts *o, char *const argv[], tb_platform *
         return tb__errf(err, errlen, TB_ERR_SIZE,
                         "%d ranks do not fit the platform: it has %zu cores", o->ranks, cores);
     if (!tb__runnable(argv[0]))
-        return tb__errf(err, errlen, TB_ERR_IO, "%s: no such program (or not executable)",
-                        argv[0]);
+        return tb__errf(err, errlen, TB_ERR_IO, "%s: no such program (or not executable)", argv[0]);
     if (access(o->library, R_OK) != 0)
         return tb__errf(err, errlen, TB_ERR_IO, "%s: cannot read the emulation library: %s",
                         o->library, strerror(errno));
@@ -139,8 +138,7 @@ static int read_knobs(loop *l, long *use_shm, char *err, size_t errlen)
     const char *bad = NULL;
     if (tb_env_int("TENBIN_EMU_SHM", use_shm) != TB_OK || (*use_shm != 0 && *use_shm != 1))
         bad = "TENBIN_EMU_SHM: expected 0 or 1";
-    else if (tb_env_double("TENBIN_EMU_SPIN", &l->spin) != TB_OK ||
-             !(l->spin >= 0 && l->spin <= 1))
+    else if (tb_env_double("TENBIN_EMU_SPIN", &l->spin) != TB_OK || !(l->spin >= 0 && l->spin <= 1))
         bad = "TENBIN_EMU_SPIN: expected seconds from 0 to 1";
     else if (tb_env_int("TENBIN_EMU_AHEAD", &ahead_max) != TB_OK || ahead_max < 0 ||
              ahead_max > TB_EMU_AHEAD_MAX)
@@ -161,10 +159,10 @@ static int open_run(loop *l, const tb_platform *plat, const char *platform, char
     l->pfd = calloc(NEV, sizeof *l->pfd);
     if (tb__emu_coord_init(&l->c, plat) != TB_OK || !l->conns || !l->pfd)
         return tb__errf(err, errlen, TB_ERR_NOMEM, "out of memory");
-    const char *laddr = o->size >= offsetof(tb_emu_opts, listen) + sizeof o->listen &&
-                                o->listen && *o->listen
-                            ? o->listen
-                            : "127.0.0.1";
+    const char *laddr =
+        o->size >= offsetof(tb_emu_opts, listen) + sizeof o->listen && o->listen && *o->listen
+            ? o->listen
+            : "127.0.0.1";
     l->lfd = tb__emu_listen_on(laddr, l->coord_at, sizeof l->coord_at);
     if (l->lfd < 0)
         return tb__errf(err, errlen, TB_ERR_IO, "cannot listen on %s: %s", laddr,
@@ -185,8 +183,8 @@ static int open_run(loop *l, const tb_platform *plat, const char *platform, char
         snprintf(shm_env, sizeof shm_env, "TENBIN_EMU_SEGMENT=%s", seg);
     l->t0 = tb_wtime();
     int exec_errno = 0;
-    l->child = tb__emu_launch(o, l->argv, l->coord_at, platform, shm_env[0] ? shm_env : NULL,
-                              &exec_errno);
+    l->child =
+        tb__emu_launch(o, l->argv, l->coord_at, platform, shm_env[0] ? shm_env : NULL, &exec_errno);
     if (l->child < 0)
         return tb__errf(err, errlen, TB_ERR_IO, "cannot run %s: %s",
                         o->mpiexec ? o->mpiexec : TENBIN_MPIEXEC,
@@ -216,8 +214,7 @@ static int wait_frames(loop *l, int *rung)
         double until = l->busy_at + l->spin, t = tb_wtime();
         if (until - t > wait)
             until = t + wait;
-        while (atomic_load_explicit(&c->shm->bell, memory_order_acquire) == l->seen &&
-               t < until) {
+        while (atomic_load_explicit(&c->shm->bell, memory_order_acquire) == l->seen && t < until) {
             if (l->yield_spin)
                 sched_yield();
             else
@@ -281,8 +278,8 @@ static void read_conn(loop *l, conn *cn)
     int closed = 0;
     long got = tb_emu_reader_fill(cn->fd, &cn->rd, &closed);
     int was_attached = cn->rank >= 0 && c->r[cn->rank].up;
-    l->failed = tb__emu_take_frames(c, &cn->rd, cn->fd, &cn->rank, &l->finals, l->why,
-                                    sizeof l->why);
+    l->failed =
+        tb__emu_take_frames(c, &cn->rd, cn->fd, &cn->rank, &l->finals, l->why, sizeof l->why);
     if (!l->failed && !was_attached && cn->rank >= 0 && c->r[cn->rank].up) {
         /* Frames it put in the ring before its HELLO was read (their dirty
          * bit may have been taken already). */
@@ -417,8 +414,7 @@ static void drain_after(loop *l)
         l->failed = tb__emu_take_frames(&l->c, &cn->rd, cn->fd, &cn->rank, &l->finals, l->why,
                                         sizeof l->why);
     }
-    if (l->c.shm && !l->failed &&
-        tb__emu_drain_rings(&l->c, 1, &l->finals, l->why, sizeof l->why))
+    if (l->c.shm && !l->failed && tb__emu_drain_rings(&l->c, 1, &l->finals, l->why, sizeof l->why))
         l->failed = STOP_FAILED;
     for (size_t i = 0; i < l->nconns; i++) {
         if (l->conns[i].fd >= 0)
@@ -437,16 +433,14 @@ static int launcher_failed(const loop *l, int hellos, char *err, size_t errlen)
     else
         snprintf(st_s, sizeof st_s, "exited with status %d", WEXITSTATUS(l->status));
     if (l->why[0])
-        return tb__errf(err, errlen, TB_ERR_STATE, "%s: %s (the launcher %s)", prog, l->why,
-                        st_s);
+        return tb__errf(err, errlen, TB_ERR_STATE, "%s: %s (the launcher %s)", prog, l->why, st_s);
     if (hellos == 0)
         return tb__errf(err, errlen, TB_ERR_STATE,
                         "%s: the run failed before any rank reached the coordinator at %s (the "
                         "launcher %s; ranks on other nodes need --listen with an address of "
                         "this machine they reach)",
                         prog, l->coord_at, st_s);
-    return tb__errf(err, errlen, TB_ERR_STATE, "%s: the run failed (the launcher %s)", prog,
-                    st_s);
+    return tb__errf(err, errlen, TB_ERR_STATE, "%s: the run failed (the launcher %s)", prog, st_s);
 }
 
 /* How the run ended: TB_OK with the result's makespan and idle times
@@ -474,8 +468,8 @@ static int verdict(loop *l, char *err, size_t errlen)
                         "dynamically linked MPI program built with " TENBIN_MPI_FLAVOUR "?)",
                         prog, hellos, c->P);
     if (l->finals < c->P)
-        return tb__errf(err, errlen, TB_ERR_STATE, "%s: %d of %d ranks called MPI_Finalize",
-                        prog, l->finals, c->P);
+        return tb__errf(err, errlen, TB_ERR_STATE, "%s: %d of %d ranks called MPI_Finalize", prog,
+                        l->finals, c->P);
     double mk = 0;
     for (int i = 0; i < c->P; i++)
         if (c->res->rank[i].end_s > mk)

@@ -49,11 +49,11 @@ typedef struct crank {
     double ask_next;  /* real time before which it is not asked again */
     double ask_wait;  /* how long that is: doubles while its clock stands still */
     double heard;     /* real time of its last report */
-    cmsg *in; /* known messages to it, not consumed */
+    cmsg *in;         /* known messages to it, not consumed */
     size_t nin, capin;
     early *early; /* consumed before their send was reported */
     size_t nearly, capearly;
-    double *lastfrom; /* [P]: latest known arrival from each rank (NULL: none yet) */
+    double *lastfrom;       /* [P]: latest known arrival from each rank (NULL: none yet) */
     tb_emu_ring *up, *down; /* through shared memory (ring.h), or NULL: TCP */
     tb_emu_reader urd;      /* what came up */
     tb_buf backlog;         /* frames down its ring had no room for yet */
@@ -66,24 +66,24 @@ typedef struct coord {
     tb_emu_result *res;
     char fail[512];
     uint64_t decisions;
-    uint64_t unchecked; /* decisions made without the relay check (TB_EMU_SENDING) */
+    uint64_t unchecked;     /* decisions made without the relay check (TB_EMU_SENDING) */
     uint64_t unchecked_rdv; /* of them, made only without ranks held in a rendezvous
                                of the model to the deciding rank (held_rdv) */
-    uint64_t ahead;     /* answers given in advance (decide_ahead) */
-    size_t ahead_max;   /* at most this many with one decision (TENBIN_EMU_AHEAD) */
-    cmsg **scratch;     /* decide_ahead's candidates */
+    uint64_t ahead;         /* answers given in advance (decide_ahead) */
+    size_t ahead_max;       /* at most this many with one decision (TENBIN_EMU_AHEAD) */
+    cmsg **scratch;         /* decide_ahead's candidates */
     size_t capscratch;
     tb_buf in, out;
-    tb_emu_shm *shm;    /* the ranks on this node, or NULL */
-    size_t nbacklog;    /* ranks with frames in their backlog */
-    double *ev;         /* [P] event times, valid where !stale */
-    unsigned char *stale; /* [P] 1: what ev and want say of the rank changed */
-    unsigned char *want;  /* [P] WANT_* */
+    tb_emu_shm *shm;        /* the ranks on this node, or NULL */
+    size_t nbacklog;        /* ranks with frames in their backlog */
+    double *ev;             /* [P] event times, valid where !stale */
+    unsigned char *stale;   /* [P] 1: what ev and want say of the rank changed */
+    unsigned char *want;    /* [P] WANT_* */
     unsigned char *askable; /* [P] 1: said hello, not done, not asked yet, and
                                running, sending or blocked (a question to it may help) */
-    double *tree;       /* min-tree of ev[k] + lookahead: [1] the root, leaves from tsize */
-    size_t tsize;       /* leaves: the least power of two >= P */
-    double ask_due; /* real time of the next question held back (INFINITY: none) */
+    double *tree;           /* min-tree of ev[k] + lookahead: [1] the root, leaves from tsize */
+    size_t tsize;           /* leaves: the least power of two >= P */
+    double ask_due;         /* real time of the next question held back (INFINITY: none) */
 } coord;
 
 /* ---- decide.c -------------------------------------------------------------- */

@@ -556,8 +556,9 @@ int tb__emu_deadlocked(const coord *c, char *why, size_t n)
     }
     if (waiting == 0)
         return 0;
-    size_t len = (size_t)snprintf(why, n, "deadlock: every rank waits for a message no rank will "
-                                          "send (");
+    size_t len = (size_t)snprintf(why, n,
+                                  "deadlock: every rank waits for a message no rank will "
+                                  "send (");
     int shown = 0;
     for (int i = 0; i < c->P && len < n; i++) {
         const crank *r = &c->r[i];
@@ -841,7 +842,7 @@ static int on_frame(coord *c, int fd, int *rank, tb_buf *b)
 /* Hand every whole frame rd holds to on_frame.  Returns 0, or non-zero with
  * `why` set (or c->fail, for a FAIL) if the run cannot go on. */
 int tb__emu_take_frames(coord *c, tb_emu_reader *rd, int fd, int *rank, int *finals, char *why,
-                       size_t whylen)
+                        size_t whylen)
 {
     for (;;) {
         int frc = tb_emu_reader_next(rd, &c->in, TB_EMU_FRAME_MAX);
@@ -999,7 +1000,7 @@ int tb__emu_coord_feed(int P, const unsigned char *data, size_t len, char *err, 
         }
         if (rc != TB_OK) {
             tb__errf(err, errlen, rc, "rank %d: %s in its message to the coordinator", rank[k],
-                    tb_strerror(rc));
+                     tb_strerror(rc));
             break;
         }
         if ((rc = tb__emu_decide_all(&c)) != TB_OK) {

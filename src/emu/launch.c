@@ -63,7 +63,7 @@ int tb__emu_listen_on(const char *addr, char *to, size_t n)
 }
 
 pid_t tb__emu_launch(const tb_emu_opts *o, char *const argv[], const char *coord_at,
-                    const char *platform, const char *shm_env, int *exec_errno)
+                     const char *platform, const char *shm_env, int *exec_errno)
 {
     *exec_errno = 0;
     char np[32], coord_env[128 + NI_MAXHOST], seed[32];
@@ -98,9 +98,13 @@ pid_t tb__emu_launch(const tb_emu_opts *o, char *const argv[], const char *coord
         if (v && *v && strlen(v) < 64)
             snprintf(knob[i], sizeof knob[i], "%s=%s", knobs[i], v);
     }
-    const char *envs[] = {coord_env, plat_env, seed, pre_env,
+    const char *envs[] = {coord_env,
+                          plat_env,
+                          seed,
+                          pre_env,
                           o->trace ? "TENBIN_EMU_TRACE=1" : NULL,
-                          knob[0][0] ? knob[0] : NULL, knob[1][0] ? knob[1] : NULL,
+                          knob[0][0] ? knob[0] : NULL,
+                          knob[1][0] ? knob[1] : NULL,
                           shm_env};
     for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         if (!envs[i])
@@ -263,4 +267,3 @@ int tb__emu_reap(coord *c, pid_t child)
     waitpid(child, &status, 0);
     return status;
 }
-
