@@ -98,7 +98,7 @@ static int bench_heft(size_t n, size_t m, const char *shape, int runs)
 static int bench_sim(size_t n, double load, const char *trigger, int runs)
 {
     tb_flow_gen_opts g;
-    tb_flow_gen_defaults(&g);
+    tb_flow_gen_opts_init(&g);
     g.tasks = n;
     tb_flow *f = NULL;
     tb_platform *p = NULL;
@@ -106,7 +106,9 @@ static int bench_sim(size_t n, double load, const char *trigger, int runs)
         return 1;
     double *rate = malloc((size_t)runs * sizeof *rate);
     for (int i = 0; i < runs; i++) {
-        tb_flow_sim_opts o = {NULL, trigger, 0, NULL, 0.0};
+        tb_flow_sim_opts o;
+        tb_flow_sim_opts_init(&o);
+        o.trigger = trigger;
         tb_flow_sim_result res;
         char err[256];
         if (tb_flow_simulate(f, p, &o, &res, NULL, err, sizeof err)) {

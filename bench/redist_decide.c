@@ -44,8 +44,8 @@ int main(int argc, char **argv)
            "both_%");
     long best_d = 0, best_both = 0;
     for (long P = 64; P <= maxp; P *= 4) {
-        tb_redist_config cfg;
-        tb_redist_config_init(&cfg);
+        tb_redist_opts cfg;
+        tb_redist_opts_init(&cfg);
         tb__rb b;
         uint64_t *counts = malloc((size_t)P * sizeof *counts);
         double *meas = calloc((size_t)P * TB__RB_PACK, sizeof *meas);

@@ -114,8 +114,8 @@ static int run(const opts *o, int mode_off, double **grid, uint64_t *moves)
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     cfg.units = o->rows;
     cfg.interval = o->interval;
     cfg.mode = mode_off || !strcmp(o->mode, "off") || !strcmp(o->mode, "forced") ? TB_REDIST_OFF
@@ -123,7 +123,7 @@ static int run(const opts *o, int mode_off, double **grid, uint64_t *moves)
                                                                                 : TB_REDIST_PREDICT;
     int forced = !mode_off && !strcmp(o->mode, "forced");
     tb_redist *r;
-    int rc = tb_redist_create(MPI_COMM_WORLD, &cfg, &r);
+    int rc = tb_redist_create(&r, MPI_COMM_WORLD, &cfg);
     if (rc != TB_OK)
         return rc;
     double *u = NULL, *v = NULL;

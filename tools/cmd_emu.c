@@ -80,13 +80,11 @@ int tb_cli_emu_opts(const char *cmd, tb_emu_opts *o, char *lib, size_t liblen,
                           "TENBIN_EMU_LIBRARY)");
         return -1;
     }
-    *o = (tb_emu_opts){0};
-    o->size = sizeof *o;
+    tb_emu_opts_init(o);
     o->platform = platform;
     o->seed = (uint64_t)seed;
     o->library = lib;
     o->mpiexec = mpiexec;
-    o->openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
     o->timeout = timeout;
     o->listen = listen;
     return 0;

@@ -367,8 +367,12 @@ static int run_simulate(int argc, char **argv)
         tb_platform_destroy(&plat);
         return TB_EXIT_FAIL;
     }
-    tb_flow_sim_opts so = {tb_flow_sched_find(o.algo), o.trigger, (uint64_t)o.seed, NULL,
-                           o.task_overhead};
+    tb_flow_sim_opts so;
+    tb_flow_sim_opts_init(&so);
+    so.sched = tb_flow_sched_find(o.algo);
+    so.trigger = o.trigger;
+    so.seed = (uint64_t)o.seed;
+    so.task_overhead = o.task_overhead;
     tb_flow_sim_result res;
     char err[512];
     double w0 = tb_wtime();
@@ -531,7 +535,7 @@ static int run_generate(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     tb_flow_gen_opts g;
-    tb_flow_gen_defaults(&g);
+    tb_flow_gen_opts_init(&g);
     long tasks = (long)g.tasks, its = (long)g.its_size, seed = 1;
     int c;
     opterr = 0;

@@ -91,7 +91,7 @@ static int make_flows(runner *r, double ccr)
     for (long i = 0; i < r->o->instances; i++)
         tb_flow_destroy(&r->flows[i]);
     tb_flow_gen_opts g;
-    tb_flow_gen_defaults(&g);
+    tb_flow_gen_opts_init(&g);
     g.tasks = (size_t)r->o->tasks;
     g.its_size = (size_t)r->o->its;
     g.ccr = ccr;
@@ -142,7 +142,11 @@ static int run_cells(runner *r, double x, const char *const *trig, size_t nt, ce
         }
         double static_mk = NAN;
         for (size_t k = 0; k < nt; k++) {
-            tb_flow_sim_opts so = {ops, trig[k], (uint64_t)i, NULL, 0.0};
+            tb_flow_sim_opts so;
+            tb_flow_sim_opts_init(&so);
+            so.sched = ops;
+            so.trigger = trig[k];
+            so.seed = (uint64_t)i;
             tb_flow_sim_result res;
             char err[512];
             rc = tb_flow_simulate(r->flows[i], p, &so, &res, NULL, err, sizeof err);

@@ -253,6 +253,7 @@ static int read_workflow(const char *path, tb_flow **out)
 int tb_cmd_flow_run(int argc, char **argv)
 {
     run_opts o = {.algo = "heft", .seed = 1};
+    tb_flow_run_opts_init(&o.ro);
     o.ro.trigger = "static";
     o.ro.slow_rank = -1;
     int st = parse(argc, argv, &o);

@@ -414,8 +414,8 @@ static tb_himeno_block view(const himeno_opts *o, const himeno_run *h)
 static int setup(const himeno_opts *o, himeno_run *h, int nranks)
 {
     const tb_himeno_size *s = o->size;
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     cfg.units = (uint64_t)s->mi - 2;
     cfg.mode = o->balance;
     cfg.interval = (uint64_t)o->interval;
@@ -427,7 +427,7 @@ static int setup(const himeno_opts *o, himeno_run *h, int nranks)
                      s->name, s->mi - 2, nranks);
         return TB_EXIT_USAGE;
     }
-    int rc = tb_redist_create(MPI_COMM_WORLD, &cfg, &h->r);
+    int rc = tb_redist_create(&h->r, MPI_COMM_WORLD, &cfg);
     static const struct {
         const char *name;
         uint64_t lead;
@@ -636,7 +636,7 @@ static int calibrate(const tb_himeno_size *s, double *out)
 
 static const char *const mode_names[] = {"on", "nopredict", "off"};
 
-static void sim_print(const himeno_opts *o, const tb_redist_sim_config *c,
+static void sim_print(const himeno_opts *o, const tb_redist_sim_opts *c,
                       const tb_redist_sim_result *r, int multi)
 {
     int P = c->ranks;
@@ -788,8 +788,8 @@ static int himeno_sim(himeno_opts *o)
     int ex = TB_EXIT_OK;
     for (size_t i = 0; i < nr && ex == TB_EXIT_OK; i++)
         for (int m = 0; m < nmodes && ex == TB_EXIT_OK; m++) {
-            tb_redist_sim_config c;
-            memset(&c, 0, sizeof c);
+            tb_redist_sim_opts c;
+            tb_redist_sim_opts_init(&c);
             c.platform = plat;
             c.ranks = (int)ranks[i];
             c.units = (uint64_t)s->mi - 2;
@@ -797,8 +797,6 @@ static int himeno_sim(himeno_opts *o)
             c.unit_work = pc * (double)(s->mj - 2) * (double)(s->mk - 2);
             c.unit_bytes = 14 * plane; /* p, bnd, wrk1, wrk2, a (4), b (3), c (3) */
             c.halo_bytes = plane;      /* p's plane each way */
-            c.min_units = 1;
-            tb_redist_config_init(&c.balance);
             c.balance.mode = o->all_modes ? all[m] : o->balance;
             c.balance.threshold = o->threshold;
             c.balance.interval = (uint64_t)o->interval;
@@ -808,14 +806,14 @@ static int himeno_sim(himeno_opts *o)
                 c.work_factor = sim_factor;
                 c.work_ctx = o;
             }
-            tb_redist_sim_result r;
+            tb_redist_sim_result *r = NULL;
             char err[512];
             int rc = tb_redist_sim_run(&c, &r, err, sizeof err);
             if (rc == TB_OK) {
-                c.ranks = r.ranks; /* on replay, the record's */
-                c.balance = r.balance;
-                sim_print(o, &c, &r, multi);
-                mk[i * 3 + (size_t)m] = r.makespan_s;
+                c.ranks = r->ranks; /* on replay, the record's */
+                c.balance = r->balance;
+                sim_print(o, &c, r, multi);
+                mk[i * 3 + (size_t)m] = r->makespan_s;
             } else {
                 tb_cli_error(cmd, "%s", err[0] ? err : tb_strerror(rc));
                 ex = rc == TB_ERR_STATE ? TB_EXIT_FAIL

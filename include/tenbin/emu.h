@@ -28,15 +28,17 @@
 extern "C" {
 #endif
 
+/* tb_emu_opts_init sets size and the defaults. */
 typedef struct tb_emu_opts {
-    size_t size;            /* sizeof(tb_emu_opts) */
+    size_t size;            /* sizeof(tb_emu_opts), set by tb_emu_opts_init */
     const char *platform;   /* spec or file (tb_platform_open); required */
     uint64_t seed;          /* of the platform's random parts */
     int ranks;              /* P >= 1; must fit the platform's cores */
     const char *library;    /* path of libtenbin-emu.so; required */
     const char *mpiexec;    /* launcher; NULL: the one Tenbin was built with */
     int openmpi;            /* the launcher is Open MPI's (-x to pass the
-                               environment), else MPICH's (-genv) */
+                               environment), else MPICH's (-genv); default: that of
+                               the MPI Tenbin was built with */
     int trace;              /* collect each rank's events (tb_emu_result.trace) */
     double timeout;         /* seconds of real time before the run is stopped
                                as hung; <= 0: none */
@@ -44,6 +46,8 @@ typedef struct tb_emu_opts {
                                on, which every rank's node must reach (name or
                                IPv4/IPv6 literal); NULL: 127.0.0.1, one node */
 } tb_emu_opts;
+
+TB_API void tb_emu_opts_init(tb_emu_opts *o);
 
 typedef struct tb_emu_rank {
     int rank;

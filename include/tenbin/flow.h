@@ -295,13 +295,17 @@ TB_API int tb_flow_trigger_parse(const char *spec, tb_flow_trigger *out, char *e
 /* The i-th trigger kind (NULL past the last), for listings. */
 TB_API const tb_flow_trigger_ops *tb_flow_trigger_get(size_t i);
 
+/* tb_flow_sim_opts_init sets size and the defaults. */
 typedef struct tb_flow_sim_opts {
+    size_t size;                     /* sizeof(tb_flow_sim_opts), set by tb_flow_sim_opts_init */
     const tb_flow_sched_ops *sched;  /* NULL: heft */
     const char *trigger;             /* NULL: "static" */
     uint64_t seed;                   /* of the scheduler (random) */
     tb_trace *trace;                 /* if not NULL: tasks and transfers */
     double task_overhead;            /* seconds each task costs before its work (>= 0) */
 } tb_flow_sim_opts;
+
+TB_API void tb_flow_sim_opts_init(tb_flow_sim_opts *o);
 
 typedef struct tb_flow_sim_result {
     double makespan;        /* first start to last end */
@@ -350,7 +354,9 @@ TB_API int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_
  * the result names the task, and TB_ERR_TASK is returned on every rank.
  * Collective over comm; every rank passes the same workflow and options.
  */
+/* tb_flow_run_opts_init sets size and the defaults. */
 typedef struct tb_flow_run_opts {
+    size_t size;                    /* sizeof(tb_flow_run_opts), set by tb_flow_run_opts_init */
     const tb_flow_sched_ops *sched; /* NULL: heft */
     const char *trigger;            /* NULL: "static" */
     uint64_t seed;
@@ -374,6 +380,8 @@ typedef struct tb_flow_run_opts {
                                        whose outputs are still in its work directory (seen
                                        from rank 0) are not run again */
 } tb_flow_run_opts;
+
+TB_API void tb_flow_run_opts_init(tb_flow_run_opts *o);
 
 typedef struct tb_flow_run_result {
     double makespan;          /* first start to last end, seconds */
@@ -418,6 +426,7 @@ typedef enum tb_flow_gen_sets {
 } tb_flow_gen_sets;
 
 typedef struct tb_flow_gen_opts {
+    size_t size;            /* sizeof(tb_flow_gen_opts), set by tb_flow_gen_opts_init */
     size_t tasks;           /* grow until more than this many (S2: 1000) */
     size_t its_size;        /* data-parallel sets (S2: 100) */
     double work_min, work_max;   /* S2: 100-200 */
@@ -428,12 +437,13 @@ typedef struct tb_flow_gen_opts {
                                last, as the other two steps do, and a drawn set stays
                                as it is; 0 (default): it draws among single tasks */
 } tb_flow_gen_opts;
-/* S2's defaults. */
-TB_API void tb_flow_gen_defaults(tb_flow_gen_opts *o);
+/* Its size and S2's defaults. */
+TB_API void tb_flow_gen_opts_init(tb_flow_gen_opts *o);
 /* A random network from seed: start with two tasks joined by a stream, then
  * apply chain, control-parallel or data-parallel with equal probability.
  * Tasks are numbered node by node, so a generated set's tasks are
- * consecutive.  Errors: TB_ERR_INVALID (NULL), TB_ERR_RANGE (a bad option),
+ * consecutive.  Errors: TB_ERR_INVALID (NULL, or options not set up by
+ * tb_flow_gen_opts_init), TB_ERR_RANGE (a bad option),
  * TB_ERR_NOMEM. */
 TB_API int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out);
 /* S2's platform (section 5.2): `hosts` hosts of speed uniform in 1-5, links

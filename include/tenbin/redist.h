@@ -149,10 +149,10 @@ TB_API int tb_redist_decide(int nparts, const uint64_t *cur, const double *speed
  * units [start_i, start_i + count_i), every count_i >= max(1, widest halo).
  * Arrays registered on it move together.  Typical loop:
  *
- *     tb_redist_config cfg;
- *     tb_redist_config_init(&cfg);
+ *     tb_redist_opts cfg;
+ *     tb_redist_opts_init(&cfg);
  *     cfg.units = n;
- *     tb_redist_create(MPI_COMM_WORLD, &cfg, &r);
+ *     tb_redist_create(&r, MPI_COMM_WORLD, &cfg);
  *     tb_redist_add_array(r, &desc_p, NULL);          // desc.data = (void **)&p
  *     tb_redist_bind_int(r, TB_REDIST_VAR_COUNT, &nlocal, 0);
  *     ... initialise the local blocks ...
@@ -181,8 +181,10 @@ TB_API int tb_redist_decide(int nparts, const uint64_t *cur, const double *speed
 
 typedef struct tb_redist tb_redist;
 
-/* Configuration of a distribution.  tb_redist_config_init sets the defaults. */
-typedef struct tb_redist_config {
+/* Configuration of a distribution.  tb_redist_opts_init sets size and the
+ * defaults. */
+typedef struct tb_redist_opts {
+    size_t size;                    /* sizeof(tb_redist_opts), set by tb_redist_opts_init */
     uint64_t units;                 /* global extent of the split dimension (> 0) */
     const uint64_t *initial_counts; /* NULL: equal blocks (the first units%P ranks get one more);
                                        else one count per rank, summing to units */
@@ -199,7 +201,7 @@ typedef struct tb_redist_config {
     const char *record;             /* NULL, or a file rank 0 writes every balancing point's
                                        measures and decision to (JSON lines), for replay in the
                                        simulator (tenbin himeno --sim --replay) */
-} tb_redist_config;
+} tb_redist_opts;
 
 /*
  * Guards of the prediction mode against moves that do not pay (both on by
@@ -221,16 +223,18 @@ enum { TB_REDIST_GUARD_NOISE = 1, TB_REDIST_GUARD_CHANGE = 2 };
 /* A third mode next to TB_REDIST_PREDICT / TB_REDIST_NO_PREDICT. */
 enum { TB_REDIST_OFF = 2 };
 
-/* Fill *cfg with the defaults (units 0: the caller must set it). */
-TB_API void tb_redist_config_init(tb_redist_config *cfg);
+/* Fill *opts with its size and the defaults (units 0: the caller must set
+ * it). */
+TB_API void tb_redist_opts_init(tb_redist_opts *opts);
 
 /*
  * Collective.  Create a distribution on a duplicate of comm.  TB_ERR_INVALID:
  * units 0, threshold < 1, interval 0, smoothing outside (0, 1], a bad mode,
  * initial counts that do not sum to units or contain a 0; TB_ERR_SIZE: more
- * ranks than units.  Every rank must pass the same configuration.
+ * ranks than units; TB_ERR_INVALID also for options not set up by
+ * tb_redist_opts_init.  Every rank must pass the same configuration.
  */
-TB_API int tb_redist_create(MPI_Comm comm, const tb_redist_config *cfg, tb_redist **out);
+TB_API int tb_redist_create(tb_redist **out, MPI_Comm comm, const tb_redist_opts *opts);
 /* Collective.  Free the distribution and the local blocks of its arrays
  * (the registered data pointers are set to NULL); NULLs *r. */
 TB_API void tb_redist_destroy(tb_redist **r);
@@ -403,7 +407,9 @@ TB_API void tb_redist_get_stats(const tb_redist *r, tb_redist_stats *st);
 
 struct tb_platform;
 
-typedef struct tb_redist_sim_config {
+/* tb_redist_sim_opts_init sets size and the defaults. */
+typedef struct tb_redist_sim_opts {
+    size_t size;             /* sizeof(tb_redist_sim_opts), set by tb_redist_sim_opts_init */
     const struct tb_platform *platform; /* ranks fill its hosts' cores in order */
     int ranks;
     uint64_t units;          /* extent of the split dimension (>= ranks * min_units) */
@@ -412,17 +418,17 @@ typedef struct tb_redist_sim_config {
     double unit_bytes;       /* bytes that move with a unit (all arrays) */
     double halo_bytes;       /* bytes sent to each neighbour per iteration */
     uint64_t min_units;      /* smallest block (>= 1) */
-    tb_redist_config balance;/* threshold, interval, mode, guards, smoothing (units, counts,
+    tb_redist_opts balance;  /* threshold, interval, mode, guards, smoothing (units, counts,
                                 probe and record are not used) */
     double (*work_factor)(void *ctx, int rank, uint64_t iteration);
                              /* NULL, or a factor (>= 1) on a rank's work at an iteration:
                                 a slowdown counted in iterations, as `himeno --slowdown` */
     void *work_ctx;
-    const char *replay;      /* NULL, or a record (tb_redist_config.record) of a real run:
+    const char *replay;      /* NULL, or a record (tb_redist_opts.record) of a real run:
                                 its measured windows and move times drive the decisions, its
                                 configuration replaces the one above, and every decision is
                                 compared with the recorded one */
-} tb_redist_sim_config;
+} tb_redist_sim_opts;
 
 /* One balancing point of a simulated run. */
 typedef struct tb_redist_sim_point {
@@ -434,7 +440,7 @@ typedef struct tb_redist_sim_point {
 
 typedef struct tb_redist_sim_result {
     int ranks;               /* as run (on replay, the record's) */
-    tb_redist_config balance;/* the balancing configuration in force (on replay, the record's) */
+    tb_redist_opts balance;/* the balancing configuration in force (on replay, the record's) */
     double makespan_s;       /* virtual: the last rank's end */
     double move_s;           /* summed over moves, each its slowest rank */
     uint64_t moves, points, skipped, bytes_moved;
@@ -456,12 +462,14 @@ typedef struct tb_redist_sim_result {
  * for a bad configuration, TB_ERR_SIZE when the ranks do not fit the
  * platform's cores or the units, TB_ERR_IO / TB_ERR_PARSE for a record that
  * cannot be read, TB_ERR_STATE for a replay whose decisions diverge from the
- * record (err names the point).  Free the result with
- * tb_redist_sim_result_free (also after an error).
+ * record (err names the point).  *out gets the result on success (free it
+ * with tb_redist_sim_result_free), NULL on an error.
  */
-TB_API int tb_redist_sim_run(const tb_redist_sim_config *cfg, tb_redist_sim_result *res,
+TB_API void tb_redist_sim_opts_init(tb_redist_sim_opts *opts);
+TB_API int tb_redist_sim_run(const tb_redist_sim_opts *opts, tb_redist_sim_result **out,
                              char *err, size_t errlen);
-TB_API void tb_redist_sim_result_free(tb_redist_sim_result *res);
+/* Free a result of tb_redist_sim_run and set *res to NULL (NULL is fine). */
+TB_API void tb_redist_sim_result_free(tb_redist_sim_result **res);
 
 #ifdef __cplusplus
 }

@@ -536,6 +536,13 @@ int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **out, ch
     return rc;
 }
 
+void tb_emu_opts_init(tb_emu_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
+}
+
 void tb_emu_result_free(tb_emu_result **pr)
 {
     if (!pr || !*pr)

@@ -205,8 +205,10 @@ static int generated_sets(const gnet *g, tb_flow *f)
     return TB_OK;
 }
 
-void tb_flow_gen_defaults(tb_flow_gen_opts *o)
+void tb_flow_gen_opts_init(tb_flow_gen_opts *o)
 {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
     o->tasks = 1000;
     o->its_size = 100;
     o->work_min = 100;
@@ -220,7 +222,7 @@ void tb_flow_gen_defaults(tb_flow_gen_opts *o)
 
 int tb_flow_generate(const tb_flow_gen_opts *o, uint64_t seed, tb_flow **out)
 {
-    if (!o || !out)
+    if (!o || !out || o->size < sizeof *o)
         return TB_ERR_INVALID;
     *out = NULL;
     if (o->tasks < 2 || o->its_size < 2 || o->its_size > (1u << 20) || o->tasks > (1u << 28) ||

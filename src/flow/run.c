@@ -478,6 +478,9 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o, tb_f
 {
     if (!f || !o || !res || !f->final)
         return TB_ERR_INVALID;
+    if (o->size < sizeof *o)
+        return tb__errf(err, errlen, TB_ERR_INVALID,
+                        "options not set up by tb_flow_run_opts_init");
     memset(res, 0, sizeof *res);
     res->failed_task = -1;
     runner *r = calloc(1, sizeof *r);
@@ -585,4 +588,10 @@ out:
     free_runner(r);
     free(r);
     return rc;
+}
+
+void tb_flow_run_opts_init(tb_flow_run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
 }

@@ -146,9 +146,12 @@ int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_flow_si
                      tb_flow_sim_result *res, tb_flow_schedule *sched_out, char *err,
                      size_t errlen)
 {
-    static const tb_flow_sim_opts defaults = {NULL, NULL, 0, NULL, 0.0};
+    static const tb_flow_sim_opts defaults = {sizeof defaults, NULL, NULL, 0, NULL, 0.0};
     if (!f || !plat || !res || !f->final)
         return TB_ERR_INVALID;
+    if (o && o->size < sizeof *o)
+        return tb__errf(err, errlen, TB_ERR_INVALID,
+                        "options not set up by tb_flow_sim_opts_init");
     simrun r;
     memset(&r, 0, sizeof r);
     memset(res, 0, sizeof *res);
@@ -204,4 +207,10 @@ int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_flow_si
     free_run(&r);
     res->sim_cpu_s = tb_process_cputime() - c0;
     return rc;
+}
+
+void tb_flow_sim_opts_init(tb_flow_sim_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
 }

@@ -62,7 +62,7 @@ void tb__rb_window_pack(const tb__rb_window *w, uint64_t iteration, double *out)
     }
 }
 
-int tb__rb_init(tb__rb *b, int P, const tb_redist_config *cfg, uint64_t min_units,
+int tb__rb_init(tb__rb *b, int P, const tb_redist_opts *cfg, uint64_t min_units,
                 double unit_bytes)
 {
     memset(b, 0, sizeof *b);

@@ -80,7 +80,7 @@ typedef struct tb__rb {
     double gain_margin;   /* seconds per iteration the noise guard took off the gain */
 } tb__rb;
 
-int tb__rb_init(tb__rb *b, int P, const tb_redist_config *cfg, uint64_t min_units,
+int tb__rb_init(tb__rb *b, int P, const tb_redist_opts *cfg, uint64_t min_units,
                 double unit_bytes);
 void tb__rb_free(tb__rb *b);
 

@@ -60,7 +60,7 @@ typedef struct rd_var {
 struct tb_redist {
     MPI_Comm comm;
     int rank, size;
-    tb_redist_config cfg;
+    tb_redist_opts cfg;
     uint64_t *counts;      /* [size] the layout */
     uint64_t *next;        /* [size] the last plan */
     double *gather;        /* [TB__RB_PACK * size] scratch of the gather */
@@ -237,9 +237,10 @@ void tb_redist_resume(tb_redist *r)
 
 /* ---- creation ------------------------------------------------------------ */
 
-void tb_redist_config_init(tb_redist_config *cfg)
+void tb_redist_opts_init(tb_redist_opts *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
     cfg->threshold = 1.05;
     cfg->interval = 10;
     cfg->mode = TB_REDIST_PREDICT;
@@ -248,7 +249,7 @@ void tb_redist_config_init(tb_redist_config *cfg)
     cfg->guards = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
 }
 
-static int config_ok(const tb_redist_config *c, int size)
+static int config_ok(const tb_redist_opts *c, int size)
 {
     const char *bad = c->units == 0                              ? "units must be > 0"
                       : !(c->threshold >= 1)                     ? "threshold must be >= 1"
@@ -292,11 +293,15 @@ static int config_ok(const tb_redist_config *c, int size)
     return TB_OK;
 }
 
-int tb_redist_create(MPI_Comm comm, const tb_redist_config *cfg, tb_redist **out)
+int tb_redist_create(tb_redist **out, MPI_Comm comm, const tb_redist_opts *cfg)
 {
     if (!cfg || !out)
         return TB_ERR_INVALID;
     *out = NULL;
+    if (cfg->size < sizeof *cfg) {
+        TB_LOG_ERR("redist: options not set up by tb_redist_opts_init");
+        return TB_ERR_INVALID;
+    }
     int size, rank;
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return TB_ERR_MPI;

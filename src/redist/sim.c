@@ -71,8 +71,8 @@ typedef struct rs_rank {
 } rs_rank;
 
 struct rs_run {
-    const tb_redist_sim_config *cfg;
-    tb_redist_config bal;     /* the balancing configuration in force (the record's on replay) */
+    const tb_redist_sim_opts *cfg;
+    tb_redist_opts bal;     /* the balancing configuration in force (the record's on replay) */
     int P;
     uint64_t units, iters, min_units;
     double unit_bytes;
@@ -626,26 +626,32 @@ static void model_probe(rs_run *run)
         memset(&run->probe, 0, sizeof run->probe);
 }
 
-void tb_redist_sim_result_free(tb_redist_sim_result *res)
+void tb_redist_sim_result_free(tb_redist_sim_result **pres)
 {
-    if (!res)
+    if (!pres || !*pres)
         return;
+    tb_redist_sim_result *res = *pres;
     free(res->compute_s);
     free(res->wait_s);
     free(res->counts);
     free(res->pts);
     free(res->layouts);
-    memset(res, 0, sizeof *res);
+    free(res);
+    *pres = NULL;
 }
 
-int tb_redist_sim_run(const tb_redist_sim_config *cfg, tb_redist_sim_result *res, char *err,
-                      size_t errlen)
+void tb_redist_sim_opts_init(tb_redist_sim_opts *opts)
 {
-    if (err && errlen)
-        err[0] = '\0';
-    if (!res)
-        return TB_ERR_INVALID;
-    memset(res, 0, sizeof *res);
+    memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
+    opts->min_units = 1;
+    tb_redist_opts_init(&opts->balance);
+}
+
+/* tb_redist_sim_run into a zeroed *res. */
+static int sim_run(const tb_redist_sim_opts *cfg, tb_redist_sim_result *res, char *err,
+                   size_t errlen)
+{
     rs_run run;
     memset(&run, 0, sizeof run);
     run.cfg = cfg;
@@ -679,7 +685,7 @@ int tb_redist_sim_run(const tb_redist_sim_config *cfg, tb_redist_sim_result *res
             return rc;
         }
     }
-    const tb_redist_config *b = &run.bal;
+    const tb_redist_opts *b = &run.bal;
     if (run.P < 1 || run.iters < 1 || !(cfg->unit_work > 0) || !isfinite(cfg->unit_work) ||
         !(run.unit_bytes >= 0) || !(cfg->halo_bytes >= 0) || !(b->threshold >= 1) ||
         b->interval < 1 || !(b->smoothing > 0) || b->smoothing > 1 ||
@@ -772,5 +778,26 @@ int tb_redist_sim_run(const tb_redist_sim_config *cfg, tb_redist_sim_result *res
     free(run.meas);
     free(run.mv);
     free_record(&run);
+    return rc;
+}
+
+int tb_redist_sim_run(const tb_redist_sim_opts *opts, tb_redist_sim_result **out, char *err,
+                      size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!out)
+        return tb__errf(err, errlen, TB_ERR_INVALID, "no place for the result");
+    *out = NULL;
+    if (opts && (opts->size < sizeof *opts || opts->balance.size < sizeof opts->balance))
+        return tb__errf(err, errlen, TB_ERR_INVALID,
+                        "options not set up by tb_redist_sim_opts_init");
+    tb_redist_sim_result *res = calloc(1, sizeof *res);
+    if (!res)
+        return tb__errf(err, errlen, TB_ERR_NOMEM, "out of memory");
+    int rc = sim_run(opts, res, err, errlen);
+    if (rc != TB_OK)
+        tb_redist_sim_result_free(&res);
+    *out = res;
     return rc;
 }

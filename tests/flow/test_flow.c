@@ -334,7 +334,10 @@ static void test_sim_static(void)
     tb_flow_sim_result res;
     tb_flow_schedule s;
     TB_ASSERT_OK(tb_flow_schedule_init(&s, 10, 3));
-    tb_flow_sim_opts o = {tb_flow_sched_find("heft"), "perf-changed", 0, NULL, 0.0};
+    tb_flow_sim_opts o;
+    tb_flow_sim_opts_init(&o);
+    o.sched = tb_flow_sched_find("heft");
+    o.trigger = "perf-changed";
     int rc = tb_flow_simulate(f, p, &o, &res, &s, NULL, 0);
     o.sched = tb_flow_sched_find("cpop");
     tb_flow_sim_result rc2;
@@ -370,7 +373,10 @@ static void test_sim_task_overhead(void)
     tb_flow_sim_result res;
     tb_flow_schedule s;
     TB_ASSERT_OK(tb_flow_schedule_init(&s, 3, 1));
-    tb_flow_sim_opts o = {NULL, "task-finished", 0, NULL, 0.25};
+    tb_flow_sim_opts o;
+    tb_flow_sim_opts_init(&o);
+    o.trigger = "task-finished";
+    o.task_overhead = 0.25;
     int rc = tb_flow_simulate(f, p, &o, &res, &s, NULL, 0);
     tb_flow_hosts H;
     tb_flow_hosts_init(&H, f, p);
@@ -396,7 +402,7 @@ static void test_sim_task_overhead(void)
 static void test_generator(void)
 {
     tb_flow_gen_opts o;
-    tb_flow_gen_defaults(&o);
+    tb_flow_gen_opts_init(&o);
     tb_flow *a = NULL, *b = NULL;
     TB_ASSERT_OK(tb_flow_generate(&o, 7, &a));
     TB_ASSERT_OK(tb_flow_generate(&o, 7, &b));
@@ -477,7 +483,7 @@ static int check_generated_sets(const tb_flow *G, const tb_flow *S, size_t its_s
 static void test_generated_sets(void)
 {
     tb_flow_gen_opts o;
-    tb_flow_gen_defaults(&o);
+    tb_flow_gen_opts_init(&o);
     TB_ASSERT_EQ_INT(o.sets, TB_FLOW_SETS_STRUCTURAL);
     o.tasks = 60;
     o.its_size = 5;
@@ -515,7 +521,10 @@ static void test_generated_sets(void)
     tb_platform *p = NULL;
     TB_ASSERT_OK(tb_flow_generate(&o, 3, &f));
     TB_ASSERT_OK(tb_flow_gen_platform(16, 10, 3, &p));
-    tb_flow_sim_opts so = {NULL, "its-finished", 3, NULL, 0.0};
+    tb_flow_sim_opts so;
+    tb_flow_sim_opts_init(&so);
+    so.trigger = "its-finished";
+    so.seed = 3;
     tb_flow_sim_result its, task;
     TB_ASSERT_OK(tb_flow_simulate(f, p, &so, &its, NULL, NULL, 0));
     so.trigger = "task-finished";
@@ -565,7 +574,7 @@ static int host_overlaps(const tb_flow_schedule *s)
 static void test_triggers(void)
 {
     tb_flow_gen_opts o;
-    tb_flow_gen_defaults(&o);
+    tb_flow_gen_opts_init(&o);
     o.tasks = 300;
     o.its_size = 30;
     const char *trig[] = {"static", "perf-changed", "task-finished", "its-finished",
@@ -580,7 +589,10 @@ static void test_triggers(void)
         tb_flow_schedule s;
         TB_ASSERT_OK(tb_flow_schedule_init(&s, tb_flow_ntasks(f), 16));
         for (int i = 0; i < 5; i++) {
-            tb_flow_sim_opts so = {NULL, trig[i], seed, NULL, 0.0};
+            tb_flow_sim_opts so;
+            tb_flow_sim_opts_init(&so);
+            so.trigger = trig[i];
+            so.seed = seed;
             char err[256] = "";
             if (tb_flow_simulate(f, p, &so, &r[i], &s, err, sizeof err) != TB_OK) {
                 printf("    %s: %s\n", trig[i], err);
@@ -594,7 +606,10 @@ static void test_triggers(void)
                         bad++;
             bad += host_overlaps(&s);
         }
-        tb_flow_sim_opts so = {NULL, "task-finished", seed, NULL, 0.0};
+        tb_flow_sim_opts so;
+        tb_flow_sim_opts_init(&so);
+        so.trigger = "task-finished";
+        so.seed = seed;
         TB_ASSERT_OK(tb_flow_simulate(f, p, &so, &again, NULL, NULL, 0));
         if (memcmp(&again.makespan, &r[2].makespan, sizeof again.makespan) ||
             again.reschedules != r[2].reschedules)

@@ -39,19 +39,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_MAX)
         return 0;
-    tb_redist_sim_config cfg;
-    memset(&cfg, 0, sizeof cfg);
+    tb_redist_sim_opts cfg;
+    tb_redist_sim_opts_init(&cfg);
     cfg.platform = fuzz_plat;
     cfg.iters = 40;
     cfg.unit_work = 1e-4;
     cfg.halo_bytes = 1000;
     cfg.replay = fuzz_file(data, size);
-    tb_redist_sim_result res;
+    tb_redist_sim_result *res = NULL;
     char err[512] = "";
     int rc = tb_redist_sim_run(&cfg, &res, err, sizeof err);
     fuzz_report(rc, err);
     if (rc == TB_OK) {
-        if (res.ranks < 1 || res.ranks > 8 || res.replay_agree > res.replay_points)
+        if (res->ranks < 1 || res->ranks > 8 || res->replay_agree > res->replay_points)
             abort();
     } else if (err[0] == '\0') {
         abort(); /* an error says why */

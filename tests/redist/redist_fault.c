@@ -19,11 +19,11 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     const char *how = argc > 1 ? argv[1] : "foreign";
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     cfg.units = 12;
     tb_redist *r;
-    if (tb_redist_create(MPI_COMM_WORLD, &cfg, &r) != TB_OK)
+    if (tb_redist_create(&r, MPI_COMM_WORLD, &cfg) != TB_OK)
         MPI_Abort(MPI_COMM_WORLD, 3);
     double *u = NULL, *v = NULL, *w = NULL;
     tb_redist_array_desc d = {"u", 2, {12, 8}, 0, sizeof(double), MPI_DATATYPE_NULL, 1, 1,

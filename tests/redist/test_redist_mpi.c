@@ -83,12 +83,12 @@ static long walk(int id, tarr *t, tb_redist *r, int kind)
 
 static tb_redist *make(uint64_t units, const uint64_t *initial)
 {
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     cfg.units = units;
     cfg.initial_counts = initial;
     tb_redist *r = NULL;
-    if (tb_redist_create(MPI_COMM_WORLD, &cfg, &r) != TB_OK)
+    if (tb_redist_create(&r, MPI_COMM_WORLD, &cfg) != TB_OK)
         return NULL;
     return r;
 }
@@ -311,21 +311,21 @@ static void test_bad_registrations(void)
     tb_redist_destroy(&r);
 
     /* Creation: too many ranks, bad counts, bad threshold. */
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     cfg.units = (uint64_t)nranks - 1;
     if (nranks > 1)
-        bad += tb_redist_create(MPI_COMM_WORLD, &cfg, &r) != TB_ERR_SIZE || r != NULL;
+        bad += tb_redist_create(&r, MPI_COMM_WORLD, &cfg) != TB_ERR_SIZE || r != NULL;
     cfg.units = UNITS;
     cfg.threshold = 0.5;
-    bad += tb_redist_create(MPI_COMM_WORLD, &cfg, &r) != TB_ERR_INVALID;
-    tb_redist_config_init(&cfg);
+    bad += tb_redist_create(&r, MPI_COMM_WORLD, &cfg) != TB_ERR_INVALID;
+    tb_redist_opts_init(&cfg);
     cfg.units = UNITS;
     uint64_t *zero = calloc((size_t)nranks, sizeof *zero);
     zero[0] = UNITS;
     cfg.initial_counts = zero;
     if (nranks > 1)
-        bad += tb_redist_create(MPI_COMM_WORLD, &cfg, &r) != TB_ERR_INVALID;
+        bad += tb_redist_create(&r, MPI_COMM_WORLD, &cfg) != TB_ERR_INVALID;
     free(zero);
     tb_log_set_sink(NULL, NULL);
     TB_ASSERT_EQ_INT(global_bad(bad), 0);
@@ -349,13 +349,13 @@ static void work(uint64_t units, double per)
 static void test_balance_follows_speeds(void)
 {
     enum { N = 60, ITERS = 40 };
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     cfg.units = N;
     cfg.interval = 5;
     cfg.mode = TB_REDIST_NO_PREDICT;
     tb_redist *r = NULL;
-    TB_ASSERT_OK(tb_redist_create(MPI_COMM_WORLD, &cfg, &r));
+    TB_ASSERT_OK(tb_redist_create(&r, MPI_COMM_WORLD, &cfg));
     float *p = NULL;
     tb_redist_array_desc d = {"w", 2, {N, 64}, 0, 4, MPI_DATATYPE_NULL, 1, 1, (void **)&p};
     long bad = tb_redist_add_array(r, &d, NULL) != TB_OK;

@@ -314,8 +314,8 @@ static void test_balance_window(void)
 
 static void test_balance_guards(void)
 {
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     tb__rb b;
     tb_redist_decision d;
     const double t[2] = {0.63, 0.63};
@@ -370,8 +370,8 @@ static void test_balance_guards(void)
 
 static void test_balance_state(void)
 {
-    tb_redist_config cfg;
-    tb_redist_config_init(&cfg);
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
     tb__rb b;
     tb_redist_decision d;
     TB_ASSERT_OK(tb__rb_init(&b, 2, &cfg, 1, 1e3));
