@@ -41,6 +41,20 @@ int tb_cli_long(const char *cmd, const char *opt, const char *val, long min, lon
 enum { TB_CLI_ABOVE = 1, TB_CLI_BELOW = 2 };
 int tb_cli_double(const char *cmd, const char *opt, const char *val, double lo, double hi,
                   unsigned flags, const char *want, double *out);
+/*
+ * --slowdown RANK:FACTOR[@FROM[-TO]], the one syntax of every command that
+ * slows a rank down: RANK works FACTOR (>= 1) times slower from FROM to TO
+ * (both included; no @: the whole run; no -TO: to the end).  FROM and TO
+ * count iterations (sweeps) when plain, seconds of the run when they end in
+ * 's' (`1:3@10-40` vs `1:3@2.5s-8s`); a command takes the unit it can
+ * honour (unit_s: 1 seconds, 0 iterations) and names the other in its error.
+ */
+typedef struct tb_cli_slowdown {
+    int rank;
+    double factor;
+    double from, to; /* iterations from 1, or seconds from 0; to: INFINITY if open */
+} tb_cli_slowdown;
+int tb_cli_parse_slowdown(const char *cmd, const char *val, int unit_s, tb_cli_slowdown *out);
 /* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path);
 /* Whether a long command prints progress lines: --progress forces them,

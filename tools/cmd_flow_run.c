@@ -45,7 +45,8 @@ static void usage(FILE *out)
             "  --time-scale F         tasks take their recorded time x F (default 1)\n"
             "  --size-scale F         synthetic files are their recorded size x F (default:\n"
             "                         the time scale)\n"
-            "  --slowdown R:F[@T]     synthetic: rank R runs F times slower from T seconds on\n"
+            "  --slowdown R:F[@Ts[-Us]]   synthetic: rank R runs F times slower from T to U\n"
+            "                         seconds into the run (no @: all of it; no -Us: to the end)\n"
             "  --retries N            run a failed task again up to N times, on another rank\n"
             "                         when there is one (default 0)\n"
             "  --input-dir DIR        where the workflow's input files are (default .)\n"
@@ -75,28 +76,6 @@ typedef struct run_opts {
     int json, quiet;
     tb_flow_run_opts ro;
 } run_opts;
-
-static int parse_slowdown(const char *s, tb_flow_run_opts *ro)
-{
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *colon = strchr(buf, ':');
-    if (!colon)
-        return -1;
-    *colon = 0;
-    char *at = strchr(colon + 1, '@');
-    if (at)
-        *at = 0;
-    long rank;
-    double f, t = 0;
-    if (tb_parse_long(buf, 0, 1 << 24, &rank) || tb_parse_double(colon + 1, &f) || !(f >= 1) ||
-        (at && (tb_parse_double(at + 1, &t) || !(t >= 0))))
-        return -1;
-    ro->slow_rank = (int)rank;
-    ro->slow_factor = f;
-    ro->slow_at = t;
-    return 0;
-}
 
 static int parse_scale(const char *opt, const char *val, double *out)
 {
@@ -147,13 +126,16 @@ static int parse(int argc, char **argv, run_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'w':
-            if (parse_slowdown(optarg, &o->ro)) {
-                tb_cli_error(cmd, "--slowdown: expected RANK:FACTOR[@SECONDS] with FACTOR >= 1, "
-                                  "got '%s'",
-                             optarg);
+        {
+            tb_cli_slowdown sd;
+            if (tb_cli_parse_slowdown(cmd, optarg, 1, &sd))
                 return TB_EXIT_USAGE;
-            }
+            o->ro.slow_rank = sd.rank;
+            o->ro.slow_factor = sd.factor;
+            o->ro.slow_at = sd.from;
+            o->ro.slow_until = sd.to;
             break;
+        }
         case 'r':
             if (tb_cli_long(cmd, "--retries", optarg, 0, 1000, &o->retries))
                 return TB_EXIT_USAGE;

@@ -87,9 +87,10 @@ static void himeno_usage(FILE *out)
             "                         whenever the imbalance passes the threshold (nopredict)\n"
             "  --interval N           sweeps between balancing points (default 10)\n"
             "  --threshold X          imbalance max/avg that allows a move (default 1.05)\n"
-            "  --slowdown RANK:FACTOR[@FROM-TO]   RANK computes FACTOR times slower (it\n"
+            "  --slowdown RANK:FACTOR[@FROM[-TO]]   RANK computes FACTOR times slower (it\n"
             "                         repeats FACTOR-1 of its sweep's work) during sweeps FROM\n"
-            "                         to TO, or the whole run; repeatable; factors multiply\n"
+            "                         to TO (to the end without -TO), or the whole run;\n"
+            "                         repeatable; factors multiply\n"
             "  --force-moves N        every N sweeps move to a random layout (testing)\n"
             "  --seed N               seed of --force-moves and of the platform (default 1)\n"
             "  --guards LIST          noise,change (default), noise, change or none: the\n"
@@ -118,33 +119,6 @@ static void himeno_usage(FILE *out)
             "number of ranks and any moves; gosa may differ from the 4th digit between\n"
             "decompositions, float sums in another order).  Exit status: 0 ok, 1 run\n"
             "failed, 2 bad usage.\n");
-}
-
-static int parse_slowdown(const char *s, slowdown *out)
-{
-    char *end;
-    long rank = strtol(s, &end, 10);
-    if (end == s || *end != ':' || rank < 0 || rank > 1 << 24)
-        return -1;
-    s = end + 1;
-    double f = strtod(s, &end);
-    if (end == s || !(f >= 1) || !isfinite(f))
-        return -1;
-    long from = 1, to = LONG_MAX;
-    if (*end == '@') {
-        s = end + 1;
-        from = strtol(s, &end, 10);
-        if (end == s || *end != '-')
-            return -1;
-        s = end + 1;
-        to = strtol(s, &end, 10);
-        if (end == s || from < 1 || to < from)
-            return -1;
-    }
-    if (*end != '\0')
-        return -1;
-    *out = (slowdown){(int)rank, f, from, to};
-    return 0;
 }
 
 /* "none", "all", or a comma-separated list of noise and change. */
@@ -246,12 +220,11 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
                 tb_cli_error(cmd, "--slowdown: at most %d of them", MAX_SLOW);
                 return TB_EXIT_USAGE;
             }
-            if (parse_slowdown(optarg, &o->slow[o->nslow])) {
-                tb_cli_error(cmd, "--slowdown: expected RANK:FACTOR[@FROM-TO] with FACTOR >= 1 "
-                                  "and 1 <= FROM <= TO, got '%s'", optarg);
+            tb_cli_slowdown sd;
+            if (tb_cli_parse_slowdown(cmd, optarg, 0, &sd))
                 return TB_EXIT_USAGE;
-            }
-            o->nslow++;
+            o->slow[o->nslow++] = (slowdown){sd.rank, sd.factor, (long)sd.from,
+                                             isinf(sd.to) ? LONG_MAX : (long)sd.to};
             break;
         case 'F':
             if (tb_cli_long(cmd, "--force-moves", optarg, 1, 100000000L, &o->force_moves))

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,61 @@ int tb_cli_double(const char *cmd, const char *opt, const char *val, double lo, 
     }
     tb_cli_error(cmd, "%s: expected %s, got '%s'", opt, want, val);
     return -1;
+}
+
+/* One bound of a --slowdown range: a number, then 's' or nothing; *secs
+ * says which.  Returns the end of what was read, or NULL. */
+static const char *slow_bound(const char *s, double *v, int *secs)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (end == s || errno || !isfinite(*v) || *v < 0 || *s == '-' || *s == '+')
+        return NULL;
+    *secs = *end == 's';
+    return *secs ? end + 1 : end;
+}
+
+int tb_cli_parse_slowdown(const char *cmd, const char *val, int unit_s, tb_cli_slowdown *out)
+{
+    const char *unit = unit_s ? "seconds (e.g. 1:3@2.5s-8s)" : "iterations (e.g. 1:3@10-40)";
+    const char *s = val;
+    char *end;
+    errno = 0;
+    long rank = strtol(s, &end, 10);
+    double f = 0;
+    int ok = end != s && *end == ':' && !errno && rank >= 0 && rank <= 1 << 24;
+    if (ok) {
+        s = end + 1;
+        f = strtod(s, &end);
+        ok = end != s && f >= 1 && isfinite(f);
+    }
+    double from = unit_s ? 0 : 1, to = INFINITY;
+    int secs = unit_s, secs2 = unit_s;
+    if (ok && *end == '@') {
+        const char *p = slow_bound(end + 1, &from, &secs);
+        if (p && *p == '-')
+            p = slow_bound(p + 1, &to, &secs2);
+        else
+            secs2 = secs;
+        ok = p && *p == '\0' && secs == secs2 && to >= from &&
+             (secs || (from >= 1 && from == floor(from) && to == floor(to)));
+        if (ok && secs != unit_s) {
+            tb_cli_error(cmd, "--slowdown %s: FROM and TO count %s here, not %s", val, unit,
+                         unit_s ? "iterations" : "seconds");
+            return -1;
+        }
+        end = (char *)"";
+    }
+    if (!ok || *end != '\0') {
+        tb_cli_error(cmd,
+                     "--slowdown: expected RANK:FACTOR[@FROM[-TO]] with FACTOR >= 1 and "
+                     "FROM <= TO in %s, got '%s'",
+                     unit, val);
+        return -1;
+    }
+    *out = (tb_cli_slowdown){(int)rank, f, from, to};
+    return 0;
 }
 
 /* 1: fd 2 of process pid is a terminal; 0: a file or /dev/null; -1: a

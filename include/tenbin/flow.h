@@ -374,6 +374,7 @@ typedef struct tb_flow_run_opts {
     int slow_rank;                  /* synthetic: this rank runs 1/slow_factor as fast */
     double slow_factor;             /* <= 1: no slowdown */
     double slow_at;                 /* from this many seconds into the run */
+    double slow_until;              /* ... until this many (tb_flow_run_opts_init: INFINITY) */
     const char *log;                /* JSON log of every attempt, written on rank 0 */
     int progress;                   /* a line on stderr per finished task */
     const char *resume;             /* a log of an earlier run: tasks it says ended well and

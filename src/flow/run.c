@@ -594,4 +594,6 @@ void tb_flow_run_opts_init(tb_flow_run_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
+    o->slow_rank = -1;
+    o->slow_until = INFINITY;
 }

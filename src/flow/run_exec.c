@@ -205,13 +205,15 @@ static void synthetic_child(runner *r, size_t t, uint64_t iters)
         close(fd);
     }
     int slow = r->o->slow_factor > 1 && r->o->slow_rank == r->rank;
-    double slow_at = r->mono0 + r->o->slow_at;
+    double slow_at = r->mono0 + r->o->slow_at, slow_until = r->mono0 + r->o->slow_until;
     const uint64_t slice = 1 << 16;
     uint64_t x = t + 1;
     double done = 0;
     while (done < (double)iters) {
         x = spin(slice, x);
-        done += slow && tb_wtime() >= slow_at ? (double)slice / r->o->slow_factor : (double)slice;
+        double now = slow ? tb_wtime() : 0;
+        done += slow && now >= slow_at && now <= slow_until ? (double)slice / r->o->slow_factor
+                                                            : (double)slice;
     }
     spin_sink = x;
     n = tb_flow_task_files(f, t, 1, &files);

@@ -356,6 +356,9 @@ json.dump(w, open('nocmd.json', 'w'))"
 expect 2 "task 'tb' has no command" flow run nocmd.json
 expect 2 "slowdown needs --synthetic" flow run "$FJ" --slowdown 1:2
 expect 2 "slowdown: expected RANK:FACTOR" flow run "$FJ" --synthetic --slowdown x
+# One --slowdown syntax (tools/cli.h): flow run's FROM and TO are seconds, written 5s.
+expect 2 "FROM and TO count seconds" flow run "$FJ" --synthetic --slowdown 1:2@5
+expect 2 "slowdown: expected RANK:FACTOR" flow run "$FJ" --synthetic --slowdown 1:2@5s-1s
 expect 2 "unknown trigger 'soon'" flow run "$FJ" --trigger soon
 expect 2 "no-root needs 2 ranks" flow run "$FJ" --synthetic --no-root
 expect 2 "size-scale: expected a positive number" flow run "$FJ" --synthetic --size-scale -1

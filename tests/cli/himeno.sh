@@ -63,6 +63,9 @@ expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --size XXL
 expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --balance sometimes
 expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --slowdown 1:0.5
 expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --slowdown 1:2@50-10
+expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --slowdown 1:2@5s
+grep -q "FROM and TO count iterations" err.txt || fail "--slowdown 1:2@5s: $(cat err.txt)"
+expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --slowdown 1:2@2.5
 expect_usage "$MPIEXEC" $NP 2 "$TENBIN" himeno --slowdown 2:2
 expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --iters 0
 expect_usage "$MPIEXEC" $NP 1 "$TENBIN" himeno --threshold 0.9
