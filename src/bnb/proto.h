@@ -1,6 +1,7 @@
 /*
- * proto.h - branch-and-bound's messages (internal; included by bnb.c): one
- * table of tags with their names for logs, numbered from 1 in its order.
+ * proto.h - branch-and-bound's messages (internal; included by the role
+ * files): one table of tags with their names for logs, numbered from 1 in
+ * its order.
  * S supervisor, M a group's master, W a worker.  Layouts (little-endian,
  * tb_buf packing):
  *   TASK      M->W  u64 id, f64 incumbent, u32 levels, sub
