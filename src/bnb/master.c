@@ -44,6 +44,7 @@ void tb__bnb_master_free(tb__bnb_master *m)
     tb__bnb_engine_free(&m->eng);
     tb__bnb_worker_free(&m->w);
     tb_buf_free(&m->res);
+    tb_buf_free(&m->subs);
     free(m->slots);
     m->slots = NULL;
     tb__bnb_heap_free(&m->q);
@@ -64,18 +65,17 @@ static int master_status(tb__bnb_actor *a)
             idle = 1;
         }
     }
-    tb_buf *msg = &a->msg;
-    tb_buf_clear(msg);
-    TB_CHECK(tb_buf_pack_u64(msg, m->q.n));
-    TB_CHECK(tb_buf_pack_u64(msg, inflight));
-    TB_CHECK(tb_buf_pack_f64(msg, lower));
-    TB_CHECK(tb_buf_pack_u64(msg, m->tasks));
-    TB_CHECK(tb_buf_pack_u64(msg, m->nodes));
-    TB_CHECK(tb_buf_pack_f64(msg, m->busy));
-    TB_CHECK(tb_buf_pack_u32(msg, (uint32_t)m->nslots));
-    TB_CHECK(tb_buf_pack_u64(msg, m->gives_sent));
-    TB_CHECK(tb_buf_pack_u64(msg, m->moves_got));
-    TB_CHECK(tb_buf_pack_u8(msg, (uint8_t)(m->q.n == 0 && idle)));
+    tb__bnb_status_msg st = {.queued = m->q.n,
+                             .inflight = inflight,
+                             .lower = lower,
+                             .tasks = m->tasks,
+                             .nodes = m->nodes,
+                             .busy = m->busy,
+                             .workers = (uint32_t)m->nslots,
+                             .gives_sent = m->gives_sent,
+                             .moves_got = m->moves_got,
+                             .hungry = (uint8_t)(m->q.n == 0 && idle)};
+    TB_CHECK(tb__bnb_pack_status(&a->msg, &st));
     m->dirty = 0;
     m->to_sup++;
     if (a->tr)
@@ -116,14 +116,7 @@ static int master_feed(tb__bnb_actor *a)
         uint64_t fair = 1 + m->q.n / (uint64_t)m->nslots;
         uint32_t want = m->batch < fair ? m->batch : (uint32_t)fair, got = 0;
         double low = INFINITY;
-        tb_buf *msg = &a->msg;
-        tb_buf_clear(msg);
-        if (!m->self) {
-            TB_CHECK(tb_buf_pack_u64(msg, m->next_id));
-            TB_CHECK(tb_buf_pack_f64(msg, m->eng.inc));
-            TB_CHECK(tb_buf_pack_u32(msg, m->depth));
-            TB_CHECK(tb_buf_pack_u32(msg, 0)); /* the count, set below */
-        }
+        tb_buf_clear(&m->subs);
         tb__bnb_sub sub;
         while (got < want && tb__bnb_heap_pop(&m->q, &sub)) {
             if (!(sub.bound < tb__bnb_cutoff(&m->eng))) {
@@ -139,7 +132,7 @@ static int master_feed(tb__bnb_actor *a)
                 if (rc != TB_OK)
                     free(sub.data);
             } else {
-                rc = tb__bnb_pack_sub(msg, sub.bound, sub.depth, sub.data, sub.len);
+                rc = tb__bnb_pack_sub(&m->subs, sub.bound, sub.depth, sub.data, sub.len);
                 free(sub.data);
             }
             TB_CHECK(rc);
@@ -160,9 +153,8 @@ static int master_feed(tb__bnb_actor *a)
             TB_CHECK(tb__bnb_start_task(a));
             continue;
         }
-        for (int k = 0; k < 4; k++) /* the count, little-endian as tb_buf packs */
-            msg->data[8 + 8 + 4 + k] = (unsigned char)(got >> (8 * k));
-        TB_CHECK(tb__bnb_pad(msg, a->b->task_pad));
+        tb__bnb_task_msg t = {.id = id, .inc = m->eng.inc, .levels = m->depth, .n = got};
+        TB_CHECK(tb__bnb_pack_task(&a->msg, &t, &m->subs, a->b->task_pad));
         TB_CHECK(tb__bnb_send(a, s->rank, T_TASK));
     }
     /* Tell the supervisor at once when the group runs dry (it may move
@@ -205,18 +197,17 @@ static int master_try_close(tb__bnb_actor *a)
             m->startup_idle = m->idle;
         m->busy = m->w.busy;
     }
-    tb_buf *msg = &a->msg;
-    tb_buf_clear(msg);
-    TB_CHECK(tb_buf_pack_u64(msg, m->to_sup));
-    TB_CHECK(tb_buf_pack_u32(msg, (uint32_t)workers));
-    TB_CHECK(tb_buf_pack_u64(msg, m->tasks));
-    TB_CHECK(tb_buf_pack_u64(msg, m->nodes));
-    TB_CHECK(tb_buf_pack_f64(msg, m->busy));
-    TB_CHECK(tb_buf_pack_f64(msg, m->idle));
-    TB_CHECK(tb_buf_pack_f64(msg, m->startup_idle));
-    TB_CHECK(tb_buf_pack_u64(msg, m->moved_in));
-    TB_CHECK(tb_buf_pack_u64(msg, m->moved_out));
-    TB_CHECK(tb_buf_pack_u32(msg, m->depth));
+    tb__bnb_final_msg f = {.sent = m->to_sup,
+                           .workers = (uint32_t)workers,
+                           .tasks = m->tasks,
+                           .nodes = m->nodes,
+                           .busy = m->busy,
+                           .idle = m->idle,
+                           .startup_idle = m->startup_idle,
+                           .moved_in = m->moved_in,
+                           .moved_out = m->moved_out,
+                           .depth = m->depth};
+    TB_CHECK(tb__bnb_pack_final(&a->msg, &f));
     TB_CHECK(tb__bnb_send(a, 0, T_FINAL));
     tb__bnb_close(a);
     return TB_OK;
@@ -228,7 +219,7 @@ static int master_stop_slot(tb__bnb_actor *a, tb__bnb_slot *s)
     if (m->self || s->stopped)
         return TB_OK;
     s->stopped = 1;
-    tb_buf_clear(&a->msg);
+    TB_CHECK(tb__bnb_pack_wstop(&a->msg));
     return tb__bnb_send(a, s->rank, T_WSTOP);
 }
 
@@ -271,38 +262,26 @@ static int master_result(tb__bnb_actor *a, int si, const void *data, size_t len)
     }
     tb_buf in;
     tb_buf_view(&in, data, len);
-    uint64_t id, nodes;
-    uint32_t levels, n, slen;
-    double seconds, inc;
-    const void *sol;
-    TB_CHECK(tb_buf_unpack_u64(&in, &id));
-    TB_CHECK(tb_buf_unpack_u32(&in, &levels));
-    TB_CHECK(tb_buf_unpack_u64(&in, &nodes));
-    TB_CHECK(tb_buf_unpack_f64(&in, &seconds));
-    TB_CHECK(tb_buf_unpack_f64(&in, &inc));
-    TB_CHECK(tb_buf_unpack_bytes(&in, &sol, &slen));
-    TB_CHECK(tb_buf_unpack_u32(&in, &n));
+    tb__bnb_result_msg r;
+    TB_CHECK(tb__bnb_unpack_result(&in, &r));
     s->busy = 0;
     m->tasks++;
-    m->nodes += nodes;
-    m->busy += seconds;
+    m->nodes += r.nodes;
+    m->busy += r.seconds;
     m->dirty = 1;
-    if (slen > 0 && inc < m->eng.inc) {
+    if (r.sol_len > 0 && r.inc < m->eng.inc) {
         /* A better solution: to the supervisor at once. */
-        tb_buf *msg = &a->msg;
-        tb_buf_clear(msg);
-        TB_CHECK(tb_buf_pack_f64(msg, inc));
-        TB_CHECK(tb_buf_pack_bytes(msg, sol, slen));
+        TB_CHECK(tb__bnb_pack_inc_up(&a->msg, r.inc, r.sol, r.sol_len));
         m->to_sup++;
         TB_CHECK(tb__bnb_send(a, 0, T_INC_UP));
     }
-    TB_CHECK(master_offer(a, inc));
+    TB_CHECK(master_offer(a, r.inc));
     if (m->stopping) {
         TB_CHECK(master_stop_slot(a, s));
         return master_try_close(a);
     }
     double cut = tb__bnb_cutoff(&m->eng);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < r.n; i++) {
         tb__bnb_sub sub;
         TB_CHECK(tb__bnb_unpack_sub(&in, &sub));
         if (!(sub.bound < cut)) {
@@ -315,7 +294,7 @@ static int master_result(tb__bnb_actor *a, int si, const void *data, size_t len)
             return rc;
         }
     }
-    master_adapt(a, levels, seconds);
+    master_adapt(a, r.levels, r.seconds);
     return master_feed(a);
 }
 
@@ -347,17 +326,15 @@ static int master_give(tb__bnb_actor *a, uint64_t want)
     tb__bnb_master *m = &a->master;
     /* At most half the queue: the donor keeps work for its own workers. */
     uint64_t k = want < m->q.n / 2 ? want : m->q.n / 2;
-    tb_buf *msg = &a->msg;
-    tb_buf_clear(msg);
-    TB_CHECK(tb_buf_pack_u32(msg, (uint32_t)k));
+    tb_buf_clear(&m->subs);
     for (uint64_t i = 0; i < k; i++) {
         tb__bnb_sub sub;
         tb__bnb_heap_pop(&m->q, &sub);
-        int rc = tb__bnb_pack_sub(msg, sub.bound, sub.depth, sub.data, sub.len);
+        int rc = tb__bnb_pack_sub(&m->subs, sub.bound, sub.depth, sub.data, sub.len);
         free(sub.data);
         TB_CHECK(rc);
     }
-    TB_CHECK(tb__bnb_pad(msg, (size_t)k * a->b->sub_pad));
+    TB_CHECK(tb__bnb_pack_give(&a->msg, (uint32_t)k, &m->subs, (size_t)k * a->b->sub_pad));
     m->moved_out += k;
     m->gives_sent++;
     m->to_sup++;
@@ -375,13 +352,13 @@ int tb__bnb_master_message(tb__bnb_actor *a, int src, int tag, const void *data,
             m->from_sup++;
         if (tag == T_INC_DOWN) {
             double v;
-            TB_CHECK(tb_buf_unpack_f64(&in, &v));
+            TB_CHECK(tb__bnb_unpack_inc_down(&in, &v));
             TB_CHECK(master_offer(a, v));
             return m->stopping ? master_try_close(a) : TB_OK;
         }
         if (tag == T_STOP) {
             uint64_t expect;
-            TB_CHECK(tb_buf_unpack_u64(&in, &expect));
+            TB_CHECK(tb__bnb_unpack_stop(&in, &expect));
             return master_stop(a, expect);
         }
         if (m->stopping) { /* cannot happen: the supervisor stops when no move is in flight */
@@ -391,7 +368,7 @@ int tb__bnb_master_message(tb__bnb_actor *a, int src, int tag, const void *data,
         }
         if (tag == T_MOVE) {
             uint32_t n;
-            TB_CHECK(tb_buf_unpack_u32(&in, &n));
+            TB_CHECK(tb__bnb_unpack_move(&in, &n));
             for (uint32_t i = 0; i < n; i++) {
                 tb__bnb_sub sub;
                 TB_CHECK(tb__bnb_unpack_sub(&in, &sub));
@@ -410,7 +387,7 @@ int tb__bnb_master_message(tb__bnb_actor *a, int src, int tag, const void *data,
         }
         if (tag == T_GIVE_REQ) {
             uint64_t want;
-            TB_CHECK(tb_buf_unpack_u64(&in, &want));
+            TB_CHECK(tb__bnb_unpack_give_req(&in, &want));
             return master_give(a, want);
         }
     } else {
@@ -421,15 +398,10 @@ int tb__bnb_master_message(tb__bnb_actor *a, int src, int tag, const void *data,
         if (si >= 0 && !m->self && tag == T_RESULT)
             return master_result(a, si, data, len);
         if (si >= 0 && !m->self && tag == T_WFINAL) {
-            uint64_t tasks, nodes;
-            double busy, idle, sidle;
-            TB_CHECK(tb_buf_unpack_u64(&in, &tasks));
-            TB_CHECK(tb_buf_unpack_u64(&in, &nodes));
-            TB_CHECK(tb_buf_unpack_f64(&in, &busy));
-            TB_CHECK(tb_buf_unpack_f64(&in, &idle));
-            TB_CHECK(tb_buf_unpack_f64(&in, &sidle));
-            m->idle += idle;
-            m->startup_idle += sidle;
+            tb__bnb_wfinal_msg f;
+            TB_CHECK(tb__bnb_unpack_wfinal(&in, &f));
+            m->idle += f.idle;
+            m->startup_idle += f.startup_idle;
             m->slots[si].final = 1;
             return master_try_close(a);
         }

@@ -16,7 +16,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "bnb/bnb_internal.h"
 #include "transport/transport.h"
@@ -85,6 +84,7 @@ typedef struct tb__bnb_master {
     tb__bnb_engine eng; /* the incumbent */
     tb__bnb_worker w;   /* self: its own tasks */
     tb_buf res;         /* self: the result of its own task */
+    tb_buf subs;        /* the subproblems of a TASK or GIVE being built */
     tb__bnb_slot *slots;
     int nslots, self;
     tb__bnb_heap q;
@@ -160,18 +160,6 @@ static inline void tb__bnb_close(tb__bnb_actor *a) { a->base.finished = 1; }
 static inline int tb__bnb_set_timer(tb__bnb_actor *a, double at, uint64_t id)
 {
     return tb_tp_timer(&a->base, at, id);
-}
-
-/* Append n zero bytes the receiver ignores (tb_bnb_set_task_pad and
- * tb_bnb_set_sub_pad: the message sizes of a program that ships more). */
-static inline int tb__bnb_pad(tb_buf *m, size_t n)
-{
-    if (n == 0)
-        return TB_OK;
-    TB_CHECK(tb_buf_reserve(m, n));
-    memset(m->data + m->len, 0, n);
-    m->len += n;
-    return TB_OK;
 }
 
 /* ---- worker.c ------------------------------------------------------------ */

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bnb/proto.h"
 #include "bnb/roles.h"
@@ -123,12 +124,7 @@ static int sup_deal(tb__bnb_actor *a, const double *w)
     for (int g = 0; g < G && rc == TB_OK; g++) {
         if (cnt[g] == 0)
             continue;
-        tb_buf_clear(&a->msg);
-        rc = tb_buf_pack_u32(&a->msg, cnt[g]);
-        if (rc == TB_OK)
-            rc = tb_buf_append(&a->msg, bufs[g].data, bufs[g].len);
-        if (rc == TB_OK)
-            rc = tb__bnb_pad(&a->msg, (size_t)cnt[g] * b->sub_pad);
+        rc = tb__bnb_pack_move(&a->msg, cnt[g], &bufs[g], (size_t)cnt[g] * b->sub_pad);
         if (rc == TB_OK) {
             s->moves_sent[g]++;
             s->st[g].queued += cnt[g];
@@ -150,8 +146,7 @@ static int sup_stop(tb__bnb_actor *a, int proven, double lower)
     s->proven = proven;
     s->final_lower = lower;
     for (int g = 0; g < a->b->ngroups; g++) {
-        tb_buf_clear(&a->msg);
-        TB_CHECK(tb_buf_pack_u64(&a->msg, s->sent_to[g]));
+        TB_CHECK(tb__bnb_pack_stop(&a->msg, s->sent_to[g]));
         TB_CHECK(tb__bnb_send(a, a->b->master_of[g], T_STOP));
     }
     return TB_OK;
@@ -230,8 +225,7 @@ static int sup_balance(tb__bnb_actor *a, int from)
             uint64_t want = (uint64_t)ceil((double)q - target);
             if (want < 1)
                 want = 1;
-            tb_buf_clear(&a->msg);
-            rc = tb_buf_pack_u64(&a->msg, want);
+            rc = tb__bnb_pack_give_req(&a->msg, want);
             if (rc == TB_OK) {
                 s->req_out[g] = 1;
                 rc = sup_send(a, g, T_GIVE_REQ);
@@ -288,8 +282,7 @@ static int sup_incumbent(tb__bnb_actor *a, double v, const void *sol, uint32_t l
     if (s->stopping)
         return TB_OK;
     for (int g = 0; g < a->b->ngroups; g++) {
-        tb_buf_clear(&a->msg);
-        TB_CHECK(tb_buf_pack_f64(&a->msg, v));
+        TB_CHECK(tb__bnb_pack_inc_down(&a->msg, v));
         TB_CHECK(sup_send(a, g, T_INC_DOWN));
     }
     return TB_OK;
@@ -340,8 +333,7 @@ static int sup_begin(tb__bnb_actor *a)
     const tb_bnb *b = a->b;
     if (isfinite(s->eng.inc)) {
         for (int g = 0; g < b->ngroups; g++) {
-            tb_buf_clear(&a->msg);
-            TB_CHECK(tb_buf_pack_f64(&a->msg, s->eng.inc));
+            TB_CHECK(tb__bnb_pack_inc_down(&a->msg, s->eng.inc));
             TB_CHECK(sup_send(a, g, T_INC_DOWN));
         }
     }
@@ -415,19 +407,19 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
     switch (tag) {
     case T_STATUS: {
         tb__bnb_mstat *ms = &s->st[g];
-        uint8_t hungry;
+        tb__bnb_status_msg st;
+        TB_CHECK(tb__bnb_unpack_status(&in, &st));
         ms->valid = 1;
-        TB_CHECK(tb_buf_unpack_u64(&in, &ms->queued));
-        TB_CHECK(tb_buf_unpack_u64(&in, &ms->inflight));
-        TB_CHECK(tb_buf_unpack_f64(&in, &ms->lower));
-        TB_CHECK(tb_buf_unpack_u64(&in, &ms->tasks));
-        TB_CHECK(tb_buf_unpack_u64(&in, &ms->nodes));
-        TB_CHECK(tb_buf_unpack_f64(&in, &ms->busy));
-        TB_CHECK(tb_buf_unpack_u32(&in, &ms->workers));
-        TB_CHECK(tb_buf_unpack_u64(&in, &ms->gives_sent));
-        TB_CHECK(tb_buf_unpack_u64(&in, &ms->moves_got));
-        TB_CHECK(tb_buf_unpack_u8(&in, &hungry));
-        ms->hungry = hungry;
+        ms->queued = st.queued;
+        ms->inflight = st.inflight;
+        ms->lower = st.lower;
+        ms->tasks = st.tasks;
+        ms->nodes = st.nodes;
+        ms->busy = st.busy;
+        ms->workers = st.workers;
+        ms->gives_sent = st.gives_sent;
+        ms->moves_got = st.moves_got;
+        ms->hungry = st.hungry;
         TB_CHECK(sup_check(a));
         return sup_balance(a, g);
     }
@@ -435,14 +427,13 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
         double v;
         const void *sol;
         uint32_t n;
-        TB_CHECK(tb_buf_unpack_f64(&in, &v));
-        TB_CHECK(tb_buf_unpack_bytes(&in, &sol, &n));
+        TB_CHECK(tb__bnb_unpack_inc_up(&in, &v, &sol, &n));
         TB_CHECK(sup_incumbent(a, v, sol, n));
         return sup_check(a);
     }
     case T_GIVE: {
         uint32_t n;
-        TB_CHECK(tb_buf_unpack_u32(&in, &n));
+        TB_CHECK(tb__bnb_unpack_give(&in, &n));
         for (uint32_t i = 0; i < n; i++) {
             tb__bnb_sub sub;
             TB_CHECK(tb__bnb_unpack_sub(&in, &sub));
@@ -461,25 +452,22 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
         return sup_check(a);
     }
     case T_FINAL: {
-        uint64_t expect;
         tb_bnb_group *gs = &s->gs[g];
-        uint32_t workers, depth;
-        TB_CHECK(tb_buf_unpack_u64(&in, &expect));
-        TB_CHECK(tb_buf_unpack_u32(&in, &workers));
-        TB_CHECK(tb_buf_unpack_u64(&in, &gs->tasks));
-        TB_CHECK(tb_buf_unpack_u64(&in, &gs->nodes));
-        TB_CHECK(tb_buf_unpack_f64(&in, &gs->busy_s));
-        TB_CHECK(tb_buf_unpack_f64(&in, &gs->idle_s));
-        TB_CHECK(tb_buf_unpack_f64(&in, &gs->startup_idle_s));
-        TB_CHECK(tb_buf_unpack_u64(&in, &gs->moved_in));
-        TB_CHECK(tb_buf_unpack_u64(&in, &gs->moved_out));
-        TB_CHECK(tb_buf_unpack_u32(&in, &depth));
+        tb__bnb_final_msg f;
+        TB_CHECK(tb__bnb_unpack_final(&in, &f));
+        gs->tasks = f.tasks;
+        gs->nodes = f.nodes;
+        gs->busy_s = f.busy;
+        gs->idle_s = f.idle;
+        gs->startup_idle_s = f.startup_idle;
+        gs->moved_in = f.moved_in;
+        gs->moved_out = f.moved_out;
         gs->master = src;
-        gs->workers = (int)workers;
+        gs->workers = (int)f.workers;
         s->finaled[g] = 1;
-        s->final_expect[g] = (int64_t)expect;
-        if (depth > s->final_depth)
-            s->final_depth = depth;
+        s->final_expect[g] = (int64_t)f.sent;
+        if (f.depth > s->final_depth)
+            s->final_depth = f.depth;
         return sup_try_close(a);
     }
     default:

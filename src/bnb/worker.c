@@ -68,18 +68,13 @@ static int task_fn(void *arg)
     return rc;
 }
 
-/* Take task bytes (after the header) into w->subs. */
+/* Take a TASK into w->subs. */
 static int read_task(tb__bnb_worker *w, tb_buf *in)
 {
     clear_subs(w);
-    uint64_t id;
-    double inc;
-    uint32_t levels, n;
-    TB_CHECK(tb_buf_unpack_u64(in, &id));
-    TB_CHECK(tb_buf_unpack_f64(in, &inc));
-    TB_CHECK(tb_buf_unpack_u32(in, &levels));
-    TB_CHECK(tb_buf_unpack_u32(in, &n));
-    for (uint32_t i = 0; i < n; i++) {
+    tb__bnb_task_msg t;
+    TB_CHECK(tb__bnb_unpack_task(in, &t));
+    for (uint32_t i = 0; i < t.n; i++) {
         tb__bnb_sub sub;
         TB_CHECK(tb__bnb_unpack_sub(in, &sub));
         int rc = tb__bnb_worker_add(w, sub);
@@ -88,11 +83,11 @@ static int read_task(tb__bnb_worker *w, tb_buf *in)
             return rc;
         }
     }
-    if (levels == 0 || n == 0)
+    if (t.levels == 0 || t.n == 0)
         return TB_ERR_PARSE;
-    w->task_id = id;
-    w->levels = levels;
-    tb__bnb_engine_offer(&w->eng, inc);
+    w->task_id = t.id;
+    w->levels = t.levels;
+    tb__bnb_engine_offer(&w->eng, t.inc);
     w->eng.improved = 0;
     return TB_OK;
 }
@@ -100,20 +95,18 @@ static int read_task(tb__bnb_worker *w, tb_buf *in)
 /* The result of the task just expanded, into m. */
 static int pack_result(tb__bnb_actor *a, tb__bnb_worker *w, tb_buf *m, double seconds)
 {
-    tb_buf_clear(m);
-    TB_CHECK(tb_buf_pack_u64(m, w->task_id));
-    TB_CHECK(tb_buf_pack_u32(m, w->levels));
-    TB_CHECK(tb_buf_pack_u64(m, a->last_nodes));
-    TB_CHECK(tb_buf_pack_f64(m, seconds));
-    TB_CHECK(tb_buf_pack_f64(m, w->eng.inc));
-    if (w->eng.improved)
-        TB_CHECK(tb_buf_pack_bytes(m, w->eng.sol.data, (uint32_t)w->eng.sol.len));
-    else
-        TB_CHECK(tb_buf_pack_bytes(m, NULL, 0));
+    tb__bnb_result_msg r = {.id = w->task_id,
+                            .levels = w->levels,
+                            .nodes = a->last_nodes,
+                            .seconds = seconds,
+                            .inc = w->eng.inc,
+                            .n = w->nout};
+    if (w->eng.improved) {
+        r.sol = w->eng.sol.data;
+        r.sol_len = (uint32_t)w->eng.sol.len;
+    }
     w->eng.improved = 0;
-    TB_CHECK(tb_buf_pack_u32(m, w->nout));
-    TB_CHECK(tb_buf_append(m, w->out.data, w->out.len));
-    return tb__bnb_pad(m, (size_t)w->nout * a->b->sub_pad);
+    return tb__bnb_pack_result(m, &r, &w->out, (size_t)w->nout * a->b->sub_pad);
 }
 
 int tb__bnb_start_task(tb__bnb_actor *a)
@@ -160,13 +153,13 @@ int tb__bnb_worker_message(tb__bnb_actor *a, int src, int tag, const void *data,
         return tb__bnb_start_task(a);
     }
     if (tag == T_WSTOP && src == w->master) {
-        tb_buf *m = &a->msg;
-        tb_buf_clear(m);
-        TB_CHECK(tb_buf_pack_u64(m, w->tasks));
-        TB_CHECK(tb_buf_pack_u64(m, w->nodes));
-        TB_CHECK(tb_buf_pack_f64(m, w->busy));
-        TB_CHECK(tb_buf_pack_f64(m, w->idle));
-        TB_CHECK(tb_buf_pack_f64(m, w->startup_idle));
+        TB_CHECK(tb__bnb_unpack_wstop(&in));
+        tb__bnb_wfinal_msg f = {.tasks = w->tasks,
+                                .nodes = w->nodes,
+                                .busy = w->busy,
+                                .idle = w->idle,
+                                .startup_idle = w->startup_idle};
+        TB_CHECK(tb__bnb_pack_wfinal(&a->msg, &f));
         TB_CHECK(tb__bnb_send(a, w->master, T_WFINAL));
         a->base.finished = 1;
         return TB_OK;
