@@ -55,16 +55,15 @@ int tb__mw_master_fan_out(tb__mw_node *n)
     if (m->child_dry)
         m->child_dry[p] = 0;
     m->nchildren++;
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_u32(&m->msg, 0)); /* no busy workers */
-    TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)give));
+    TB_CHECK(tb__mw_pack_mstart(&m->msg, 0)); /* no busy workers */
+    TB_CHECK(tb__mw_pack_mstart_idle(&m->msg, (uint32_t)give));
     for (int i = 0; i < give; i++) {
         m->own[m->idle[i]] = OWN_NONE;
-        TB_CHECK(tb_buf_pack_i32(&m->msg, m->idle[i]));
+        TB_CHECK(tb__mw_pack_rank(&m->msg, m->idle[i]));
     }
     m->nidle -= give + 1;
     memmove(m->idle, m->idle + give + 1, (size_t)m->nidle * sizeof *m->idle);
-    TB_CHECK(tb_buf_pack_u8(&m->msg, 1)); /* the child fans out at once too */
+    TB_CHECK(tb__mw_pack_mstart_end(&m->msg, 1)); /* the child fans out at once too */
     TB_CHECK(tb__queue_give(m->q, share, TB__MW_MSG_MAX, &m->msg, NULL));
     TB_LOG_INFO("rank %d: a message waits with %d workers still idle: %d becomes a master "
                 "with %d of them and %llu tasks",
@@ -158,8 +157,7 @@ int tb__mw_master_promote(tb__mw_node *n, int p)
     m->nbusy--;
     m->nchildren++;
     int give = m->nbusy / 2;
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)give));
+    TB_CHECK(tb__mw_pack_mstart(&m->msg, (uint32_t)give));
     for (int r = n->cfg->nranks - 1; r >= 0 && give > 0; r--) {
         if (m->own[r] != OWN_BUSY || r == tb__mw_self_rank(n))
             continue;
@@ -168,10 +166,10 @@ int tb__mw_master_promote(tb__mw_node *n, int p)
         m->nbusy--;
         m->nleaving++;
         give--;
-        TB_CHECK(tb_buf_pack_i32(&m->msg, r));
+        TB_CHECK(tb__mw_pack_rank(&m->msg, r));
     }
-    TB_CHECK(tb_buf_pack_u32(&m->msg, 0)); /* no idle workers */
-    TB_CHECK(tb_buf_pack_u8(&m->msg, 0));  /* no fan-out at once */
+    TB_CHECK(tb__mw_pack_mstart_idle(&m->msg, 0)); /* no idle workers */
+    TB_CHECK(tb__mw_pack_mstart_end(&m->msg, 0));  /* no fan-out at once */
     TB_CHECK(tb__queue_give(m->q, tb__queue_count(m->q) / 2, TB__MW_MSG_MAX, &m->msg, NULL));
     return master_promoted(n, p);
 }
@@ -210,7 +208,7 @@ int tb__mw_master_take_idle(tb__mw_node *n, tb_buf *in, uint32_t cnt)
     tb__mw_master *m = n->master;
     for (uint32_t i = 0; i < cnt; i++) {
         int32_t w;
-        TB_CHECK(tb_buf_unpack_i32(in, &w));
+        TB_CHECK(tb__mw_unpack_rank(in, &w));
         if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
             return TB_ERR_PROTOCOL;
         m->own[w] = OWN_IDLE;
@@ -225,8 +223,7 @@ static int master_give_back(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
     while (tb__queue_count(m->q) > 0) {
-        tb_buf_clear(&m->msg);
-        TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_BACK));
+        TB_CHECK(tb__mw_pack_give(&m->msg, GIVE_BACK));
         TB_CHECK(tb__queue_give(m->q, tb__queue_count(m->q), TB__MW_MSG_MAX, &m->msg, NULL));
         TB_CHECK(tb_tp_send(&n->base, m->parent, TB__TAG_GIVE, &m->msg));
     }
@@ -367,19 +364,15 @@ int tb__mw_child_return(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
     TB_CHECK(tb__mw_master_flush_fwd(n));
-    tb_buf_clear(&m->msg);
     uint32_t cnt = 0;
-    TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
+    TB_CHECK(tb__mw_pack_return(&m->msg));
     for (int r = 0; r < n->cfg->nranks; r++) {
         if (r == tb__mw_self_rank(n) || m->own[r] != OWN_IDLE)
             continue;
-        TB_CHECK(tb_buf_pack_i32(&m->msg, r));
+        TB_CHECK(tb__mw_pack_rank(&m->msg, r));
         cnt++;
     }
-    tb__patch_u32(&m->msg, 0, cnt);
-    TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent));
-    TB_CHECK(tb_buf_pack_u8(&m->msg, (uint8_t)m->merging));
-    TB_CHECK(tb__mw_master_pack_counts(m, &m->msg));
+    TB_CHECK(tb__mw_pack_return_end(&m->msg, cnt, m->fwd_sent, m->merging, m->mc_n, &m->mc));
     int parent = m->parent;
     int rc = tb_tp_send(&n->base, parent, TB__TAG_RETURN, &m->msg);
     tb__mw_master_counter(n, 1);
@@ -396,7 +389,7 @@ int tb__mw_master_on_return(tb__mw_node *n, int src, const void *data, size_t le
     tb_buf in;
     uint32_t cnt;
     tb_buf_view(&in, data, len);
-    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    TB_CHECK(tb__mw_unpack_ranks(&in, &cnt));
     if (m->own[src] != OWN_CHILD)
         return TB_ERR_PROTOCOL;
     m->own[src] = OWN_IDLE;
@@ -406,9 +399,8 @@ int tb__mw_master_on_return(tb__mw_node *n, int src, const void *data, size_t le
     m->idle[m->nidle++] = src;
     TB_CHECK(tb__mw_master_take_idle(n, &in, cnt));
     uint64_t sent;
-    uint8_t merged;
-    TB_CHECK(tb_buf_unpack_u64(&in, &sent));
-    TB_CHECK(tb_buf_unpack_u8(&in, &merged));
+    int merged;
+    TB_CHECK(tb__mw_unpack_return_end(&in, &sent, &merged));
     TB_CHECK(tb__mw_master_take_counts(n, &in));
     if (tb_buf_remaining(&in) != 0)
         return TB_ERR_PARSE;

@@ -37,8 +37,7 @@ int tb__mw_master_workers(const tb__mw_master *m)
 static int master_dispatch(tb__mw_node *n, int w)
 {
     tb__mw_master *m = n->master;
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
+    TB_CHECK(tb__mw_pack_task_begin(&m->msg));
     uint32_t cnt = 0;
     int gen_failed = 0;
     uint64_t id = 0;
@@ -57,7 +56,7 @@ static int master_dispatch(tb__mw_node *n, int w)
         TB_CHECK(rc);
         cnt++;
     }
-    tb__patch_u32(&m->msg, 0, cnt);
+    tb__mw_pack_task_end(&m->msg, cnt);
     if (gen_failed) {
         /* A task that cannot be made fails the run like a task that fails. */
         TB_LOG_INFO("the generator failed for task %llu: %s", (unsigned long long)id,
@@ -136,12 +135,11 @@ int tb__mw_master_flush_fwd(tb__mw_node *n)
     tb__mw_master *m = n->master;
     if (m->fwd_n == 0)
         return TB_OK;
-    tb__patch_u32(&m->fwd, 0, m->fwd_n);
+    tb__mw_pack_results_end(&m->fwd, m->fwd_n);
     TB_CHECK(tb_tp_send(&n->base, 0, TB__TAG_FWD, &m->fwd));
     m->fwd_sent += m->fwd_n;
-    tb_buf_clear(&m->fwd);
     m->fwd_n = 0;
-    return tb_buf_pack_u32(&m->fwd, 0);
+    return tb__mw_pack_results_begin(&m->fwd);
 }
 
 /* Tell the masters this one made to stop handing out tasks. */
@@ -151,7 +149,7 @@ static int master_abort_children(tb__mw_node *n)
     for (int r = 0; r < n->cfg->nranks && m->nchildren > 0; r++) {
         if (m->own[r] != OWN_CHILD)
             continue;
-        tb_buf_clear(&m->msg);
+        tb__mw_pack_empty(&m->msg);
         TB_CHECK(tb_tp_send(&n->base, r, TB__TAG_ABORT, &m->msg));
     }
     return TB_OK;
@@ -164,7 +162,7 @@ static int master_abort_all(tb__mw_node *n)
         return TB_OK;
     m->abort_sent = 1;
     for (int k = 1; k < n->cfg->nmasters; k++) {
-        tb_buf_clear(&m->msg);
+        tb__mw_pack_empty(&m->msg);
         TB_CHECK(tb_tp_send(&n->base, tb__mw_group_start(n->cfg, k), TB__TAG_ABORT, &m->msg));
     }
     return TB_OK;
@@ -184,10 +182,7 @@ static int master_fail(tb__mw_node *n, uint64_t task, int rank, int code)
     TB_CHECK(master_abort_children(n));
     if (m->is_root)
         return master_abort_all(n);
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_u64(&m->msg, task));
-    TB_CHECK(tb_buf_pack_i32(&m->msg, rank));
-    TB_CHECK(tb_buf_pack_i32(&m->msg, code));
+    TB_CHECK(tb__mw_pack_fail(&m->msg, task, rank, code));
     return tb_tp_send(&n->base, tb__mw_up_rank(n), TB__TAG_FAIL, &m->msg);
 }
 
@@ -212,9 +207,7 @@ static int master_deliver(tb__mw_node *n, uint64_t id, const void *data, uint32_
     if (!m->is_root) {
         if (m->fwd_n > 0 && m->fwd.len + 16 + len > TB__MW_MSG_MAX)
             TB_CHECK(tb__mw_master_flush_fwd(n));
-        TB_CHECK(tb_buf_pack_u64(&m->fwd, id));
-        TB_CHECK(tb_buf_pack_i32(&m->fwd, TB_OK));
-        TB_CHECK(tb_buf_pack_bytes(&m->fwd, data, len));
+        TB_CHECK(tb__mw_pack_result(&m->fwd, id, TB_OK, data, len));
         m->fwd_n++;
         return m->fwd.len >= n->cfg->forward_bytes ? tb__mw_master_flush_fwd(n) : TB_OK;
     }
@@ -238,15 +231,13 @@ static int master_records(tb__mw_node *n, int src, const void *data, size_t len)
     tb_buf in;
     tb_buf_view(&in, data, len);
     uint32_t cnt;
-    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    TB_CHECK(tb__mw_unpack_results_count(&in, &cnt));
     for (uint32_t i = 0; i < cnt; i++) {
         uint64_t id;
         int32_t status;
         const void *p;
         uint32_t plen;
-        TB_CHECK(tb_buf_unpack_u64(&in, &id));
-        TB_CHECK(tb_buf_unpack_i32(&in, &status));
-        TB_CHECK(tb_buf_unpack_bytes(&in, &p, &plen));
+        TB_CHECK(tb__mw_unpack_result(&in, &id, &status, &p, &plen));
         if (status != TB_OK) {
             TB_LOG_INFO("task %llu failed on rank %d: %s (code %d)", (unsigned long long)id,
                         src, tb_strerror(status), (int)status);
@@ -274,31 +265,20 @@ int tb__mw_master_count(tb__mw_node *n, int delta, double t)
         m->mtraj_len++;
         return TB_OK;
     }
-    TB_CHECK(tb_buf_pack_i32(&m->mc, delta));
-    TB_CHECK(tb_buf_pack_f64(&m->mc, t));
+    TB_CHECK(tb__mw_pack_count(&m->mc, delta, t));
     m->mc_n++;
     return TB_OK;
-}
-
-/* Append this master's changes to a message (u32 n, records). */
-int tb__mw_master_pack_counts(tb__mw_master *m, tb_buf *out)
-{
-    TB_CHECK(tb_buf_pack_u32(out, m->mc_n));
-    return tb_buf_append(out, m->mc.data, m->mc.len);
 }
 
 /* Take the changes at in's position (from RETURN or DONE) as this master's. */
 int tb__mw_master_take_counts(tb__mw_node *n, tb_buf *in)
 {
     uint32_t cnt;
-    TB_CHECK(tb_buf_unpack_u32(in, &cnt));
-    if ((size_t)cnt * 12 > tb_buf_remaining(in))
-        return TB_ERR_PARSE;
+    TB_CHECK(tb__mw_unpack_counts(in, &cnt));
     for (uint32_t i = 0; i < cnt; i++) {
         int32_t delta;
         double t;
-        TB_CHECK(tb_buf_unpack_i32(in, &delta));
-        TB_CHECK(tb_buf_unpack_f64(in, &t));
+        TB_CHECK(tb__mw_unpack_count(in, &delta, &t));
         if (delta != 1 && delta != -1)
             return TB_ERR_PROTOCOL;
         TB_CHECK(tb__mw_master_count(n, delta, t));
@@ -340,19 +320,9 @@ int tb__mw_master_result(tb__mw_node *n, int src, const void *data, size_t len)
     if (n->cfg->timed) {
         /* The tail: how long the worker waited, computed, and the sum of
          * its tasks' squared times. */
-        if (len < 28)
-            return TB_ERR_PARSE;
-        tb_buf tail;
         double wait, comp, sq;
-        len -= 24;
-        tb_buf_view(&tail, (const unsigned char *)data + len, 24);
-        TB_CHECK(tb_buf_unpack_f64(&tail, &wait));
-        TB_CHECK(tb_buf_unpack_f64(&tail, &comp));
-        TB_CHECK(tb_buf_unpack_f64(&tail, &sq));
         uint32_t tasks;
-        tb_buf head;
-        tb_buf_view(&head, data, len);
-        TB_CHECK(tb_buf_unpack_u32(&head, &tasks));
+        TB_CHECK(tb__mw_unpack_result_times(data, &len, &tasks, &wait, &comp, &sq));
         tb__chunk_observe(&m->ch, src, tasks, comp, sq, tb_tp_now(&n->base));
         if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT)
             TB_CHECK(tb__mw_master_wait_stats(n, src, wait, comp));
@@ -377,8 +347,7 @@ int tb__mw_master_result(tb__mw_node *n, int src, const void *data, size_t len)
         /* Its last task for us is done: it now works for the child. */
         m->own[src] = OWN_NONE;
         m->nleaving--;
-        tb_buf_clear(&m->msg);
-        TB_CHECK(tb_buf_pack_i32(&m->msg, src));
+        TB_CHECK(tb__mw_pack_free(&m->msg, src));
         TB_CHECK(tb_tp_send(&n->base, m->dest[src], TB__TAG_FREE, &m->msg));
         tb__mw_master_counter(n, 0);
         return tb__mw_master_check_done(n);
@@ -410,12 +379,11 @@ static int root_split(tb__mw_node *n)
         /* A large share goes in several messages; the last one says so. */
         do {
             uint64_t given = 0;
-            tb_buf_clear(&m->msg);
-            TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_INITIAL_PART));
+            TB_CHECK(tb__mw_pack_give(&m->msg, GIVE_INITIAL_PART));
             TB_CHECK(tb__queue_give(m->q, share, TB__MW_MSG_MAX, &m->msg, &given));
             share -= given;
             if (share == 0)
-                m->msg.data[0] = GIVE_INITIAL;
+                tb__mw_pack_give_kind(&m->msg, GIVE_INITIAL);
             TB_CHECK(tb_tp_send(&n->base, tb__mw_group_start(n->cfg, k), TB__TAG_GIVE, &m->msg));
         } while (share > 0);
     }
@@ -481,17 +449,14 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
         if (!m->is_root)
             return TB_ERR_PROTOCOL;
         tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+        TB_CHECK(tb__mw_unpack_results_count(&in, &cnt));
         m->fwd_got += cnt;
         TB_CHECK(master_records(n, src, data, len));
         return tb__mw_root_maybe_finish(n);
     }
     case TB__TAG_REQ: {
         uint32_t workers, epoch = 0;
-        tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_u32(&in, &workers));
-        if (m->kn)
-            TB_CHECK(tb_buf_unpack_u32(&in, &epoch));
+        TB_CHECK(tb__mw_unpack_req(data, len, m->kn != NULL, &workers, &epoch));
         if (!m->have_initial) {
             m->deferred_w[m->ndeferred] = workers;
             m->deferred_e[m->ndeferred] = epoch;
@@ -523,10 +488,7 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
     case TB__TAG_FAIL: {
         uint64_t task;
         int32_t rank, code;
-        tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_u64(&in, &task));
-        TB_CHECK(tb_buf_unpack_i32(&in, &rank));
-        TB_CHECK(tb_buf_unpack_i32(&in, &code));
+        TB_CHECK(tb__mw_unpack_fail(data, len, &task, &rank, &code));
         TB_CHECK(master_fail(n, task, rank, code)); /* passes it up */
         if (m->is_root)
             TB_CHECK(master_abort_all(n));
@@ -541,8 +503,7 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
         return tb__mw_master_check_done(n);
     case TB__TAG_FREE: { /* a worker the parent promised is ours now */
         int32_t w;
-        tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_i32(&in, &w));
+        TB_CHECK(tb__mw_unpack_free(data, len, &w));
         if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_ARRIVING)
             return TB_ERR_PROTOCOL;
         m->own[w] = OWN_IDLE;
@@ -560,7 +521,7 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
         if (m->k < 0)
             return TB_ERR_PROTOCOL;
         tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_u64(&in, &sent));
+        TB_CHECK(tb__mw_unpack_done(&in, &sent));
         TB_CHECK(tb__mw_master_take_counts(n, &in));
         if (tb_buf_remaining(&in) != 0)
             return TB_ERR_PARSE;
@@ -573,8 +534,7 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
     }
     case TB__TAG_FINISH: {
         int32_t status;
-        tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_i32(&in, &status));
+        TB_CHECK(tb__mw_unpack_finish(data, len, &status));
         return tb__mw_master_pass_finish(n, status);
     }
     default:

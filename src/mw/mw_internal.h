@@ -7,7 +7,8 @@
  * the node's handlers in node.c and the files by role they call (listed in
  * node_internal.h); they act only through transport.h.
  *
- * Messages (tags) and their bodies, all little-endian via tb_buf:
+ * Messages (tags) and their bodies, all little-endian via tb_buf (packed and
+ * unpacked by the functions of proto.h):
  *   TASK    master -> worker   u32 n, task record * n
  *   RESULT  worker -> master   u32 n, result record * n (stops after a failure);
  *                              dynamic:wait adds f64 wait, f64 compute:
@@ -139,7 +140,6 @@ typedef struct tb__mw_node {
     const void *cur_data;
     size_t cur_len;
     tb_buf out;               /* result message being built */
-    size_t out_count_at;
     uint32_t out_n;
     tb_buf scratch;           /* the worker function's result */
     tb_buf spare;             /* a master's own results while it reads them */

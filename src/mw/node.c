@@ -56,16 +56,12 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
     if (tag == TB__TAG_ABORT)
         return TB_OK; /* sent to us while we were a master; nothing to stop */
     if (tag == TB__TAG_STOP) {
-        tb_buf in;
         int32_t status;
+        const unsigned char *ranks;
         uint32_t cnt;
-        tb_buf_view(&in, data, len);
-        TB_CHECK(tb_buf_unpack_i32(&in, &status));
-        TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
-        if (tb_buf_remaining(&in) != (size_t)cnt * 4)
-            return TB_ERR_PARSE;
+        TB_CHECK(tb__mw_unpack_stop(data, len, &status, &ranks, &cnt));
         int kids;
-        TB_CHECK(tb__mw_stop_relay(a, status, in.data + in.pos, cnt, &n->out, &kids));
+        TB_CHECK(tb__mw_stop_relay(a, status, ranks, cnt, &n->out, &kids));
         double now = tb_tp_now(a);
         n->info.idle_s += now - n->t_wait;
         n->info.total_s = now - n->t_start;
@@ -136,7 +132,7 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
         for (size_t r = 0; r < P; r++)
             m->wait_min[r] = WAIT_SKIP;
     }
-    return tb_buf_pack_u32(&m->fwd, 0);
+    return tb__mw_pack_results_begin(&m->fwd);
 }
 
 void tb__mw_master_free(tb__mw_master *m)
@@ -224,20 +220,18 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
     tb_buf in;
     uint32_t cnt;
     tb_buf_view(&in, data, len);
-    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    TB_CHECK(tb__mw_unpack_ranks(&in, &cnt));
     for (uint32_t i = 0; i < cnt; i++) {
         int32_t w;
-        TB_CHECK(tb_buf_unpack_i32(&in, &w));
+        TB_CHECK(tb__mw_unpack_rank(&in, &w));
         if (w < 0 || w >= n->cfg->nranks)
             return TB_ERR_PROTOCOL;
         m->own[w] = OWN_ARRIVING;
         m->narriving++;
     }
-    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    TB_CHECK(tb__mw_unpack_ranks(&in, &cnt));
     TB_CHECK(tb__mw_master_take_idle(n, &in, cnt));
-    uint8_t eager;
-    TB_CHECK(tb_buf_unpack_u8(&in, &eager));
-    m->eager = eager;
+    TB_CHECK(tb__mw_unpack_mstart_end(&in, &m->eager));
     TB_CHECK(tb__queue_take(m->q, in.data + in.pos, tb_buf_remaining(&in)));
     tb__chunker_restart(&m->ch);
     tb__mw_master_counter(n, 1);

@@ -162,7 +162,6 @@ int tb__mw_master_dispatch_idle(tb__mw_node *n);
 int tb__mw_master_flush_fwd(tb__mw_node *n);
 int tb__mw_master_result(tb__mw_node *n, int src, const void *data, size_t len);
 int tb__mw_master_count(tb__mw_node *n, int delta, double t);
-int tb__mw_master_pack_counts(tb__mw_master *m, tb_buf *out);
 int tb__mw_master_take_counts(tb__mw_node *n, tb_buf *in);
 void tb__mw_root_order_counts(tb__mw_node *n);
 int tb__mw_master_start(tb__mw_node *n);

@@ -19,10 +19,8 @@ int tb__mw_master_maybe_request(tb__mw_node *n)
         return TB_OK;
     m->rflag = 1;
     m->req_at = tb_tp_now(&n->base);
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_u32(&m->msg, (uint32_t)tb__mw_master_workers(m)));
-    if (m->kn)
-        TB_CHECK(tb_buf_pack_u32(&m->msg, m->epoch));
+    TB_CHECK(
+        tb__mw_pack_req(&m->msg, (uint32_t)tb__mw_master_workers(m), m->kn != NULL, m->epoch));
     return tb_tp_send(&n->base, m->R[0], TB__TAG_REQ, &m->msg);
 }
 
@@ -92,10 +90,7 @@ static void master_retarget(tb__mw_node *n)
  * skipped on old news. */
 static int master_pack_spells(tb__mw_node *n, tb_buf *out)
 {
-    TB_CHECK(tb_buf_pack_u32(out, (uint32_t)n->cfg->nmasters));
-    for (int k = 0; k < n->cfg->nmasters; k++)
-        TB_CHECK(tb_buf_pack_u32(out, n->master->kn[k]));
-    return TB_OK;
+    return tb__mw_pack_spells(out, n->master->kn, n->cfg->nmasters);
 }
 
 /* Merge the spells at in's position (a refusal, or the head of an answer:
@@ -105,13 +100,10 @@ static int master_merge_spells(tb__mw_node *n, tb_buf *in)
 {
     tb__mw_master *m = n->master;
     int K = n->cfg->nmasters;
-    uint32_t cnt;
-    TB_CHECK(tb_buf_unpack_u32(in, &cnt));
-    if (cnt != (uint32_t)K || tb_buf_remaining(in) < (size_t)K * 4)
-        return TB_ERR_PROTOCOL;
+    TB_CHECK(tb__mw_unpack_spells(in, K));
     for (int k = 0; k < K; k++) {
         uint32_t v;
-        TB_CHECK(tb_buf_unpack_u32(in, &v));
+        TB_CHECK(tb__mw_unpack_spell(in, &v));
         if (k != m->k && v > m->kn[k])
             m->kn[k] = v;
     }
@@ -134,27 +126,28 @@ int tb__mw_master_learn_spells(tb__mw_node *n, const void *data, size_t len)
 static int master_refuse(tb__mw_node *n, int src)
 {
     tb__mw_master *m = n->master;
-    tb_buf_clear(&m->msg);
     if (m->kn) {
         /* Out of tasks to give until this master is given more (one task
          * left is never given). */
         m->kn[m->k] = spell(m->epoch, 1);
-        TB_CHECK(master_pack_spells(n, &m->msg));
+        TB_CHECK(tb__mw_pack_refuse_spells(&m->msg, m->kn, n->cfg->nmasters));
         return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
     }
-    if ((n->cfg->dynamic != TB__MW_DYNAMIC_PREDICT && n->cfg->dynamic != TB__MW_DYNAMIC_WAIT))
+    if ((n->cfg->dynamic != TB__MW_DYNAMIC_PREDICT && n->cfg->dynamic != TB__MW_DYNAMIC_WAIT)) {
+        tb__mw_pack_empty(&m->msg);
         return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
+    }
     uint32_t cnt = 0;
-    TB_CHECK(tb_buf_pack_u32(&m->msg, 0));
+    TB_CHECK(tb__mw_pack_refuse_ranks(&m->msg));
     if (m->own[src] == OWN_CHILD)
         m->child_dry[src] = 1;
     for (int r = 0; r < n->cfg->nranks && cnt < (uint32_t)m->nchildren; r++) {
         if (m->own[r] != OWN_CHILD || r == src || m->child_dry[r])
             continue;
-        TB_CHECK(tb_buf_pack_i32(&m->msg, r));
+        TB_CHECK(tb__mw_pack_rank(&m->msg, r));
         cnt++;
     }
-    tb__patch_u32(&m->msg, 0, cnt);
+    tb__mw_pack_refuse_ranks_end(&m->msg, cnt);
     return tb_tp_send(&n->base, src, TB__TAG_REFUSE, &m->msg);
 }
 
@@ -171,10 +164,10 @@ int tb__mw_master_learn_targets(tb__mw_node *n, const void *data, size_t len)
     tb_buf in;
     uint32_t cnt;
     tb_buf_view(&in, data, len);
-    TB_CHECK(tb_buf_unpack_u32(&in, &cnt));
+    TB_CHECK(tb__mw_unpack_ranks(&in, &cnt));
     for (uint32_t i = 0; i < cnt; i++) {
         int32_t r;
-        TB_CHECK(tb_buf_unpack_i32(&in, &r));
+        TB_CHECK(tb__mw_unpack_rank(&in, &r));
         if (r < 0 || r >= n->cfg->nranks)
             return TB_ERR_PROTOCOL;
         int known = r == tb__mw_self_rank(n) || m->own[r] != OWN_NONE;
@@ -192,7 +185,6 @@ int tb__mw_master_answer_request(tb__mw_node *n, int src, uint32_t workers, uint
 {
     tb__mw_master *m = n->master;
     uint64_t have = tb__queue_count(m->q);
-    tb_buf_clear(&m->msg);
     /* Half of the queue, and never the last task: giving away a last task
      * while every worker is busy makes it bounce between masters (each asks
      * as soon as its queue is empty) until a worker frees. */
@@ -215,7 +207,7 @@ int tb__mw_master_answer_request(tb__mw_node *n, int src, uint32_t workers, uint
         if (give > have - 1)
             give = have - 1;
     }
-    TB_CHECK(tb_buf_pack_u8(&m->msg, GIVE_ANSWER));
+    TB_CHECK(tb__mw_pack_give(&m->msg, GIVE_ANSWER));
     if (m->child_dry)
         m->child_dry[src] = 0;
     if (m->kn)
@@ -230,12 +222,9 @@ int tb__mw_master_answer_request(tb__mw_node *n, int src, uint32_t workers, uint
 int tb__mw_master_give(tb__mw_node *n, int src, const void *data, size_t len)
 {
     tb__mw_master *m = n->master;
-    if (len < 1)
-        return TB_ERR_PARSE;
-    int kind = ((const unsigned char *)data)[0];
+    int kind;
     tb_buf in;
-    tb_buf_view(&in, data, len);
-    in.pos = 1;
+    TB_CHECK(tb__mw_unpack_give(data, len, &kind, &in));
     if (kind == GIVE_ANSWER && m->kn) {
         m->epoch++; /* answers always carry tasks */
         m->kn[m->k] = spell(m->epoch, 0);
@@ -270,7 +259,7 @@ int tb__mw_master_give(tb__mw_node *n, int src, const void *data, size_t len)
          * task, 39.6 ms with this floor; with 10 ms tasks and dynamic:wait's
          * merges, no news cost 7 %). */
         m->parent_refused = 0;
-        tb_buf_clear(&m->msg);
+        tb__mw_pack_empty(&m->msg);
         TB_CHECK(tb_tp_send(&n->base, m->parent, TB__TAG_HAVE, &m->msg));
     }
     tb__mw_master_counter(n, 1);

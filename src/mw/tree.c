@@ -51,11 +51,8 @@ int tb__mw_stop_relay(tb_actor *a, int32_t status, const unsigned char *list, ui
         tb_buf in;
         int32_t first;
         tb_buf_view(&in, upper, 4);
-        TB_CHECK(tb_buf_unpack_i32(&in, &first));
-        tb_buf_clear(msg);
-        TB_CHECK(tb_buf_pack_i32(msg, status));
-        TB_CHECK(tb_buf_pack_u32(msg, pass - 1));
-        TB_CHECK(tb_buf_append(msg, upper + 4, (size_t)(pass - 1) * 4));
+        TB_CHECK(tb__mw_unpack_rank(&in, &first));
+        TB_CHECK(tb__mw_pack_stop(msg, status, upper + 4, pass - 1));
         TB_CHECK(tb_tp_send(a, first, TB__TAG_STOP, msg));
         ++*sent;
         cnt = keep;
@@ -70,9 +67,7 @@ static int node_reduce_step(tb__mw_node *n)
     if (n->reduce_wait > 0)
         return TB_OK;
     if (n->reduce_up >= 0) {
-        tb_buf_clear(&n->out);
-        TB_CHECK(tb_buf_pack_u8(&n->out, (uint8_t)(n->reduce_failed != 0)));
-        TB_CHECK(tb_buf_append(&n->out, n->partial.data, n->partial.len));
+        TB_CHECK(tb__mw_pack_reduce(&n->out, n->reduce_failed, n->partial.data, n->partial.len));
         TB_CHECK(tb_tp_send(&n->base, n->reduce_up, TB__TAG_REDUCE, &n->out));
     } else if (n->reduce_failed && n->status == TB_OK) {
         n->status = TB_ERR_TASK; /* the root's partial misses a subtree */
@@ -102,12 +97,15 @@ int tb__mw_node_reduce(tb__mw_node *n, int src, const void *data, size_t len)
         TB_LOG_ERR("rank %d: unexpected partial from rank %d", tb__mw_self_rank(n), src);
         return TB_ERR_PROTOCOL;
     }
-    const unsigned char *p = data;
+    int failed;
+    const void *p;
+    size_t plen;
+    tb__mw_unpack_reduce(data, len, &failed, &p, &plen);
     n->reduce_wait--;
-    if (p[0]) {
+    if (failed) {
         n->reduce_failed = 1;
     } else if (!n->reduce_failed) {
-        int rc = n->cfg->combine(n->cfg->reduce_ctx, &n->partial, p + 1, len - 1);
+        int rc = n->cfg->combine(n->cfg->reduce_ctx, &n->partial, p, plen);
         if (rc != TB_OK) {
             TB_LOG_ERR("rank %d: the combine function failed on rank %d's partial: %s",
                        tb__mw_self_rank(n), src, tb_strerror(rc));
@@ -128,7 +126,7 @@ static int master_stop_workers(tb__mw_node *n, int status)
             continue;
         if (m->own[r] != OWN_IDLE)
             rc = TB_ERR_STATE; /* would leave a rank waiting */
-        else if ((rc = tb_buf_pack_i32(&list, r)) == TB_OK)
+        else if ((rc = tb__mw_pack_rank(&list, r)) == TB_OK)
             cnt++;
     }
     int kids = 0;
@@ -153,8 +151,7 @@ int tb__mw_master_pass_finish(tb__mw_node *n, int32_t status)
     int kids[32];
     int c = master_tree_kids(m->k, n->cfg->nmasters, kids);
     for (int i = 0; i < c; i++) {
-        tb_buf_clear(&m->msg);
-        TB_CHECK(tb_buf_pack_i32(&m->msg, status));
+        TB_CHECK(tb__mw_pack_finish(&m->msg, status));
         TB_CHECK(tb_tp_send(&n->base, tb__mw_group_start(n->cfg, kids[i]), TB__TAG_FINISH,
                             &m->msg));
     }
@@ -188,9 +185,7 @@ int tb__mw_master_report_done(tb__mw_node *n)
     if (m->done_up)
         return TB_OK;
     m->done_up = 1;
-    tb_buf_clear(&m->msg);
-    TB_CHECK(tb_buf_pack_u64(&m->msg, m->fwd_sent + m->sub_sent));
-    TB_CHECK(tb__mw_master_pack_counts(m, &m->msg));
+    TB_CHECK(tb__mw_pack_done(&m->msg, m->fwd_sent + m->sub_sent, m->mc_n, &m->mc));
     return tb_tp_send(&n->base, tb__mw_group_start(n->cfg, master_tree_parent(m->k)),
                       TB__TAG_DONE, &m->msg);
 }

@@ -33,7 +33,7 @@ int tb__mw_worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
      * transports run the work function inside tb_tp_compute), so it is read
      * in place; a longer chunk outlives the message and is copied. */
     tb_buf_view(&n->in_view, data, len);
-    TB_CHECK(tb_buf_unpack_u32(&n->in_view, &n->in_left));
+    TB_CHECK(tb__mw_unpack_task_count(&n->in_view, &n->in_left));
     if (n->in_left == 1) {
         n->cur_in = &n->in_view;
     } else {
@@ -43,24 +43,21 @@ int tb__mw_worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
         n->cur_in = &n->in;
     }
     n->reply_to = src;
-    tb_buf_clear(&n->out);
-    n->out_count_at = n->out.len;
-    TB_CHECK(tb_buf_pack_u32(&n->out, 0));
+    TB_CHECK(tb__mw_pack_results_begin(&n->out));
     n->out_n = 0;
     return worker_next(n);
 }
 
 static int worker_reply(tb__mw_node *n)
 {
-    tb__patch_u32(&n->out, n->out_count_at, n->out_n);
+    tb__mw_pack_results_end(&n->out, n->out_n);
     n->t_wait = n->t_compute; /* the end of the last computation */
     if (n->cfg->timed) {
         /* How long this worker waited for the message, how long it
          * computed, and the sum of its tasks' squared times: for
          * dynamic:wait's statistics (S3) and the adaptive chunk rules. */
-        TB_CHECK(tb_buf_pack_f64(&n->out, n->cur_wait));
-        TB_CHECK(tb_buf_pack_f64(&n->out, n->t_compute - n->t_arrived));
-        TB_CHECK(tb_buf_pack_f64(&n->out, n->chunk_sq));
+        TB_CHECK(tb__mw_pack_result_times(&n->out, n->cur_wait, n->t_compute - n->t_arrived,
+                                          n->chunk_sq));
     }
     if (n->reply_to == tb__mw_self_rank(n)) {
         /* The master may start the next chunk at once, which rebuilds `out`:
@@ -79,8 +76,7 @@ static int worker_next(tb__mw_node *n)
     if (n->in_left == 0)
         return worker_reply(n);
     uint32_t len;
-    TB_CHECK(tb_buf_unpack_u64(n->cur_in, &n->cur_id));
-    TB_CHECK(tb_buf_unpack_bytes(n->cur_in, &n->cur_data, &len));
+    TB_CHECK(tb__mw_unpack_task(n->cur_in, &n->cur_id, &n->cur_data, &len));
     n->cur_len = len;
     tb_compute c = {worker_fn, n, -1.0, "task", n->cur_id};
     return tb_tp_compute(&n->base, n->cur_id, &c);
@@ -103,10 +99,8 @@ int tb__mw_worker_computed(tb_actor *a, uint64_t job, int status)
      * results only passes it when the results are larger than the tasks. */
     if (status == TB_OK && n->out.len + 16 + n->scratch.len > TB__MW_MSG_MAX)
         status = TB_ERR_RANGE;
-    TB_CHECK(tb_buf_pack_u64(&n->out, job));
-    TB_CHECK(tb_buf_pack_i32(&n->out, status));
-    TB_CHECK(tb_buf_pack_bytes(&n->out, n->scratch.data,
-                               status == TB_OK ? (uint32_t)n->scratch.len : 0));
+    TB_CHECK(tb__mw_pack_result(&n->out, job, status, n->scratch.data,
+                                status == TB_OK ? (uint32_t)n->scratch.len : 0));
     n->out_n++;
     n->in_left--;
     n->t_compute = now;
