@@ -19,7 +19,7 @@
  * MPI_Send its result, until it gets the stop, and passes it on.
  *
  * Message sizes are those of Tenbin's messages with --task-bytes 8
- * --result-bytes 8 (src/mw/node.c):
+ * --result-bytes 8 (src/mw/mw_internal.h):
  *   task   = 4 (record count) + 8 (id) + 4 (length) + 8 (payload)              = 24 bytes
  *   result = 4 (record count) + 8 (id) + 4 (status) + 4 (length) + 8 (payload) = 28 bytes
  *   stop   = 4 (status) + 4 (count n) + 4 n (ranks to pass it on to)            = 8 + 4n bytes

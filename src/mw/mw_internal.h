@@ -4,9 +4,11 @@
  *
  * Every rank runs one `tb__mw_node` actor.  A node is a worker, a master, or
  * (on a one-rank group) a master that computes its own tasks.  The policy is
- * the node's handlers in node.c; they act only through transport.h.
+ * the node's handlers in node.c and the files by role they call (listed in
+ * node_internal.h); they act only through transport.h.
  *
- * Messages (tags) and their bodies, all little-endian via tb_buf:
+ * Messages (tags) and their bodies, all little-endian via tb_buf (packed and
+ * unpacked by the functions of proto.h):
  *   TASK    master -> worker   u32 n, task record * n
  *   RESULT  worker -> master   u32 n, result record * n (stops after a failure);
  *                              dynamic:wait adds f64 wait, f64 compute:
@@ -20,7 +22,7 @@
  *                              multi:K, K > 2: the giver's spells, as in REFUSE],
  *                              queue give body
  *   REFUSE  master -> master   multi:K, K > 2: u32 K, u32 * K what the refuser
- *                              knows of each master's spells (node.c); dynamic:
+ *                              knows of each master's spells (request.c); dynamic:
  *                              u32 n, i32 rank * n child masters to ask; else empty
  *   FWD     master -> root     u32 n, result record * n (status 0)
  *   FAIL    master -> root     u64 task, i32 rank, i32 code
@@ -57,7 +59,7 @@
  * RETURN, so the counts in RETURN and DONE tell the root how many records to
  * wait for before it says FINISH.  FAIL still goes to the parent.
  * The K static masters send DONE and FINISH along a binomial tree of their
- * indices (node.c).
+ * indices (tree.c).
  */
 #ifndef TB_MW_INTERNAL_H
 #define TB_MW_INTERNAL_H
@@ -138,7 +140,6 @@ typedef struct tb__mw_node {
     const void *cur_data;
     size_t cur_len;
     tb_buf out;               /* result message being built */
-    size_t out_count_at;
     uint32_t out_n;
     tb_buf scratch;           /* the worker function's result */
     tb_buf spare;             /* a master's own results while it reads them */

@@ -1,11 +1,16 @@
 /*
  * proto.h - the master-worker runtime's messages (internal): one table of
- * tags, each with its name for logs and traces.  The numbers are the
- * order of the table, from 1.
+ * tags, each with its name for logs and traces, and the functions that pack
+ * and unpack their bodies (proto.c; the layouts are in mw_internal.h).  The
+ * numbers are the order of the table, from 1.
  */
 #ifndef TB_MW_PROTO_H
 #define TB_MW_PROTO_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenbin/core.h"
 #include "transport/tags.h"
 
 #define TB__MW_TAGS(X)                                                                        \
@@ -39,5 +44,123 @@ static inline const char *tb__mw_tag_name(int tag)
     static const char *const names[] = {"unknown", TB__MW_TAGS(TB__TAG_STR)};
     return tb__tag_name(names, sizeof names / sizeof names[0], tag);
 }
+
+/*
+ * The bodies.  A pack function starts the message afresh in b, except where
+ * it says it appends; a message of records added one by one has a _begin,
+ * a function per record and an _end.  An unpack function of a whole message
+ * takes its bytes; one of a part reads `in` at its position.  They fail
+ * with TB_ERR_PARSE when the bytes run out (and only then: what is left
+ * over is for the caller to judge).
+ */
+
+/* TASK: u32 n, task record * n (records appended by tb__queue_pop_record). */
+int tb__mw_pack_task_begin(tb_buf *b);
+void tb__mw_pack_task_end(tb_buf *b, uint32_t n);
+int tb__mw_unpack_task_count(tb_buf *in, uint32_t *n);
+int tb__mw_unpack_task(tb_buf *in, uint64_t *id, const void **data, uint32_t *len);
+
+/* RESULT and FWD: u32 n, result record (u64 id, i32 status, bytes) * n;
+ * a RESULT of a timed run (cfg.timed) ends with the worker's times. */
+int tb__mw_pack_results_begin(tb_buf *b);
+int tb__mw_pack_result(tb_buf *b, uint64_t id, int32_t status, const void *data, uint32_t len);
+void tb__mw_pack_results_end(tb_buf *b, uint32_t n);
+/* Appends f64 wait (for the task message), f64 compute, f64 the sum of the
+ * squared task times. */
+int tb__mw_pack_result_times(tb_buf *b, double wait, double compute, double sq);
+int tb__mw_unpack_results_count(tb_buf *in, uint32_t *n);
+int tb__mw_unpack_result(tb_buf *in, uint64_t *id, int32_t *status, const void **data,
+                         uint32_t *len);
+/* The times at the end of a timed RESULT of *len bytes, and its record
+ * count; *len becomes the length without them. */
+int tb__mw_unpack_result_times(const void *data, size_t *len, uint32_t *n, double *wait,
+                               double *compute, double *sq);
+
+/* REQ: u32 workers, and under multi:K (K > 2, `spells`) u32 spell. */
+int tb__mw_pack_req(tb_buf *b, uint32_t workers, int spells, uint32_t spell);
+int tb__mw_unpack_req(const void *data, size_t len, int spells, uint32_t *workers,
+                      uint32_t *spell);
+
+/* FAIL: u64 task, i32 rank, i32 code. */
+int tb__mw_pack_fail(tb_buf *b, uint64_t task, int32_t rank, int32_t code);
+int tb__mw_unpack_fail(const void *data, size_t len, uint64_t *task, int32_t *rank,
+                       int32_t *code);
+
+/* ABORT, HAVE, and REFUSE outside multi:K and the dynamic policies: empty. */
+void tb__mw_pack_empty(tb_buf *b);
+
+/* The changes of the master count that DONE and RETURN carry:
+ * u32 n, (i32 delta, f64 time) * n.  pack_count appends one change to a
+ * list of them; pack_counts appends the list to a message. */
+int tb__mw_pack_count(tb_buf *list, int32_t delta, double t);
+int tb__mw_pack_counts(tb_buf *b, uint32_t n, const tb_buf *list);
+int tb__mw_unpack_counts(tb_buf *in, uint32_t *n);
+int tb__mw_unpack_count(tb_buf *in, int32_t *delta, double *t);
+
+/* DONE: u64 sent, then the counts. */
+int tb__mw_pack_done(tb_buf *b, uint64_t sent, uint32_t n, const tb_buf *counts);
+int tb__mw_unpack_done(tb_buf *in, uint64_t *sent);
+
+/* FINISH: i32 status. */
+int tb__mw_pack_finish(tb_buf *b, int32_t status);
+int tb__mw_unpack_finish(const void *data, size_t len, int32_t *status);
+
+/* STOP: i32 status, u32 n, i32 rank * n (given as n little-endian i32s). */
+int tb__mw_pack_stop(tb_buf *b, int32_t status, const unsigned char *ranks, uint32_t n);
+int tb__mw_unpack_stop(const void *data, size_t len, int32_t *status, const unsigned char **ranks,
+                       uint32_t *n);
+
+/* FREE: i32 rank. */
+int tb__mw_pack_free(tb_buf *b, int32_t rank);
+int tb__mw_unpack_free(const void *data, size_t len, int32_t *rank);
+
+/* REDUCE: u8 failed, the partial's bytes (len >= 1). */
+int tb__mw_pack_reduce(tb_buf *b, int failed, const void *partial, size_t len);
+void tb__mw_unpack_reduce(const void *data, size_t len, int *failed, const void **partial,
+                          size_t *plen);
+
+/* Lists of ranks (in MSTART, RETURN, REFUSE and STOP): u32 n, i32 rank * n.
+ * pack_rank appends one rank; the count comes first, from the message's
+ * own function. */
+int tb__mw_pack_rank(tb_buf *b, int32_t rank);
+int tb__mw_unpack_ranks(tb_buf *in, uint32_t *n);
+int tb__mw_unpack_rank(tb_buf *in, int32_t *rank);
+
+/* multi:K's spells (in REFUSE and GIVE): u32 K, u32 spell * K.  pack_spells
+ * appends them; unpack_spells fails with TB_ERR_PROTOCOL unless K of them
+ * follow, which unpack_spell then reads one by one. */
+int tb__mw_pack_spells(tb_buf *b, const uint32_t *spells, int K);
+int tb__mw_unpack_spells(tb_buf *in, int K);
+int tb__mw_unpack_spell(tb_buf *in, uint32_t *spell);
+
+/* GIVE: u8 kind, [spells], the queue's give body (tb__queue_give appends
+ * it).  pack_give_kind rewrites the kind of a GIVE being built; unpack_give
+ * leaves `in` at the byte after the kind. */
+int tb__mw_pack_give(tb_buf *b, int kind);
+void tb__mw_pack_give_kind(tb_buf *b, int kind);
+int tb__mw_unpack_give(const void *data, size_t len, int *kind, tb_buf *in);
+
+/* REFUSE: under multi:K (K > 2) the spells; under dynamic and dynamic:wait
+ * a list of ranks, begun empty and counted at its end; else empty
+ * (tb__mw_pack_empty). */
+int tb__mw_pack_refuse_spells(tb_buf *b, const uint32_t *spells, int K);
+int tb__mw_pack_refuse_ranks(tb_buf *b);
+void tb__mw_pack_refuse_ranks_end(tb_buf *b, uint32_t n);
+
+/* MSTART: the busy workers the parent frees (a list of ranks), the idle
+ * ones (another), u8 fan out at once, the queue's give body.  Built as
+ * pack_mstart(nbusy), nbusy ranks, pack_mstart_idle(nidle), nidle ranks,
+ * pack_mstart_end(fan), tb__queue_give. */
+int tb__mw_pack_mstart(tb_buf *b, uint32_t nbusy);
+int tb__mw_pack_mstart_idle(tb_buf *b, uint32_t nidle);
+int tb__mw_pack_mstart_end(tb_buf *b, int fan);
+int tb__mw_unpack_mstart_end(tb_buf *in, int *fan);
+
+/* RETURN: the idle workers (a list of ranks, begun empty and counted at the
+ * end), u64 sent, u8 merged, the counts. */
+int tb__mw_pack_return(tb_buf *b);
+int tb__mw_pack_return_end(tb_buf *b, uint32_t nidle, uint64_t sent, int merged, uint32_t ncounts,
+                           const tb_buf *counts);
+int tb__mw_unpack_return_end(tb_buf *in, uint64_t *sent, int *merged);
 
 #endif /* TB_MW_PROTO_H */
