@@ -282,7 +282,7 @@ void tb_bnb_destroy(tb_bnb **pb)
 int tb_bnb_set_gap(tb_bnb *b, double gap)
 {
     if (!b || !(gap >= 0 && gap < 1))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_gap: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_gap: %s", !b ? "the handle is NULL"
                           : "the relative gap must be in [0, 1); the gap is unchanged");
     b->gap = gap;
     return TB_OK;
@@ -291,7 +291,7 @@ int tb_bnb_set_gap(tb_bnb *b, double gap)
 int tb_bnb_set_groups(tb_bnb *b, int groups)
 {
     if (!b || groups < 0)
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_groups: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_groups: %s", !b ? "the handle is NULL"
                           : "a negative number of groups; the groups are unchanged");
     if (groups > 0 && b->size > 1 && groups > b->size - 1)
         return TB__REFUSE(TB_ERR_SIZE, "tb_bnb_set_groups: %d groups need at least %d ranks (a "
@@ -304,7 +304,7 @@ int tb_bnb_set_groups(tb_bnb *b, int groups)
 int tb_bnb_set_depth(tb_bnb *b, int depth)
 {
     if (!b || depth < 0 || depth > 64)
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_depth: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_depth: %s", !b ? "the handle is NULL"
                           : "the depth must be in [0, 64]; the depth is unchanged");
     b->depth = depth;
     return TB_OK;
@@ -313,7 +313,7 @@ int tb_bnb_set_depth(tb_bnb *b, int depth)
 int tb_bnb_set_task_time(tb_bnb *b, double s)
 {
     if (!b || !(s > 0 && isfinite(s)))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_task_time: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_task_time: %s", !b ? "the handle is NULL"
                           : "expected seconds > 0; the task time is unchanged");
     b->task_time = s;
     return TB_OK;
@@ -322,7 +322,7 @@ int tb_bnb_set_task_time(tb_bnb *b, double s)
 int tb_bnb_set_startup(tb_bnb *b, int per_worker)
 {
     if (!b || per_worker < 0 || per_worker > 1000000)
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_startup: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_startup: %s", !b ? "the handle is NULL"
                           : "expected 0 to 1000000 subproblems per worker; unchanged");
     b->startup = per_worker;
     return TB_OK;
@@ -331,7 +331,7 @@ int tb_bnb_set_startup(tb_bnb *b, int per_worker)
 int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how)
 {
     if (!b || (how != TB_BNB_BALANCE_THROUGHPUT && how != TB_BNB_BALANCE_SEED))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_balance: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_balance: %s", !b ? "the handle is NULL"
                           : "unknown balancing rule; unchanged");
     b->balance = how;
     return TB_OK;
@@ -340,7 +340,7 @@ int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how)
 int tb_bnb_set_node_cost(tb_bnb *b, double s)
 {
     if (!b || !(s >= 0 && isfinite(s)))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_node_cost: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_node_cost: %s", !b ? "the handle is NULL"
                           : "expected seconds >= 0; the node cost is unchanged");
     b->node_cost = s;
     return TB_OK;
@@ -349,7 +349,7 @@ int tb_bnb_set_node_cost(tb_bnb *b, double s)
 int tb_bnb_set_status_interval(tb_bnb *b, double s)
 {
     if (!b || !(s > 0 && isfinite(s)))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_status_interval: %s",
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_status_interval: %s",
                           !b ? "the handle is NULL"
                              : "expected seconds > 0; the interval is unchanged");
     b->status_interval = s;
@@ -359,7 +359,7 @@ int tb_bnb_set_status_interval(tb_bnb *b, double s)
 int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
 {
     if (!b || !(seconds >= 0 && seconds <= 60))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_wan_delay: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_wan_delay: %s", !b ? "the handle is NULL"
                           : "expected seconds in [0, 60]; the delay is unchanged");
     if (b->plat && seconds > 0)
         return TB__REFUSE(TB_ERR_UNSUPPORTED, "tb_bnb_set_wan_delay: a simulated run takes its "
@@ -371,7 +371,7 @@ int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
 int tb_bnb_set_sites(tb_bnb *b, int sites)
 {
     if (!b || sites < 0)
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_sites: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_sites: %s", !b ? "the handle is NULL"
                           : "a negative number of sites; unchanged");
     if (sites > 0 && b->size > 1 && sites > b->size - 1)
         return TB__REFUSE(TB_ERR_SIZE, "tb_bnb_set_sites: %d sites need at least %d ranks, the "
@@ -395,7 +395,7 @@ int tb_bnb_set_trace_file(tb_bnb *b, const char *path)
 int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
 {
     if (!b || bytes > ((size_t)1 << 30))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_task_pad: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_task_pad: %s", !b ? "the handle is NULL"
                           : "at most 1 GiB; unchanged");
     b->task_pad = bytes;
     return TB_OK;
@@ -404,7 +404,7 @@ int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
 int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes)
 {
     if (!b || bytes > ((size_t)1 << 20))
-        return TB__REFUSE(TB_ERR_RANGE, "tb_bnb_set_sub_pad: %s", !b ? "the handle is NULL"
+        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_sub_pad: %s", !b ? "the handle is NULL"
                           : "at most 1 MiB; unchanged");
     b->sub_pad = bytes;
     return TB_OK;

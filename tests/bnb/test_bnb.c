@@ -647,6 +647,25 @@ static void test_api_errors(void)
     tb_bnb_destroy(&b);
     TB_ASSERT(b == NULL);
     tb_platform_destroy(&plat);
+    /* The same fault, the same code in every module: a NULL handle is
+     * TB_ERR_INVALID for every setter (docs/architecture.md, API convention). */
+    tb_log_set_level(TB_LOG_ERROR);
+    TB_ASSERT_EQ_INT(tb_bnb_set_gap(NULL, 0.1), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_groups(NULL, 1), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_depth(NULL, 2), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_task_time(NULL, 1), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_startup(NULL, 1), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_balance(NULL, TB_BNB_BALANCE_SEED), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_node_cost(NULL, 1e-3), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_status_interval(NULL, 1), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_wan_delay(NULL, 0), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_sites(NULL, 1), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_trace_file(NULL, "x"), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_progress(NULL, stderr), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_watch(NULL, NULL, NULL, 1), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_run(NULL), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_get_summary(NULL, &s), TB_ERR_INVALID);
+    tb_log_set_level(old);
 }
 
 static const tb_test tests[] = {
