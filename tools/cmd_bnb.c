@@ -4,6 +4,7 @@
  * hierarchical master-worker runtime (S5), under mpiexec or simulated.
  */
 #include "tenbin/bnb.h"
+#include "tenbin/experiment.h"
 
 #include <float.h>
 #include <ctype.h>

@@ -171,16 +171,6 @@ TB_API int tb_bnb_set_sites(tb_bnb *b, int sites);
  * queue; times from the start of the run (virtual when simulated).  Written
  * atomically by rank 0. */
 TB_API int tb_bnb_set_trace_file(tb_bnb *b, const char *path);
-/* Add this many bytes to every task a master sends (ignored by the worker):
- * to model a program that ships its problem data with each task, as S5's
- * did (its D_in, about 120 KB for the BMI problem of the paper's size). */
-TB_API int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes);
-/* Add this many bytes per subproblem to every message that returns or moves
- * subproblems (a worker's result, a master's give, the supervisor's move; at
- * most 1 MiB): to model a program whose subproblems are bigger on the wire
- * than the problem's own encoding, as S5's were (24 nx + 24 ny + 16 B each
- * in its D_out, against 16 nx + 16 ny + 16 for apps/bnb/bmi.c). */
-TB_API int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes);
 /* Progress lines (bounds, gap, pending) on stream from the supervisor every
  * TENBIN_PROGRESS_INTERVAL seconds (NULL, the default: none). */
 TB_API int tb_bnb_set_progress(tb_bnb *b, FILE *stream);
@@ -216,9 +206,6 @@ typedef struct tb_bnb_state {
  * already meet.  Not called after the run (tb_bnb_get_summary is). */
 typedef int (*tb_bnb_watch_fn)(void *arg, const tb_bnb_state *state);
 TB_API int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval);
-/* Testing: the supervisor moves subproblems at every status (not only when
- * a group runs dry). */
-TB_API int tb_bnb_set_force_moves(tb_bnb *b, int on);
 
 /* Run the search.  Collective.  TB_OK, or the first error (a problem
  * function's, or the transport's), the same on every rank. */

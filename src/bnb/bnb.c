@@ -29,6 +29,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "tenbin/bnb.h"
+#include "tenbin/experiment.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -19,6 +19,7 @@
 #include "../../apps/bnb/problems.h"
 #include "tb_test_mpi.h"
 #include "tenbin/bnb.h"
+#include "tenbin/experiment.h"
 #include "tenbin/model.h"
 #include "transport/transport.h"
 
