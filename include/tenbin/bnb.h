@@ -133,6 +133,10 @@ TB_API int tb_bnb_create(tb_bnb **out, MPI_Comm comm, const tb_bnb_ops *ops, voi
 TB_API int tb_bnb_create_sim(tb_bnb **out, const tb_platform *plat, int ranks,
                              const tb_bnb_ops *ops, void *ctx);
 TB_API void tb_bnb_destroy(tb_bnb **b);
+/* The line of the last call on b that failed or refused a value ("" if
+ * none has): what happened and why, as it was also logged.  Valid until the
+ * next call on b.  NULL: "". */
+TB_API const char *tb_bnb_error(const tb_bnb *b);
 
 /* Relative gap at which to stop, in [0, 1) (default 0: prove the optimum). */
 TB_API int tb_bnb_set_gap(tb_bnb *b, double gap);

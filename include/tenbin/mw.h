@@ -142,6 +142,10 @@ TB_API int tb_mw_create(tb_mw **out, MPI_Comm comm);
 TB_API int tb_mw_create_sim(tb_mw **out, const tb_platform *plat, int ranks);
 /* Free the handle and its communicator; NULLs *mw.  Collective over comm. */
 TB_API void tb_mw_destroy(tb_mw **mw);
+/* The line of the last call on mw that failed or refused a value ("" if
+ * none has): what happened and why, as it was also logged.  Valid until the
+ * next call on mw.  NULL: "". */
+TB_API const char *tb_mw_error(const tb_mw *mw);
 
 /* "single", "multi:K", "dynamic", "dynamic:paper" or "dynamic:wait[:SHARE]", optionally followed by
  * ",chunk=RULE" (as tb_mw_set_chunking: "multi:4,chunk=fac"; also in TENBIN_MW_POLICY).

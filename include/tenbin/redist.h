@@ -238,6 +238,10 @@ TB_API int tb_redist_create(tb_redist **out, MPI_Comm comm, const tb_redist_opts
 /* Collective.  Free the distribution and the local blocks of its arrays
  * (the registered data pointers are set to NULL); NULLs *r. */
 TB_API void tb_redist_destroy(tb_redist **r);
+/* The line of the last call on r that failed or refused a value ("" if
+ * none has): what happened and why, as it was also logged.  Valid until the
+ * next call on r.  NULL: "". */
+TB_API const char *tb_redist_error(const tb_redist *r);
 
 /* An array to register.  Row-major (C order): dims[ndims-1] varies fastest. */
 typedef struct tb_redist_array_desc {

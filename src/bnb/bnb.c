@@ -77,11 +77,11 @@ static int on_computed(tb_actor *ba, uint64_t job, int status)
     tb__bnb_actor *a = (tb__bnb_actor *)ba;
     if (status != TB_OK) {
         if (job == JOB_TASK)
-            TB_LOG_ERR("rank %d: task %" PRIu64 " failed: %s", a->base.rank,
-                       tb__bnb_worker_of(a)->task_id, tb_strerror(status));
+            TB__ERR_H(a->b, "rank %d: task %" PRIu64 " failed: %s", a->base.rank,
+                      tb__bnb_worker_of(a)->task_id, tb_strerror(status));
         else
-            TB_LOG_ERR("rank %d: the start-up task failed: %s", a->base.rank,
-                       tb_strerror(status));
+            TB__ERR_H(a->b, "rank %d: the start-up task failed: %s", a->base.rank,
+                      tb_strerror(status));
         return status;
     }
     if (a->role == ROLE_SUP && job == JOB_STARTUP)
@@ -263,6 +263,8 @@ int tb_bnb_create_sim(tb_bnb **out, const tb_platform *plat, int ranks, const tb
     return TB_OK;
 }
 
+const char *tb_bnb_error(const tb_bnb *h) { return h ? h->err : ""; }
+
 void tb_bnb_destroy(tb_bnb **pb)
 {
     if (!pb || !*pb)
@@ -283,8 +285,9 @@ void tb_bnb_destroy(tb_bnb **pb)
 int tb_bnb_set_gap(tb_bnb *b, double gap)
 {
     if (!b || !(gap >= 0 && gap < 1))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_gap: %s", !b ? "the handle is NULL"
-                          : "the relative gap must be in [0, 1); the gap is unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_gap: %s",
+                            !b ? "the handle is NULL"
+                               : "the relative gap must be in [0, 1); the gap is unchanged");
     b->gap = gap;
     return TB_OK;
 }
@@ -292,12 +295,15 @@ int tb_bnb_set_gap(tb_bnb *b, double gap)
 int tb_bnb_set_groups(tb_bnb *b, int groups)
 {
     if (!b || groups < 0)
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_groups: %s", !b ? "the handle is NULL"
-                          : "a negative number of groups; the groups are unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_groups: %s",
+                            !b ? "the handle is NULL"
+                               : "a negative number of groups; the groups are unchanged");
     if (groups > 0 && b->size > 1 && groups > b->size - 1)
-        return TB__REFUSE(TB_ERR_SIZE, "tb_bnb_set_groups: %d groups need at least %d ranks (a "
-                          "supervisor and a master each), the run has %d; the groups are "
-                          "unchanged", groups, groups + 1, b->size);
+        return TB__REFUSE_H(b, TB_ERR_SIZE,
+                            "tb_bnb_set_groups: %d groups need at least %d ranks (a "
+                            "supervisor and a master each), the run has %d; the groups are "
+                            "unchanged",
+                            groups, groups + 1, b->size);
     b->groups = groups;
     return TB_OK;
 }
@@ -305,8 +311,9 @@ int tb_bnb_set_groups(tb_bnb *b, int groups)
 int tb_bnb_set_depth(tb_bnb *b, int depth)
 {
     if (!b || depth < 0 || depth > 64)
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_depth: %s", !b ? "the handle is NULL"
-                          : "the depth must be in [0, 64]; the depth is unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_depth: %s",
+                            !b ? "the handle is NULL"
+                               : "the depth must be in [0, 64]; the depth is unchanged");
     b->depth = depth;
     return TB_OK;
 }
@@ -314,8 +321,9 @@ int tb_bnb_set_depth(tb_bnb *b, int depth)
 int tb_bnb_set_task_time(tb_bnb *b, double s)
 {
     if (!b || !(s > 0 && isfinite(s)))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_task_time: %s", !b ? "the handle is NULL"
-                          : "expected seconds > 0; the task time is unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_task_time: %s",
+                            !b ? "the handle is NULL"
+                               : "expected seconds > 0; the task time is unchanged");
     b->task_time = s;
     return TB_OK;
 }
@@ -323,8 +331,9 @@ int tb_bnb_set_task_time(tb_bnb *b, double s)
 int tb_bnb_set_startup(tb_bnb *b, int per_worker)
 {
     if (!b || per_worker < 0 || per_worker > 1000000)
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_startup: %s", !b ? "the handle is NULL"
-                          : "expected 0 to 1000000 subproblems per worker; unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_startup: %s",
+                            !b ? "the handle is NULL"
+                               : "expected 0 to 1000000 subproblems per worker; unchanged");
     b->startup = per_worker;
     return TB_OK;
 }
@@ -332,8 +341,8 @@ int tb_bnb_set_startup(tb_bnb *b, int per_worker)
 int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how)
 {
     if (!b || (how != TB_BNB_BALANCE_THROUGHPUT && how != TB_BNB_BALANCE_SEED))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_balance: %s", !b ? "the handle is NULL"
-                          : "unknown balancing rule; unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_balance: %s",
+                            !b ? "the handle is NULL" : "unknown balancing rule; unchanged");
     b->balance = how;
     return TB_OK;
 }
@@ -341,8 +350,9 @@ int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how)
 int tb_bnb_set_node_cost(tb_bnb *b, double s)
 {
     if (!b || !(s >= 0 && isfinite(s)))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_node_cost: %s", !b ? "the handle is NULL"
-                          : "expected seconds >= 0; the node cost is unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_node_cost: %s",
+                            !b ? "the handle is NULL"
+                               : "expected seconds >= 0; the node cost is unchanged");
     b->node_cost = s;
     return TB_OK;
 }
@@ -350,9 +360,9 @@ int tb_bnb_set_node_cost(tb_bnb *b, double s)
 int tb_bnb_set_status_interval(tb_bnb *b, double s)
 {
     if (!b || !(s > 0 && isfinite(s)))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_status_interval: %s",
-                          !b ? "the handle is NULL"
-                             : "expected seconds > 0; the interval is unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_status_interval: %s",
+                            !b ? "the handle is NULL"
+                               : "expected seconds > 0; the interval is unchanged");
     b->status_interval = s;
     return TB_OK;
 }
@@ -360,11 +370,13 @@ int tb_bnb_set_status_interval(tb_bnb *b, double s)
 int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
 {
     if (!b || !(seconds >= 0 && seconds <= 60))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_wan_delay: %s", !b ? "the handle is NULL"
-                          : "expected seconds in [0, 60]; the delay is unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_wan_delay: %s",
+                            !b ? "the handle is NULL"
+                               : "expected seconds in [0, 60]; the delay is unchanged");
     if (b->plat && seconds > 0)
-        return TB__REFUSE(TB_ERR_UNSUPPORTED, "tb_bnb_set_wan_delay: a simulated run takes its "
-                          "wide-area delay from the platform's links (wan-L=...)");
+        return TB__REFUSE_H(b, TB_ERR_UNSUPPORTED,
+                            "tb_bnb_set_wan_delay: a simulated run takes its "
+                            "wide-area delay from the platform's links (wan-L=...)");
     b->wan_delay = seconds;
     return TB_OK;
 }
@@ -372,11 +384,13 @@ int tb_bnb_set_wan_delay(tb_bnb *b, double seconds)
 int tb_bnb_set_sites(tb_bnb *b, int sites)
 {
     if (!b || sites < 0)
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_sites: %s", !b ? "the handle is NULL"
-                          : "a negative number of sites; unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_sites: %s",
+                            !b ? "the handle is NULL" : "a negative number of sites; unchanged");
     if (sites > 0 && b->size > 1 && sites > b->size - 1)
-        return TB__REFUSE(TB_ERR_SIZE, "tb_bnb_set_sites: %d sites need at least %d ranks, the "
-                          "run has %d; unchanged", sites, sites + 1, b->size);
+        return TB__REFUSE_H(b, TB_ERR_SIZE,
+                            "tb_bnb_set_sites: %d sites need at least %d ranks, the "
+                            "run has %d; unchanged",
+                            sites, sites + 1, b->size);
     b->sites = sites;
     return TB_OK;
 }
@@ -384,7 +398,7 @@ int tb_bnb_set_sites(tb_bnb *b, int sites)
 int tb_bnb_set_trace_file(tb_bnb *b, const char *path)
 {
     if (!b)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_trace_file: the handle is NULL");
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_trace_file: the handle is NULL");
     char *p = NULL;
     if (path && !(p = strdup(path)))
         return TB_ERR_NOMEM;
@@ -396,8 +410,8 @@ int tb_bnb_set_trace_file(tb_bnb *b, const char *path)
 int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
 {
     if (!b || bytes > ((size_t)1 << 30))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_task_pad: %s", !b ? "the handle is NULL"
-                          : "at most 1 GiB; unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_task_pad: %s",
+                            !b ? "the handle is NULL" : "at most 1 GiB; unchanged");
     b->task_pad = bytes;
     return TB_OK;
 }
@@ -405,8 +419,8 @@ int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
 int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes)
 {
     if (!b || bytes > ((size_t)1 << 20))
-        return TB__REFUSE(!b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_sub_pad: %s", !b ? "the handle is NULL"
-                          : "at most 1 MiB; unchanged");
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_sub_pad: %s",
+                            !b ? "the handle is NULL" : "at most 1 MiB; unchanged");
     b->sub_pad = bytes;
     return TB_OK;
 }
@@ -414,7 +428,7 @@ int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes)
 int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
 {
     if (!b)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_progress: the handle is NULL");
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_progress: the handle is NULL");
     b->progress = stream;
     b->progress_interval = 1.0;
     tb_env_double("TENBIN_PROGRESS_INTERVAL", &b->progress_interval);
@@ -424,8 +438,9 @@ int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
 int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
 {
     if (!b || !(interval > 0 && interval <= 3600))
-        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_watch: %s", !b ? "the handle is NULL"
-                          : "the interval must be in (0, 3600] seconds; no watch is set");
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_watch: %s",
+                            !b ? "the handle is NULL"
+                               : "the interval must be in (0, 3600] seconds; no watch is set");
     b->watch = fn;
     b->watch_arg = arg;
     b->watch_interval = interval;
@@ -435,7 +450,7 @@ int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
 int tb_bnb_set_force_moves(tb_bnb *b, int on)
 {
     if (!b)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_force_moves: the handle is NULL");
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_force_moves: the handle is NULL");
     b->force_moves = on != 0;
     return TB_OK;
 }
@@ -682,8 +697,8 @@ static int run_mpi(tb_bnb *b)
     if (rc == TB_OK)
         rc = actor_init(&a, b, b->rank);
     if (rc != TB_OK) {
-        TB_LOG_ERR("rank %d: cannot start the branch-and-bound run: %s; aborting the job",
-                   b->rank, tb_strerror(rc));
+        TB__ERR_H(b, "rank %d: cannot start the branch-and-bound run: %s; aborting the job",
+                  b->rank, tb_strerror(rc));
         MPI_Abort(b->comm, 1);
         return rc;
     }
@@ -692,8 +707,8 @@ static int run_mpi(tb_bnb *b)
     rc = tb_tp_mpi_run(tp, &a.base);
     double wall = tb_wtime() - t0;
     if (rc != TB_OK) {
-        TB_LOG_ERR("rank %d: branch-and-bound run failed: %s; aborting the job", b->rank,
-                   tb_strerror(rc));
+        TB__ERR_H(b, "rank %d: branch-and-bound run failed: %s; aborting the job", b->rank,
+                  tb_strerror(rc));
         MPI_Abort(b->comm, 1);
         return rc;
     }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "bnb/bnb_internal.h"
+#include "core/refuse.h"
 #include "transport/transport.h"
 
 enum { ROLE_SUP, ROLE_MASTER, ROLE_WORKER };
@@ -27,6 +28,7 @@ enum { TIMER_STATUS = 1, TIMER_PROGRESS = 2 };
 struct tb_bnb {
     MPI_Comm comm;
     int rank, size;
+    char err[TB__ERR_LINE]; /* the last failure's line (tb_bnb_error) */
     const tb_platform *plat;
     const tb_bnb_ops *ops;
     void *ctx;

@@ -22,6 +22,7 @@ static void init_defaults(tb_mw *mw);
 struct tb_mw {
     MPI_Comm comm;
     int rank, size;
+    char err[TB__ERR_LINE]; /* the last failure's line (tb_mw_error) */
     tb__mw_cfg cfg;
     tb__queue bag;          /* rank 0: tasks added, or the generator's range */
     int have_gen;
@@ -104,6 +105,8 @@ static void init_defaults(tb_mw *mw)
                     mw->size);
 }
 
+const char *tb_mw_error(const tb_mw *h) { return h ? h->err : ""; }
+
 void tb_mw_destroy(tb_mw **pmw)
 {
     if (!pmw || !*pmw)
@@ -128,22 +131,27 @@ void tb_mw_destroy(tb_mw **pmw)
 int tb_mw_set_policy(tb_mw *mw, const char *full)
 {
     if (!mw || !full)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_policy: %s is NULL", mw ? "the policy" : "the handle");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_policy: %s is NULL",
+                            mw ? "the policy" : "the handle");
     /* "POLICY" or "POLICY,chunk=RULE" */
     char spec[sizeof mw->cfg.policy];
     const char *chunk = strstr(full, ",chunk=");
     size_t base = chunk ? (size_t)(chunk - full) : strlen(full);
     const char *keep = mw->cfg.policy;
     if (base >= sizeof spec)
-        return TB__REFUSE(TB_ERR_PARSE, "tb_mw_set_policy: '%.40s...' is not a policy (expected "
-                          POLICY_NAMES "); the policy stays %s", full, keep);
+        return TB__REFUSE_H(mw, TB_ERR_PARSE,
+                            "tb_mw_set_policy: '%.40s...' is not a policy (expected " POLICY_NAMES
+                            "); the policy stays %s",
+                            full, keep);
     memcpy(spec, full, base);
     spec[base] = '\0';
     int kind = TB__CHUNK_FIXED;
     unsigned fixed = 0;
     if (chunk && tb__chunk_parse(chunk + 7, &kind, &fixed) != 0)
-        return TB__REFUSE(TB_ERR_PARSE, "tb_mw_set_policy: '%s': unknown chunk rule (expected "
-                          CHUNK_RULES "); the policy stays %s", full, keep);
+        return TB__REFUSE_H(mw, TB_ERR_PARSE,
+                            "tb_mw_set_policy: '%s': unknown chunk rule (expected " CHUNK_RULES
+                            "); the policy stays %s",
+                            full, keep);
     long k;
     int dynamic = 0;
     double share = 0;
@@ -164,20 +172,28 @@ int tb_mw_set_policy(tb_mw *mw, const char *full)
             if (rc == TB_OK && !(share > 0 && share <= 100))
                 rc = TB_ERR_RANGE;
             if (rc != TB_OK)
-                return TB__REFUSE(rc, "tb_mw_set_policy: '%s': the share of waiting time must be "
-                                  "a number in (0, 100]; the policy stays %s", full, keep);
+                return TB__REFUSE_H(mw, rc,
+                                    "tb_mw_set_policy: '%s': the share of waiting time must be "
+                                    "a number in (0, 100]; the policy stays %s",
+                                    full, keep);
         }
     } else if (strncmp(spec, "multi:", 6) == 0) {
         int rc = tb_parse_long(spec + 6, 1, 1L << 30, &k);
         if (rc != TB_OK)
-            return TB__REFUSE(rc, "tb_mw_set_policy: '%s': K must be a whole number >= 1; the "
-                              "policy stays %s", full, keep);
+            return TB__REFUSE_H(mw, rc,
+                                "tb_mw_set_policy: '%s': K must be a whole number >= 1; the "
+                                "policy stays %s",
+                                full, keep);
         if (k > mw->size)
-            return TB__REFUSE(TB_ERR_SIZE, "tb_mw_set_policy: '%s' needs at least %ld ranks, the "
-                              "communicator has %d; the policy stays %s", full, k, mw->size, keep);
+            return TB__REFUSE_H(mw, TB_ERR_SIZE,
+                                "tb_mw_set_policy: '%s' needs at least %ld ranks, the "
+                                "communicator has %d; the policy stays %s",
+                                full, k, mw->size, keep);
     } else {
-        return TB__REFUSE(TB_ERR_PARSE, "tb_mw_set_policy: '%s' is not a policy (expected "
-                          POLICY_NAMES "); the policy stays %s", full, keep);
+        return TB__REFUSE_H(mw, TB_ERR_PARSE,
+                            "tb_mw_set_policy: '%s' is not a policy (expected " POLICY_NAMES
+                            "); the policy stays %s",
+                            full, keep);
     }
     mw->cfg.nmasters = (int)k;
     mw->cfg.dynamic = dynamic;
@@ -199,8 +215,9 @@ void tb__mw_set_promote_hook(tb_mw *mw, tb__mw_promote_hook hook, void *ctx)
 int tb_mw_set_chunk(tb_mw *mw, unsigned tasks_per_message)
 {
     if (!mw || tasks_per_message == 0)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_chunk: %s", !mw ? "the handle is NULL"
-                          : "0 tasks per message (at least 1); the chunk rule is unchanged");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_chunk: %s",
+                            !mw ? "the handle is NULL"
+                                : "0 tasks per message (at least 1); the chunk rule is unchanged");
     mw->cfg.chunk = tasks_per_message;
     mw->cfg.chunk_kind = TB__CHUNK_FIXED;
     return TB_OK;
@@ -211,10 +228,12 @@ int tb_mw_set_chunking(tb_mw *mw, const char *rule)
     int kind;
     unsigned fixed;
     if (!mw)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_chunking: the handle is NULL");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_chunking: the handle is NULL");
     if (tb__chunk_parse(rule, &kind, &fixed) != 0)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_chunking: '%s' is not a rule (expected "
-                          CHUNK_RULES "); the chunk rule is unchanged", rule ? rule : "(null)");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID,
+                            "tb_mw_set_chunking: '%s' is not a rule (expected " CHUNK_RULES
+                            "); the chunk rule is unchanged",
+                            rule ? rule : "(null)");
     mw->cfg.chunk_kind = kind;
     mw->cfg.chunk = fixed;
     return TB_OK;
@@ -223,8 +242,8 @@ int tb_mw_set_chunking(tb_mw *mw, const char *rule)
 int tb_mw_set_worker(tb_mw *mw, tb_mw_work_fn fn, void *ctx)
 {
     if (!mw || !fn)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_worker: %s is NULL",
-                          mw ? "the work function" : "the handle");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_worker: %s is NULL",
+                            mw ? "the work function" : "the handle");
     mw->cfg.work = fn;
     mw->cfg.work_ctx = ctx;
     return TB_OK;
@@ -233,7 +252,7 @@ int tb_mw_set_worker(tb_mw *mw, tb_mw_work_fn fn, void *ctx)
 int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx)
 {
     if (!mw)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_result: the handle is NULL");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_result: the handle is NULL");
     mw->cfg.result = fn;
     mw->cfg.result_ctx = ctx;
     return TB_OK;
@@ -242,10 +261,11 @@ int tb_mw_set_result(tb_mw *mw, tb_mw_result_fn fn, void *ctx)
 int tb_mw_set_reduce(tb_mw *mw, tb_mw_fold_fn fold, tb_mw_combine_fn combine, void *ctx)
 {
     if (!mw || (!fold && combine))
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_reduce: %s", !mw ? "the handle is NULL"
-                          : "a combine function without a fold function");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_reduce: %s",
+                            !mw ? "the handle is NULL"
+                                : "a combine function without a fold function");
     if (mw->ran)
-        return TB__REFUSE(TB_ERR_STATE, "tb_mw_set_reduce: the bag has already run");
+        return TB__REFUSE_H(mw, TB_ERR_STATE, "tb_mw_set_reduce: the bag has already run");
     mw->cfg.fold = fold;
     mw->cfg.combine = combine;
     mw->cfg.reduce_ctx = ctx;
@@ -266,12 +286,12 @@ int tb_mw_get_partial(const tb_mw *mw, const void **data, size_t *len)
 int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx)
 {
     if (!mw || !fn)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_generator: %s is NULL",
-                          mw ? "the generator" : "the handle");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_generator: %s is NULL",
+                            mw ? "the generator" : "the handle");
     if (mw->nadded > 0 || mw->ran)
-        return TB__REFUSE(TB_ERR_STATE, "tb_mw_set_generator: %s",
-                          mw->ran ? "the bag has already run"
-                                  : "tasks were already added with tb_mw_add_task");
+        return TB__REFUSE_H(mw, TB_ERR_STATE, "tb_mw_set_generator: %s",
+                            mw->ran ? "the bag has already run"
+                                    : "tasks were already added with tb_mw_add_task");
     mw->have_gen = 1;
     mw->cfg.gen = fn;
     mw->cfg.gen_ctx = ctx;
@@ -284,7 +304,7 @@ int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx)
 int tb_mw_add_task(tb_mw *mw, const void *data, size_t len)
 {
     if (!mw)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_add_task: the handle is NULL");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_add_task: the handle is NULL");
     int rc = len > 0 && !data                  ? TB_ERR_INVALID
              : mw->rank != 0 || mw->have_gen || mw->ran ? TB_ERR_STATE
              : len > TB__MW_MSG_MAX - 64       ? TB_ERR_RANGE
@@ -318,10 +338,11 @@ int tb_mw_reserve(tb_mw *mw, uint64_t ntasks, size_t payload_bytes)
 int tb_mw_set_trace(tb_mw *mw, tb_trace *tr)
 {
     if (!mw)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_trace: the handle is NULL");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_trace: the handle is NULL");
     if (mw->plat && tr)
-        return TB__REFUSE(TB_ERR_UNSUPPORTED, "tb_mw_set_trace: a simulated bag writes its "
-                          "trace with tb_mw_set_trace_file");
+        return TB__REFUSE_H(mw, TB_ERR_UNSUPPORTED,
+                            "tb_mw_set_trace: a simulated bag writes its "
+                            "trace with tb_mw_set_trace_file");
     mw->trace = tr;
     return TB_OK;
 }
@@ -329,7 +350,7 @@ int tb_mw_set_trace(tb_mw *mw, tb_trace *tr)
 int tb_mw_set_trace_file(tb_mw *mw, const char *path)
 {
     if (!mw)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_trace_file: the handle is NULL");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_trace_file: the handle is NULL");
     free(mw->trace_path);
     mw->trace_path = NULL;
     if (path && !(mw->trace_path = strdup(path)))
@@ -340,9 +361,10 @@ int tb_mw_set_trace_file(tb_mw *mw, const char *path)
 int tb_mw_set_task_timeout(tb_mw *mw, double seconds)
 {
     if (!mw || !(seconds >= 0) || seconds > 1e9)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_task_timeout: %s",
-                          !mw ? "the handle is NULL"
-                              : "expected seconds in [0, 1e9] (0: none); the timeout is unchanged");
+        return TB__REFUSE_H(
+            mw, TB_ERR_INVALID, "tb_mw_set_task_timeout: %s",
+            !mw ? "the handle is NULL"
+                : "expected seconds in [0, 1e9] (0: none); the timeout is unchanged");
     mw->task_timeout = seconds;
     return TB_OK;
 }
@@ -350,7 +372,7 @@ int tb_mw_set_task_timeout(tb_mw *mw, double seconds)
 int tb_mw_set_cost(tb_mw *mw, tb_mw_cost_fn fn, void *ctx)
 {
     if (!mw)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_cost: the handle is NULL");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_cost: the handle is NULL");
     mw->cost = fn;
     mw->cost_ctx = ctx;
     return TB_OK;
@@ -359,7 +381,7 @@ int tb_mw_set_cost(tb_mw *mw, tb_mw_cost_fn fn, void *ctx)
 int tb_mw_set_progress(tb_mw *mw, FILE *stream)
 {
     if (!mw)
-        return TB__REFUSE(TB_ERR_INVALID, "tb_mw_set_progress: the handle is NULL");
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_progress: the handle is NULL");
     mw->progress = stream;
     return TB_OK;
 }
@@ -383,7 +405,7 @@ static int check_agreement(tb_mw *mw)
         return rc;
     if (!mw->cfg.work) {
         if (mw->rank == 0)
-            TB_LOG_ERR("tb_mw_run: no worker function was set (tb_mw_set_worker)");
+            TB__ERR_H(mw, "tb_mw_run: no worker function was set (tb_mw_set_worker)");
         return TB_ERR_STATE;
     }
     return TB_OK;
@@ -457,7 +479,7 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
  * protocol or a collective and would wait for it forever. */
 static int abort_run(tb_mw *mw, const char *what, int rc)
 {
-    TB_LOG_ERR("rank %d: %s: %s; aborting the job", mw->rank, what, tb_strerror(rc));
+    TB__ERR_H(mw, "rank %d: %s: %s; aborting the job", mw->rank, what, tb_strerror(rc));
     MPI_Abort(mw->comm, 1);
     return rc;
 }
@@ -557,7 +579,7 @@ static int run_sim(tb_mw *mw)
     memset(&st, 0, sizeof st);
     int rc = sim_setup(mw, &st);
     if (rc != TB_OK)
-        TB_LOG_ERR("cannot set up the simulation of %d ranks: %s", mw->size, tb_strerror(rc));
+        TB__ERR_H(mw, "cannot set up the simulation of %d ranks: %s", mw->size, tb_strerror(rc));
     int set_up = rc == TB_OK; /* nothing to write from a half-made setup */
     double wall0 = tb_wtime();
     if (rc == TB_OK)
@@ -602,8 +624,8 @@ int tb_mw_run(tb_mw *mw)
     mw->ran = 1;
     if (mw->cfg.fold && mw->cfg.result) {
         if (mw->rank == 0)
-            TB_LOG_ERR("tb_mw_run: both a result function and a reduction were set "
-                       "(tb_mw_set_result, tb_mw_set_reduce): results go to one of them");
+            TB__ERR_H(mw, "tb_mw_run: both a result function and a reduction were set "
+                          "(tb_mw_set_result, tb_mw_set_reduce): results go to one of them");
         return TB_ERR_STATE;
     }
     mw->cfg.timed = mw->cfg.dynamic == TB__MW_DYNAMIC_WAIT || tb__chunk_timed(mw->cfg.chunk_kind);

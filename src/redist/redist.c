@@ -23,6 +23,7 @@
 #include "tenbin/redist.h"
 
 #include "balance.h"
+#include "core/refuse.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -60,6 +61,7 @@ typedef struct rd_var {
 struct tb_redist {
     MPI_Comm comm;
     int rank, size;
+    char err[TB__ERR_LINE]; /* the last failure's line (tb_redist_error) */
     tb_redist_opts cfg;
     uint64_t *counts;      /* [size] the layout */
     uint64_t *next;        /* [size] the last plan */
@@ -343,6 +345,8 @@ int tb_redist_create(tb_redist **out, MPI_Comm comm, const tb_redist_opts *cfg)
     return TB_OK;
 }
 
+const char *tb_redist_error(const tb_redist *h) { return h ? h->err : ""; }
+
 void tb_redist_destroy(tb_redist **rp)
 {
     if (!rp || !*rp)
@@ -430,32 +434,33 @@ void tb_redist_get_stats(const tb_redist *r, tb_redist_stats *st) { *st = r->st;
 
 /* ---- registration -------------------------------------------------------- */
 
-static int check_desc(const tb_redist *r, const tb_redist_array_desc *d, rd_array *a)
+static int check_desc(tb_redist *r, const tb_redist_array_desc *d, rd_array *a)
 {
     const char *nm = d->name ? d->name : "(unnamed)";
     if (!d->data) {
-        TB_LOG_ERR("redist: array %s: no data pointer to write the block's address to", nm);
+        TB__ERR_H(r, "redist: array %s: no data pointer to write the block's address to", nm);
         return TB_ERR_INVALID;
     }
     if (d->ndims < 1 || d->ndims > RD_MAX_DIMS) {
-        TB_LOG_ERR("redist: array %s: %d dimensions (1 to %d are supported)", nm, d->ndims,
-                   RD_MAX_DIMS);
+        TB__ERR_H(r, "redist: array %s: %d dimensions (1 to %d are supported)", nm, d->ndims,
+                  RD_MAX_DIMS);
         return TB_ERR_INVALID;
     }
     if (d->split < 0 || d->split >= d->ndims) {
-        TB_LOG_ERR("redist: array %s: split dimension %d out of range 0..%d", nm, d->split,
-                   d->ndims - 1);
+        TB__ERR_H(r, "redist: array %s: split dimension %d out of range 0..%d", nm, d->split,
+                  d->ndims - 1);
         return TB_ERR_INVALID;
     }
     for (int i = 0; i < d->ndims; i++)
         if (d->dims[i] == 0) {
-            TB_LOG_ERR("redist: array %s: dimension %d has extent 0", nm, i);
+            TB__ERR_H(r, "redist: array %s: dimension %d has extent 0", nm, i);
             return TB_ERR_INVALID;
         }
     if (d->dims[d->split] != r->cfg.units) {
-        TB_LOG_ERR("redist: array %s: split dimension %d has extent %" PRIu64
-                   ", the distribution has %" PRIu64 " units", nm, d->split, d->dims[d->split],
-                   r->cfg.units);
+        TB__ERR_H(r,
+                  "redist: array %s: split dimension %d has extent %" PRIu64
+                  ", the distribution has %" PRIu64 " units",
+                  nm, d->split, d->dims[d->split], r->cfg.units);
         return TB_ERR_INVALID;
     }
     size_t elem = d->elem_size;
@@ -466,22 +471,26 @@ static int check_desc(const tb_redist *r, const tb_redist_array_desc *d, rd_arra
             MPI_Type_get_extent(d->type, &lb, &ext) != MPI_SUCCESS)
             return TB_ERR_MPI;
         if (lb != 0 || ext != sz || sz <= 0 || (elem && elem != (size_t)sz)) {
-            TB_LOG_ERR("redist: array %s: the MPI datatype must be contiguous (size %d, extent "
-                       "%ld) and match elem_size %zu", nm, sz, (long)ext, elem);
+            TB__ERR_H(r,
+                      "redist: array %s: the MPI datatype must be contiguous (size %d, extent "
+                      "%ld) and match elem_size %zu",
+                      nm, sz, (long)ext, elem);
             return TB_ERR_INVALID;
         }
         elem = (size_t)sz;
     }
     if (elem == 0) {
-        TB_LOG_ERR("redist: array %s: no element size (elem_size 0 and no MPI datatype)", nm);
+        TB__ERR_H(r, "redist: array %s: no element size (elem_size 0 and no MPI datatype)", nm);
         return TB_ERR_INVALID;
     }
     uint64_t minc = UINT64_MAX;
     for (int i = 0; i < r->size; i++)
         minc = r->counts[i] < minc ? r->counts[i] : minc;
     if (d->halo_lo > minc || d->halo_hi > minc) {
-        TB_LOG_ERR("redist: array %s: halo %" PRIu64 "/%" PRIu64 " is wider than the smallest "
-                   "block (%" PRIu64 " units)", nm, d->halo_lo, d->halo_hi, minc);
+        TB__ERR_H(r,
+                  "redist: array %s: halo %" PRIu64 "/%" PRIu64 " is wider than the smallest "
+                  "block (%" PRIu64 " units)",
+                  nm, d->halo_lo, d->halo_hi, minc);
         return TB_ERR_RANGE;
     }
     memset(a, 0, sizeof *a);
@@ -502,8 +511,10 @@ static int check_desc(const tb_redist *r, const tb_redist_array_desc *d, rd_arra
     double ext = (double)(r->cfg.units + a->hlo + a->hhi);
     if (inner > INT_MAX || outer > INT_MAX || ext > INT_MAX || outer * ext > INT_MAX ||
         outer * ext * inner > (double)(SIZE_MAX / 2)) {
-        TB_LOG_ERR("redist: array %s: too large (a unit row must be < 2 GiB and rows x units "
-                   "< 2^31)", nm);
+        TB__ERR_H(r,
+                  "redist: array %s: too large (a unit row must be < 2 GiB and rows x units "
+                  "< 2^31)",
+                  nm);
         return TB_ERR_RANGE;
     }
     a->outer = (size_t)outer;
@@ -532,7 +543,7 @@ static int agree(tb_redist *r, int rc, uint64_t digest, const char *what)
     if (v[0] > 0)
         return (int)-v[0];
     if (v[1] != -v[2]) {
-        TB_LOG_ERR("redist: %s differs between ranks; every rank must make the same call", what);
+        TB__ERR_H(r, "redist: %s differs between ranks; every rank must make the same call", what);
         MPI_Abort(r->comm, 1);
     }
     return TB_OK;
@@ -686,8 +697,10 @@ static void follow_pointers(tb_redist *r)
         }
     }
     if (why[0]) {
-        TB_LOG_ERR("redist: rank %d: %s (only an exchange of pointers among registered arrays "
-                   "of the same shape can be followed)", r->rank, why);
+        TB__ERR_H(r,
+                  "redist: rank %d: %s (only an exchange of pointers among registered arrays "
+                  "of the same shape can be followed)",
+                  r->rank, why);
         MPI_Abort(r->comm, 1);
     }
     for (i = 0; i < n; i++) {
@@ -959,9 +972,10 @@ static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
     int bad = -1, est = 0;
     int rc = tb__rb_point(&r->rb, it, total, r->counts, r->gather, &p->decision, &est, &bad);
     if (rc == TB_ERR_STATE) {
-        TB_LOG_ERR("redist: rank %d is at iteration %.0f, rank %d at %" PRIu64
-                   "; balancing points must be called by every rank at the same iteration",
-                   bad, r->gather[(size_t)bad * TB__RB_PACK], r->rank, it);
+        TB__ERR_H(r,
+                  "redist: rank %d is at iteration %.0f, rank %d at %" PRIu64
+                  "; balancing points must be called by every rank at the same iteration",
+                  bad, r->gather[(size_t)bad * TB__RB_PACK], r->rank, it);
         MPI_Abort(r->comm, 1);
     }
     if (rc != TB_OK)
@@ -1074,9 +1088,10 @@ static int layout_of_root(tb_redist *r, const uint64_t *want, uint64_t **next, i
     for (int i = 0; i < P; i++) {
         if (nx[i] < r->floor_units) {
             if (r->rank == 0)
-                TB_LOG_ERR("redist: layout gives rank %d %" PRIu64 " units, below the floor of "
-                           "%" PRIu64 " (one unit, and the widest halo)", i, nx[i],
-                           r->floor_units);
+                TB__ERR_H(r,
+                          "redist: layout gives rank %d %" PRIu64 " units, below the floor of "
+                          "%" PRIu64 " (one unit, and the widest halo)",
+                          i, nx[i], r->floor_units);
             free(nx);
             return TB_ERR_RANGE;
         }
@@ -1085,8 +1100,8 @@ static int layout_of_root(tb_redist *r, const uint64_t *want, uint64_t **next, i
     }
     if (sum != r->cfg.units) {
         if (r->rank == 0)
-            TB_LOG_ERR("redist: layout sums to %" PRIu64 " units, not %" PRIu64, sum,
-                       r->cfg.units);
+            TB__ERR_H(r, "redist: layout sums to %" PRIu64 " units, not %" PRIu64, sum,
+                      r->cfg.units);
         free(nx);
         return TB_ERR_INVALID;
     }
@@ -1177,8 +1192,8 @@ static int apply(tb_redist *r, const uint64_t *want)
                 size_t bytes = a->outer * mv[m].count * a->inner;
                 rv[nrv] = (rd_recv){i, mv[m].first, mv[m].count, blk_alloc(bytes), bytes};
                 if (!rv[nrv].tmp) {
-                    TB_LOG_ERR("redist: no memory for the %zu bytes arriving for %s", bytes,
-                               a->name);
+                    TB__ERR_H(r, "redist: no memory for the %zu bytes arriving for %s", bytes,
+                              a->name);
                     MPI_Abort(r->comm, 1); /* the sender is already sending */
                 }
                 extra += (double)bytes;
@@ -1195,7 +1210,7 @@ static int apply(tb_redist *r, const uint64_t *want)
     }
     if (rc != TB_OK) {
         /* The other ranks are already sending and receiving: no way back. */
-        TB_LOG_ERR("redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
+        TB__ERR_H(r, "redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
         MPI_Abort(r->comm, 1);
     }
     if (nreq && MPI_Waitall((int)nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
@@ -1222,7 +1237,7 @@ static int apply(tb_redist *r, const uint64_t *want)
         blk_free(rv[k].tmp, rv[k].bytes);
     if (rc != TB_OK) {
         /* The layout is half changed on this rank: nothing sane remains. */
-        TB_LOG_ERR("redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
+        TB__ERR_H(r, "redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
         MPI_Abort(r->comm, 1);
     }
     double t_laid = tb_wtime();

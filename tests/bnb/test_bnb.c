@@ -640,6 +640,8 @@ static void test_api_errors(void)
     TB_ASSERT_EQ_INT(c.n, 1);
     TB_ASSERT(strstr(c.line, "tb_bnb_set_groups: 4 groups need at least 5 ranks (a supervisor "
                              "and a master each), the run has 4; the groups are unchanged"));
+    /* ... and the same line is on the handle (tb_bnb_error) */
+    TB_ASSERT(strstr(c.line, tb_bnb_error(b)) && tb_bnb_error(b)[0]);
     TB_ASSERT_EQ_INT(tb_bnb_set_depth(b, 65), TB_ERR_RANGE);
     TB_ASSERT_EQ_INT(tb_bnb_set_task_time(b, 0), TB_ERR_RANGE);
     TB_ASSERT_EQ_INT(tb_bnb_set_sub_pad(b, (2u << 20)), TB_ERR_RANGE);

@@ -269,7 +269,12 @@ static void test_policy_chunk(void)
     int a = tb_mw_set_policy(mw, "single,chunk=nope");
     int b = tb_mw_set_policy(mw, "single,chunk=0");
     int c = tb_mw_set_policy(mw, "single,chunk=");
+    /* the refusal's line is reachable on the handle (tb_mw_error) */
+    char line[512];
+    snprintf(line, sizeof line, "%s", tb_mw_error(mw));
     tb_mw_destroy(&mw);
+    TB_ASSERT(strstr(line, "tb_mw_set_policy: 'single,chunk=': ") == line);
+    TB_ASSERT_STR_EQ(tb_mw_error(NULL), "");
     TB_ASSERT_EQ_INT(a, TB_ERR_PARSE);
     TB_ASSERT_EQ_INT(b, TB_ERR_PARSE);
     TB_ASSERT_EQ_INT(c, TB_ERR_PARSE);

@@ -273,6 +273,8 @@ static void test_bad_registrations(void)
     bad += tb_redist_add_array(r, &d, NULL) != TB_ERR_INVALID;
     d = ok, d.split = 3;
     bad += tb_redist_add_array(r, &d, NULL) != TB_ERR_INVALID;
+    /* the failure's line is reachable on the handle (tb_redist_error) */
+    bad += strstr(tb_redist_error(r), "array ok: split dimension 3 out of range") == NULL;
     d = ok, d.split = -1;
     bad += tb_redist_add_array(r, &d, NULL) != TB_ERR_INVALID;
     d = ok, d.dims[0] = UNITS + 1;
