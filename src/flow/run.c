@@ -76,8 +76,7 @@ static int on_message(tb_actor *a, int src, int tag, const void *data, size_t le
     case T_RUN: {
         uint32_t t, att;
         uint64_t iters;
-        if ((rc = tb_buf_unpack_u32(&b, &t)) || (rc = tb_buf_unpack_u32(&b, &att)) ||
-            (rc = tb_buf_unpack_u64(&b, &iters)))
+        if ((rc = tb__flow_unpack_run(&b, &t, &att, &iters)))
             break;
         rc = tb__frun_exec_run(r, t, att, iters);
         break;
@@ -85,7 +84,7 @@ static int on_message(tb_actor *a, int src, int tag, const void *data, size_t le
     case T_PUSH: {
         uint32_t file;
         int32_t dst;
-        if ((rc = tb_buf_unpack_u32(&b, &file)) || (rc = tb_buf_unpack_i32(&b, &dst)))
+        if ((rc = tb__flow_unpack_push(&b, &file, &dst)))
             break;
         if (file >= r->f->nfiles || dst < 0 || dst >= r->size)
             rc = TB_ERR_PROTOCOL;
@@ -107,7 +106,7 @@ static int on_message(tb_actor *a, int src, int tag, const void *data, size_t le
         break;
     case T_FACK: {
         uint32_t file;
-        if (!(rc = tb_buf_unpack_u32(&b, &file)))
+        if (!(rc = tb__flow_unpack_file(&b, &file)))
             rc = tb__frun_exec_ack(r, src, file);
         break;
     }

@@ -28,9 +28,7 @@ static int push(runner *r, uint32_t file, int from, int to)
     r->ninflight++;
     tb_buf b;
     tb_buf_init(&b);
-    int rc = tb_buf_pack_u32(&b, file);
-    if (!rc)
-        rc = tb_buf_pack_i32(&b, to);
+    int rc = tb__flow_pack_push(&b, file, to);
     if (!rc)
         rc = tb__frun_send_msg(r, from, T_PUSH, &b);
     tb_buf_free(&b);
@@ -86,11 +84,7 @@ static int coord_try_run(runner *r, size_t h)
         iters = tb__flow_engine_work(&r->e, (size_t)t, h) * r->time_scale * r->rate0;
     tb_buf b;
     tb_buf_init(&b);
-    int rc = tb_buf_pack_u32(&b, (uint32_t)t);
-    if (!rc)
-        rc = tb_buf_pack_u32(&b, att);
-    if (!rc)
-        rc = tb_buf_pack_u64(&b, iters > 0 ? (uint64_t)llround(iters) : 0);
+    int rc = tb__flow_pack_run(&b, (uint32_t)t, att, iters > 0 ? (uint64_t)llround(iters) : 0);
     if (!rc)
         rc = tb__frun_send_msg(r, rank, T_RUN, &b);
     tb_buf_free(&b);
@@ -147,7 +141,9 @@ static int coord_abort(runner *r)
         if (r->e.running[h] >= 0) {
             tb_buf b;
             tb_buf_init(&b);
-            int rc = tb__frun_send_msg(r, r->host_rank[h], T_KILL, &b);
+            int rc = tb__flow_pack_empty(&b);
+            if (!rc)
+                rc = tb__frun_send_msg(r, r->host_rank[h], T_KILL, &b);
             tb_buf_free(&b);
             TB_CHECK(rc);
         }
@@ -169,7 +165,9 @@ int tb__frun_coord_maybe_stop(runner *r)
     for (int k = 0; k < r->size; k++) {
         tb_buf b;
         tb_buf_init(&b);
-        int rc = tb__frun_send_msg(r, k, T_STOP, &b);
+        int rc = tb__flow_pack_empty(&b);
+        if (!rc)
+            rc = tb__frun_send_msg(r, k, T_STOP, &b);
         tb_buf_free(&b);
         TB_CHECK(rc);
     }
@@ -209,8 +207,7 @@ int tb__frun_coord_have(runner *r, int src, tb_buf *b)
 {
     uint32_t file;
     uint64_t bytes;
-    TB_CHECK(tb_buf_unpack_u32(b, &file));
-    TB_CHECK(tb_buf_unpack_u64(b, &bytes));
+    TB_CHECK(tb__flow_unpack_have(b, &file, &bytes));
     if (file >= r->f->nfiles)
         return TB_ERR_PROTOCOL;
     size_t k = (size_t)file * (size_t)r->size + (size_t)src;
@@ -312,17 +309,12 @@ static double measure_speed(runner *r, size_t h, double work, double dur)
 int tb__frun_coord_done(runner *r, int src, tb_buf *b)
 {
     const tb_flow *f = r->f;
-    uint32_t t, att;
-    int32_t code, signo;
-    double dur;
-    const void *msg;
-    uint32_t msglen;
-    TB_CHECK(tb_buf_unpack_u32(b, &t));
-    TB_CHECK(tb_buf_unpack_u32(b, &att));
-    TB_CHECK(tb_buf_unpack_i32(b, &code));
-    TB_CHECK(tb_buf_unpack_i32(b, &signo));
-    TB_CHECK(tb_buf_unpack_f64(b, &dur));
-    TB_CHECK(tb_buf_unpack_bytes(b, &msg, &msglen));
+    tb__flow_done_msg d;
+    TB_CHECK(tb__flow_unpack_done(b, &d));
+    uint32_t t = d.task, att = d.attempt, msglen = d.msglen;
+    int32_t code = d.exit_code, signo = d.signo;
+    double dur = d.seconds;
+    const void *msg = d.msg;
     int h = r->rank_host[src];
     if (t >= f->n || h < 0 || r->e.running[h] != (long)t)
         return tb__frun_rfail(r, TB_ERR_PROTOCOL, "rank %d reported a task it was not running",

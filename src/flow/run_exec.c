@@ -272,17 +272,9 @@ static int report_done(runner *r, int exit_code, int signo, double dur, const ch
 {
     tb_buf b;
     tb_buf_init(&b);
-    int rc = tb_buf_pack_u32(&b, r->ctask);
-    if (!rc)
-        rc = tb_buf_pack_u32(&b, r->cattempt);
-    if (!rc)
-        rc = tb_buf_pack_i32(&b, exit_code);
-    if (!rc)
-        rc = tb_buf_pack_i32(&b, signo);
-    if (!rc)
-        rc = tb_buf_pack_f64(&b, dur);
-    if (!rc)
-        rc = tb_buf_pack_bytes(&b, msg, (uint32_t)strlen(msg));
+    tb__flow_done_msg d = {r->ctask, r->cattempt, exit_code, signo, dur, msg,
+                           (uint32_t)strlen(msg)};
+    int rc = tb__flow_pack_done(&b, &d);
     if (!rc)
         rc = tb__frun_send_msg(r, 0, T_DONE, &b);
     tb_buf_free(&b);
@@ -438,8 +430,7 @@ static int pump(runner *r)
             first = r->outs[j].ended || r->outs[j].dst != o->dst;
         if (!first)
             continue;
-        tb_buf_clear(&b);
-        if (!o->begun && !(rc = tb_buf_pack_u32(&b, o->file)))
+        if (!o->begun && !(rc = tb__flow_pack_file(&b, o->file)))
             rc = tb__frun_send_msg(r, o->dst, T_FBEGIN, &b);
         o->begun = 1;
         while (!rc && !o->ended && o->unacked < SEND_AHEAD) {
@@ -453,10 +444,8 @@ static int pump(runner *r)
                                     r->f->fname[o->file], strerror(errno));
                 break;
             }
-            tb_buf_clear(&b);
             if (k == 0) { /* all sent: the end, with what the receiver must have seen */
-                if (!(rc = tb_buf_pack_u32(&b, o->file)) && !(rc = tb_buf_pack_u64(&b, o->total)) &&
-                    !(rc = tb_buf_pack_u64(&b, o->hash)))
+                if (!(rc = tb__flow_pack_fend(&b, o->file, o->total, o->hash)))
                     rc = tb__frun_send_msg(r, o->dst, T_FEND, &b);
                 close(o->fd);
                 o->fd = -1;
@@ -465,7 +454,7 @@ static int pump(runner *r)
             }
             o->hash = tb_fnv1a(o->hash, chunk, (size_t)k);
             o->total += (uint64_t)k;
-            if (!(rc = tb_buf_pack_u32(&b, o->file)) && !(rc = tb_buf_append(&b, chunk, (size_t)k)))
+            if (!(rc = tb__flow_pack_fdata(&b, o->file, chunk, (size_t)k)))
                 rc = tb__frun_send_msg(r, o->dst, T_FDATA, &b);
             o->unacked++;
         }
@@ -517,7 +506,7 @@ int tb__frun_exec_file(runner *r, int src, int tag, tb_buf *b, const void *data,
 {
     const tb_flow *f = r->f;
     uint32_t file;
-    TB_CHECK(tb_buf_unpack_u32(b, &file));
+    TB_CHECK(tb__flow_unpack_file(b, &file));
     if (file >= f->nfiles)
         return TB_ERR_PROTOCOL;
     char path[PATH_MAX * 2], part[PATH_MAX * 2 + 8];
@@ -556,15 +545,14 @@ int tb__frun_exec_file(runner *r, int src, int tag, tb_buf *b, const void *data,
         }
         tb_buf ack;
         tb_buf_init(&ack);
-        int rc = tb_buf_pack_u32(&ack, file);
+        int rc = tb__flow_pack_file(&ack, file);
         if (!rc)
             rc = tb__frun_send_msg(r, src, T_FACK, &ack);
         tb_buf_free(&ack);
         return rc;
     }
     uint64_t total, h;
-    TB_CHECK(tb_buf_unpack_u64(b, &total));
-    TB_CHECK(tb_buf_unpack_u64(b, &h));
+    TB_CHECK(tb__flow_unpack_fend_tail(b, &total, &h));
     r->in_fds[src] = -1;
     if (close(fd) != 0)
         return tb__frun_rfail(r, TB_ERR_IO, "rank %d: %s: cannot write: %s", r->rank, part,
@@ -584,9 +572,7 @@ int tb__frun_exec_file(runner *r, int src, int tag, tb_buf *b, const void *data,
                               strerror(errno));
     tb_buf out;
     tb_buf_init(&out);
-    int rc = tb_buf_pack_u32(&out, file);
-    if (!rc)
-        rc = tb_buf_pack_u64(&out, total);
+    int rc = tb__flow_pack_have(&out, file, total);
     if (!rc)
         rc = tb__frun_send_msg(r, 0, T_HAVE, &out);
     tb_buf_free(&out);
