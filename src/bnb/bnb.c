@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "core/refuse.h"
+#include "run/run.h"
 #include "bnb/bnb_internal.h"
 #include "bnb/proto.h"
 #include "bnb/roles.h"
@@ -553,6 +554,22 @@ static int finish_summary(tb_bnb *b, const tb__bnb_sup *sup, double makespan, do
     return TB_OK;
 }
 
+/* The run layer's view of the actors (run/run.h). */
+static int run_actor_init(void *ctx, tb_actor *a, int rank)
+{
+    return actor_init((tb__bnb_actor *)a, ctx, rank);
+}
+
+static void run_actor_fini(void *ctx, tb_actor *a)
+{
+    (void)ctx;
+    actor_free((tb__bnb_actor *)a);
+}
+
+static const tb__run_ops run_ops = {sizeof(tb__bnb_actor), run_actor_init, NULL, run_actor_fini};
+
+static tb__bnb_actor *run_actor(const tb__run *run, int i) { return (tb__bnb_actor *)run->actors[i]; }
+
 static int run_sim(tb_bnb *b)
 {
     int P = b->size;
@@ -564,44 +581,27 @@ static int run_sim(tb_bnb *b)
     int rc = make_layout(b, key);
     free(key);
     TB_CHECK(rc);
-    tb_sim *sim = NULL;
-    tb__bnb_actor *acts = calloc((size_t)P, sizeof *acts);
-    tb_actor **ptrs = calloc((size_t)P, sizeof *ptrs);
-    rc = acts && ptrs ? TB_OK : TB_ERR_NOMEM;
-    if (rc == TB_OK)
-        rc = tb_sim_create(&sim, b->plat, P, sim_cost_fn, b, 0);
-    for (int r = 0; r < P && rc == TB_OK; r++) {
-        rc = actor_init(&acts[r], b, r);
-        ptrs[r] = &acts[r].base;
-    }
-    double t0 = tb_wtime();
-    if (rc == TB_OK)
-        rc = tb_sim_run(sim, ptrs);
-    double wall = tb_wtime() - t0;
+    tb__run run = {.what = "the branch-and-bound run", .plat = b->plat, .ranks = P,
+                   .cost = sim_cost_fn, .cost_ctx = b, .err = b->err, .errlen = sizeof b->err};
+    rc = tb__run_go(&run, &run_ops, b);
     if (rc == TB_OK) {
         uint64_t msgs = 0;
-        for (int r = 0; r < P; r++) {
-            uint64_t ms, mr, bs, br;
-            tb_sim_rank_counts(sim, r, &ms, &mr, &bs, &br);
-            msgs += ms;
-        }
+        for (int r = 0; r < P; r++)
+            msgs += run.counts[r].msgs_sent;
         memset(&b->sum, 0, sizeof b->sum);
-        rc = finish_summary(b, &acts[0].sup, acts[0].sup.t_end, wall, msgs);
+        const tb__bnb_sup *sup = &run_actor(&run, 0)->sup;
+        rc = finish_summary(b, sup, sup->t_end, run.wall_s, msgs);
     }
     if (rc == TB_OK && b->trace_path) {
         const tb_trace **trs = calloc((size_t)P, sizeof *trs);
         rc = trs ? TB_OK : TB_ERR_NOMEM;
         for (int r = 0; trs && r < P; r++)
-            trs[r] = acts[r].tr;
+            trs[r] = run_actor(&run, r)->tr;
         if (rc == TB_OK)
             rc = tb_trace_write_set(trs, (size_t)P, b->trace_path);
         free(trs);
     }
-    for (int r = 0; acts && r < P; r++)
-        actor_free(&acts[r]);
-    free(acts);
-    free(ptrs);
-    tb_sim_destroy(&sim);
+    tb__run_end(&run, &run_ops, b);
     return rc;
 }
 
@@ -680,49 +680,34 @@ static int run_mpi(tb_bnb *b)
     int rc = make_layout(b, key);
     free(key);
     TB_CHECK(rc);
-    tb_tp *tp = NULL;
-    tb__bnb_actor a;
-    rc = tb_tp_mpi_create(&tp, b->comm);
-    if (rc == TB_OK && b->wan_delay > 0) {
+    double *delay = NULL;
+    if (b->wan_delay > 0) {
         /* Every message between groups (the supervisor is a site of its
          * own) is held for the one-way delay. */
-        double *delay = calloc((size_t)P, sizeof *delay);
-        rc = delay ? TB_OK : TB_ERR_NOMEM;
-        for (int r = 0; delay && r < P; r++)
+        delay = calloc((size_t)P, sizeof *delay);
+        if (!delay)
+            return TB_ERR_NOMEM;
+        for (int r = 0; r < P; r++)
             delay[r] = site_of(b, r) != site_of(b, b->rank) ? b->wan_delay : 0;
-        if (rc == TB_OK)
-            rc = tb_tp_mpi_set_delay(tp, delay);
-        free(delay);
     }
-    if (rc == TB_OK)
-        rc = actor_init(&a, b, b->rank);
+    tb__run run = {.what = "the branch-and-bound run", .comm = b->comm, .delay = delay,
+                   .err = b->err, .errlen = sizeof b->err};
+    rc = tb__run_go(&run, &run_ops, b); /* a failure has ended the job */
+    free(delay);
     if (rc != TB_OK) {
-        TB__ERR_H(b, "rank %d: cannot start the branch-and-bound run: %s; aborting the job",
-                  b->rank, tb_strerror(rc));
-        MPI_Abort(b->comm, 1);
+        tb__run_end(&run, &run_ops, b);
         return rc;
     }
-    MPI_Barrier(b->comm);
-    double t0 = tb_wtime();
-    rc = tb_tp_mpi_run(tp, &a.base);
-    double wall = tb_wtime() - t0;
-    if (rc != TB_OK) {
-        TB__ERR_H(b, "rank %d: branch-and-bound run failed: %s; aborting the job", b->rank,
-                  tb_strerror(rc));
-        MPI_Abort(b->comm, 1);
-        return rc;
-    }
-    uint64_t ms, mr, bs, br, total = 0;
-    tb_tp_mpi_counts(tp, &ms, &mr, &bs, &br);
-    MPI_Reduce(&ms, &total, 1, MPI_UINT64_T, MPI_SUM, 0, b->comm);
+    tb__bnb_actor *a = run_actor(&run, 0);
+    uint64_t total = 0;
+    MPI_Reduce(&run.counts[0].msgs_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, b->comm);
     memset(&b->sum, 0, sizeof b->sum);
     if (b->rank == 0)
-        rc = finish_summary(b, &a.sup, wall, wall, total);
+        rc = finish_summary(b, &a->sup, run.wall_s, run.wall_s, total);
     MPI_Bcast(&rc, 1, MPI_INT, 0, b->comm);
     if (rc == TB_OK && b->trace_path) /* collective */
-        rc = tb_trace_write_merged(a.tr, b->comm, 0, b->trace_path);
-    actor_free(&a);
-    tb_tp_mpi_destroy(&tp);
+        rc = tb_trace_write_merged(a->tr, b->comm, 0, b->trace_path);
+    tb__run_end(&run, &run_ops, b);
     return rc;
 }
 

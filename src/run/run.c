@@ -1,0 +1,123 @@
+/*
+ * run.c - the run layer: one run of a mechanism's actors, real or
+ * simulated (run.h).
+ */
+#include "run/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/errbuf.h"
+#include "tenbin/core.h"
+
+/* Under MPI the job cannot go on after a rank fails: one line, then abort. */
+static int abort_job(tb__run *run, int starting, int rc)
+{
+    char line[512];
+    if (starting)
+        snprintf(line, sizeof line, "rank %d: cannot start %s: %s; aborting the job", run->rank,
+                 run->what, tb_strerror(rc));
+    else
+        snprintf(line, sizeof line, "rank %d: %s failed: %s; aborting the job", run->rank,
+                 run->what, tb_strerror(rc));
+    tb__errf(run->err, run->errlen, rc, "%s", line);
+    tb_log(TB_LOG_ERROR, "%s", line);
+    MPI_Abort(run->comm, 1);
+    return rc;
+}
+
+static int make_actors(tb__run *run, const tb__run_ops *ops, void *ctx, int first)
+{
+    run->mem = calloc((size_t)run->nactors, ops->actor_size);
+    run->actors = calloc((size_t)run->nactors, sizeof *run->actors);
+    run->counts = calloc((size_t)run->nactors, sizeof *run->counts);
+    if (!run->mem || !run->actors || !run->counts)
+        return TB_ERR_NOMEM;
+    for (int i = 0; i < run->nactors; i++) {
+        tb_actor *a = (tb_actor *)(run->mem + (size_t)i * ops->actor_size);
+        run->actors[i] = a;
+        run->made = i + 1;
+        TB_CHECK(ops->init(ctx, a, first + i));
+    }
+    return TB_OK;
+}
+
+static int go_sim(tb__run *run, const tb__run_ops *ops, void *ctx)
+{
+    run->nactors = run->ranks;
+    run->rank = 0;
+    int rc = tb_sim_create(&run->sim, run->plat, run->ranks, run->cost, run->cost_ctx,
+                           run->cost_cpu);
+    if (rc == TB_OK)
+        rc = make_actors(run, ops, ctx, 0);
+    if (rc != TB_OK) {
+        tb__errf(run->err, run->errlen, rc, "cannot set up the simulation of %d ranks: %s",
+                 run->ranks, tb_strerror(rc));
+        tb_log(TB_LOG_ERROR, "cannot set up the simulation of %d ranks: %s", run->ranks,
+               tb_strerror(rc));
+        return rc;
+    }
+    run->t0 = tb_wtime();
+    rc = tb_sim_run(run->sim, run->actors);
+    run->wall_s = tb_wtime() - run->t0;
+    run->end_s = tb_sim_end_time(run->sim);
+    run->events = tb_sim_events(run->sim);
+    for (int r = 0; r < run->ranks; r++) {
+        tb__run_counts *c = &run->counts[r];
+        tb_sim_rank_counts(run->sim, r, &c->msgs_sent, &c->msgs_recv, &c->bytes_sent,
+                           &c->bytes_recv);
+    }
+    return rc;
+}
+
+static int go_mpi(tb__run *run, const tb__run_ops *ops, void *ctx)
+{
+    run->nactors = 1;
+    MPI_Comm_rank(run->comm, &run->rank);
+    int rc = tb_tp_mpi_create(&run->tp, run->comm);
+    if (rc == TB_OK && run->task_timeout > 0)
+        tb_tp_mpi_set_task_timeout(run->tp, run->task_timeout);
+    if (rc == TB_OK && run->delay)
+        rc = tb_tp_mpi_set_delay(run->tp, run->delay);
+    if (rc == TB_OK)
+        rc = make_actors(run, ops, ctx, run->rank);
+    if (rc != TB_OK)
+        return abort_job(run, 1, rc);
+    tb_actor *a = run->actors[0];
+    MPI_Barrier(run->comm); /* a common time origin */
+    run->t0 = tb_wtime();
+    if (ops->started)
+        ops->started(ctx, a, run->t0);
+    rc = tb_tp_mpi_run(run->tp, a);
+    run->wall_s = tb_wtime() - run->t0;
+    run->end_s = run->wall_s;
+    if (rc != TB_OK)
+        return abort_job(run, 0, rc);
+    tb__run_counts *c = &run->counts[0];
+    tb_tp_mpi_counts(run->tp, &c->msgs_sent, &c->msgs_recv, &c->bytes_sent, &c->bytes_recv);
+    return TB_OK;
+}
+
+int tb__run_go(tb__run *run, const tb__run_ops *ops, void *ctx)
+{
+    if (!run || !ops || !ops->init || ops->actor_size < sizeof(tb_actor))
+        return TB_ERR_INVALID;
+    return run->plat ? go_sim(run, ops, ctx) : go_mpi(run, ops, ctx);
+}
+
+void tb__run_end(tb__run *run, const tb__run_ops *ops, void *ctx)
+{
+    for (int i = 0; i < run->made; i++)
+        if (ops->fini)
+            ops->fini(ctx, run->actors[i]);
+    free(run->mem);
+    free(run->actors);
+    free(run->counts);
+    run->mem = NULL;
+    run->actors = NULL;
+    run->counts = NULL;
+    run->made = 0;
+    tb_sim_destroy(&run->sim);
+    tb_tp_mpi_destroy(&run->tp);
+}
