@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/refuse.h"
+#include "run/run.h"
 #include "run/agree.h"
 #include "mw/chunk.h"
 #include "mw/mw_internal.h"
@@ -510,61 +511,60 @@ static double sim_cost(void *ctx, tb_actor *a, uint64_t job, const tb_compute *c
                     n->scratch.len);
 }
 
-typedef struct sim_run_state {
-    tb_sim *sim;
-    tb__mw_node *nodes;
-    tb_actor **actors;
-    tb_trace **traces;
+/* What the run layer's callbacks need (run/run.h): the handle, the
+ * simulated ranks' traces, the progress lines. */
+typedef struct run_ctx {
+    tb_mw *mw;
+    tb_trace **traces; /* simulated with a trace file: one per rank; else NULL */
+    tb_trace *own;     /* real with a trace file and no tb_mw_set_trace: this rank's */
     tb_progress *prog;
-} sim_run_state;
+} run_ctx;
 
-static void sim_state_free(tb_mw *mw, sim_run_state *st)
+static void name_trace(tb_trace *tr, const tb__mw_node *n)
 {
-    for (int r = 0; r < mw->size; r++) {
-        if (st->nodes)
-            tb__mw_node_free(&st->nodes[r]);
-        if (st->traces)
-            tb_trace_destroy(&st->traces[r]);
-    }
-    free(st->nodes);
-    free(st->actors);
-    free(st->traces);
-    tb_progress_destroy(&st->prog);
-    tb_sim_destroy(&st->sim);
+    char name[64];
+    snprintf(name, sizeof name, "rank %d (%s)", n->base.rank,
+             n->info.is_master ? "master" : "worker");
+    tb_trace_set_process_name(tr, name);
 }
 
-static int sim_setup(tb_mw *mw, sim_run_state *st)
+static int run_node_init(void *ctx, tb_actor *a, int rank)
 {
-    int P = mw->size;
-    TB_CHECK(tb_sim_create(&st->sim, mw->plat, P, sim_cost, mw, mw->cost == NULL));
-    st->nodes = calloc((size_t)P, sizeof *st->nodes);
-    st->actors = calloc((size_t)P, sizeof *st->actors);
-    st->traces = mw->trace_path ? calloc((size_t)P, sizeof *st->traces) : NULL;
-    if (!st->nodes || !st->actors || (mw->trace_path && !st->traces))
-        return TB_ERR_NOMEM;
-    if (mw->progress) {
-        double interval = 1.0;
-        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
-        /* the rate and ETA of simulating, in real time (the summary's times
-         * are virtual) */
-        TB_CHECK(tb_progress_create(&st->prog, mw->progress, "simulated tasks", mw->cfg.ntasks,
-                                    interval));
+    run_ctx *rc = ctx;
+    tb_mw *mw = rc->mw;
+    tb_trace *tr = mw->plat ? NULL : mw->trace;
+    if (rc->traces) {
+        TB_CHECK(tb_trace_create(&rc->traces[rank], rank, 0.0));
+        tr = rc->traces[rank];
     }
-    for (int r = 0; r < P; r++) {
-        if (st->traces)
-            TB_CHECK(tb_trace_create(&st->traces[r], r, 0.0));
-        TB_CHECK(tb__mw_node_init(&st->nodes[r], &mw->cfg, r, r == 0 ? &mw->bag : NULL,
-                                  st->traces ? st->traces[r] : NULL, st->prog));
-        st->actors[r] = &st->nodes[r].base;
-        if (st->traces) {
-            char name[64];
-            snprintf(name, sizeof name, "rank %d (%s)", r,
-                     st->nodes[r].info.is_master ? "master" : "worker");
-            TB_CHECK(tb_trace_set_process_name(st->traces[r], name));
-        }
-    }
+    tb__mw_node *n = (tb__mw_node *)a;
+    TB_CHECK(tb__mw_node_init(n, &mw->cfg, rank, rank == 0 ? &mw->bag : NULL, tr, rc->prog));
+    if (rc->traces)
+        name_trace(tr, n);
     return TB_OK;
 }
+
+/* Real runs: the trace's origin and the node's are the run's start. */
+static void run_node_started(void *ctx, tb_actor *a, double t0)
+{
+    run_ctx *rc = ctx;
+    tb_mw *mw = rc->mw;
+    tb__mw_node *n = (tb__mw_node *)a;
+    if (mw->trace_path && !mw->trace && tb_trace_create(&rc->own, mw->rank, t0) == TB_OK)
+        n->trace = rc->own;
+    if (n->trace)
+        name_trace(n->trace, n);
+    n->trace_t0 = t0;
+}
+
+static void run_node_fini(void *ctx, tb_actor *a)
+{
+    (void)ctx;
+    tb__mw_node_free((tb__mw_node *)a);
+}
+
+static const tb__run_ops run_ops = {sizeof(tb__mw_node), run_node_init, run_node_started,
+                                    run_node_fini};
 
 /* Run every rank in this process on the simulated transport. */
 static int run_sim(tb_mw *mw)
@@ -575,43 +575,64 @@ static int run_sim(tb_mw *mw)
         TB_CHECK(tb__queue_push_range(&mw->bag, 0, mw->cfg.ntasks));
     else
         mw->cfg.ntasks = mw->nadded;
-    sim_run_state st;
-    memset(&st, 0, sizeof st);
-    int rc = sim_setup(mw, &st);
-    if (rc != TB_OK)
-        TB__ERR_H(mw, "cannot set up the simulation of %d ranks: %s", mw->size, tb_strerror(rc));
-    int set_up = rc == TB_OK; /* nothing to write from a half-made setup */
-    double wall0 = tb_wtime();
+    int P = mw->size;
+    run_ctx ctx = {mw, NULL, NULL, NULL};
+    int rc = TB_OK;
+    if (mw->trace_path && !(ctx.traces = calloc((size_t)P, sizeof *ctx.traces)))
+        rc = TB_ERR_NOMEM;
+    if (rc == TB_OK && mw->progress) {
+        double interval = 1.0;
+        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
+        /* the rate and ETA of simulating, in real time (the summary's times
+         * are virtual) */
+        rc = tb_progress_create(&ctx.prog, mw->progress, "simulated tasks", mw->cfg.ntasks,
+                                interval);
+    }
+    tb__run run = {.what = "the master-worker run",
+                   .plat = mw->plat,
+                   .ranks = P,
+                   .cost = sim_cost,
+                   .cost_ctx = mw,
+                   .cost_cpu = mw->cost == NULL,
+                   .err = mw->err,
+                   .errlen = sizeof mw->err};
     if (rc == TB_OK)
-        rc = tb_sim_run(st.sim, st.actors);
-    double wall = tb_wtime() - wall0;
+        rc = tb__run_go(&run, &run_ops, &ctx);
+    int set_up = run.started; /* nothing to write from a half-made setup */
     if (rc == TB_OK) {
         free(mw->infos);
-        mw->infos = calloc((size_t)mw->size, sizeof *mw->infos);
+        mw->infos = calloc((size_t)P, sizeof *mw->infos);
         rc = mw->infos ? TB_OK : TB_ERR_NOMEM;
     }
     if (rc == TB_OK) {
-        for (int r = 0; r < mw->size; r++) {
-            tb__mw_node *n = &st.nodes[r];
+        for (int r = 0; r < P; r++) {
+            tb__mw_node *n = (tb__mw_node *)run.actors[r];
             tb__mw_node_finish_info(n);
-            tb_sim_rank_counts(st.sim, r, &n->info.msgs_sent, &n->info.msgs_recv,
-                               &n->info.bytes_sent, &n->info.bytes_recv);
+            n->info.msgs_sent = run.counts[r].msgs_sent;
+            n->info.msgs_recv = run.counts[r].msgs_recv;
+            n->info.bytes_sent = run.counts[r].bytes_sent;
+            n->info.bytes_recv = run.counts[r].bytes_recv;
             mw->infos[r] = n->info;
         }
-        build_summary(mw, &st.nodes[0], tb_sim_end_time(st.sim), wall, tb_sim_events(st.sim));
-        if (st.nodes[0].status != TB_OK)
+        tb__mw_node *root = (tb__mw_node *)run.actors[0];
+        build_summary(mw, root, run.end_s, run.wall_s, run.events);
+        if (root->status != TB_OK)
             rc = TB_ERR_TASK;
         tb_buf_free(&mw->partial);
-        mw->partial = st.nodes[0].partial;
-        st.nodes[0].partial = (tb_buf)TB_BUF_INIT;
+        mw->partial = root->partial;
+        root->partial = (tb_buf)TB_BUF_INIT;
     }
-    if (set_up && rc != TB_ERR_NOMEM && st.traces) {
-        int trc = tb_trace_write_set((const tb_trace *const *)st.traces, (size_t)mw->size,
-                                     mw->trace_path);
+    if (set_up && rc != TB_ERR_NOMEM && ctx.traces) {
+        int trc =
+            tb_trace_write_set((const tb_trace *const *)ctx.traces, (size_t)P, mw->trace_path);
         if (rc == TB_OK)
             rc = trc;
     }
-    sim_state_free(mw, &st);
+    tb__run_end(&run, &run_ops, &ctx);
+    for (int r = 0; ctx.traces && r < P; r++)
+        tb_trace_destroy(&ctx.traces[r]);
+    free(ctx.traces);
+    tb_progress_destroy(&ctx.prog);
     return rc;
 }
 
@@ -650,59 +671,40 @@ int tb_mw_run(tb_mw *mw)
         if (rc != TB_OK)
             return abort_run(mw, "cannot start progress lines", rc);
     }
-    tb_tp *tp = NULL;
-    tb__mw_node node;
-    int rc = tb_tp_mpi_create(&tp, mw->comm);
-    if (rc == TB_OK)
-        tb_tp_mpi_set_task_timeout(tp, mw->task_timeout);
-    if (rc == TB_OK)
-        rc = tb__mw_node_init(&node, &mw->cfg, mw->rank, mw->rank == 0 ? &mw->bag : NULL,
-                              mw->trace, prog);
-    if (rc != TB_OK)
-        return abort_run(mw, "cannot start the master-worker run", rc);
-    tb_trace *own = NULL;
-    if (mw->trace_path && !mw->trace) {
-        MPI_Barrier(mw->comm); /* a common time origin for every rank */
-        if (tb_trace_create(&own, mw->rank, tb_wtime()) == TB_OK)
-            mw->trace = own;
-        node.trace = mw->trace;
+    run_ctx ctx = {mw, NULL, NULL, prog};
+    tb__run run = {.what = "the master-worker run",
+                   .comm = mw->comm,
+                   .task_timeout = mw->task_timeout,
+                   .err = mw->err,
+                   .errlen = sizeof mw->err};
+    int rc = tb__run_go(&run, &run_ops, &ctx); /* a failure has ended the job */
+    if (rc != TB_OK) {
+        tb__run_end(&run, &run_ops, &ctx);
+        tb_progress_destroy(&prog);
+        return rc;
     }
-    if (mw->trace) {
-        char name[64];
-        snprintf(name, sizeof name, "rank %d (%s)", mw->rank,
-                 node.info.is_master ? "master" : "worker");
-        tb_trace_set_process_name(mw->trace, name);
-    }
-
-    MPI_Barrier(mw->comm);
-    double t0 = tb_wtime();
-    node.trace_t0 = t0;
-    rc = tb_tp_mpi_run(tp, &node.base);
-    double wall = tb_wtime() - t0;
-    if (rc != TB_OK)
-        return abort_run(mw, "master-worker protocol failed", rc);
-    tb__mw_node_finish_info(&node);
-    tb_tp_mpi_counts(tp, &node.info.msgs_sent, &node.info.msgs_recv, &node.info.bytes_sent,
-                     &node.info.bytes_recv);
-    rc = gather_infos(mw, &node.info);
-    build_summary(mw, &node, wall, wall, 0);
-    int status = node.status;
+    tb__mw_node *node = (tb__mw_node *)run.actors[0];
+    tb__mw_node_finish_info(node);
+    node->info.msgs_sent = run.counts[0].msgs_sent;
+    node->info.msgs_recv = run.counts[0].msgs_recv;
+    node->info.bytes_sent = run.counts[0].bytes_sent;
+    node->info.bytes_recv = run.counts[0].bytes_recv;
+    rc = gather_infos(mw, &node->info);
+    build_summary(mw, node, run.wall_s, run.wall_s, 0);
+    int status = node->status;
     tb_buf_free(&mw->partial);
-    mw->partial = node.partial;
-    node.partial = (tb_buf)TB_BUF_INIT;
-    tb__mw_node_free(&node);
-    tb_tp_mpi_destroy(&tp);
-    tb_progress_destroy(&prog);
+    mw->partial = node->partial;
+    node->partial = (tb_buf)TB_BUF_INIT;
+    tb_trace *trace = node->trace;
     if (mw->trace_path) {
         /* On failure the writer has logged the path and the reason. */
-        int trc = tb_trace_write_merged(mw->trace, mw->comm, 0, mw->trace_path);
+        int trc = tb_trace_write_merged(trace, mw->comm, 0, mw->trace_path);
         if (rc == TB_OK)
             rc = trc;
     }
-    if (own) {
-        tb_trace_destroy(&own);
-        mw->trace = NULL;
-    }
+    tb__run_end(&run, &run_ops, &ctx);
+    tb_progress_destroy(&prog);
+    tb_trace_destroy(&ctx.own);
     if (status != TB_OK)
         return TB_ERR_TASK;
     return rc;

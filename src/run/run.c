@@ -59,6 +59,7 @@ static int go_sim(tb__run *run, const tb__run_ops *ops, void *ctx)
         return rc;
     }
     run->t0 = tb_wtime();
+    run->started = 1;
     rc = tb_sim_run(run->sim, run->actors);
     run->wall_s = tb_wtime() - run->t0;
     run->end_s = tb_sim_end_time(run->sim);
@@ -87,6 +88,7 @@ static int go_mpi(tb__run *run, const tb__run_ops *ops, void *ctx)
     tb_actor *a = run->actors[0];
     MPI_Barrier(run->comm); /* a common time origin */
     run->t0 = tb_wtime();
+    run->started = 1;
     if (ops->started)
         ops->started(ctx, a, run->t0);
     rc = tb_tp_mpi_run(run->tp, a);

@@ -70,6 +70,7 @@ typedef struct tb__run {
     double end_s;             /* simulated: virtual time of the last event; real: wall_s */
     uint64_t events;          /* simulated: events the kernel processed */
     tb__run_counts *counts;   /* [nactors] */
+    int started;              /* every actor was made and the run began */
     /* ---- private ---- */
     tb_sim *sim;
     tb_tp *tp;
