@@ -50,6 +50,7 @@
 #include "core/proc.h"
 #include "flow/proto.h"
 #include "flow/run_internal.h"
+#include "run/run.h"
 
 /* ---- the actor -------------------------------------------------------------------- */
 
@@ -553,22 +554,14 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o, tb_f
         goto out;
     }
     r->mono0 = tb_wtime();
-    tb_tp *tp = NULL;
-    rc = tb_tp_mpi_create(&tp, comm);
-    if (!rc) {
-        /* 0.25 ms: a message waits for a sleeping rank at most that long, at
-         * 4000 wake-ups a second (a few % of a core) */
-        tb_tp_mpi_set_wait_sleep(tp, SLEEP_IDLE);
-        r->a.ops = &actor_ops;
-        rc = tb_tp_mpi_run(tp, &r->a);
-        tb_tp_mpi_destroy(&tp);
-    }
-    if (rc) {
-        /* a transport failure: the others cannot know; end the job */
-        fprintf(stderr, "tenbin: flow run: rank %d: %s\n", r->rank,
-                r->err_rc ? r->err : tb_strerror(rc));
-        MPI_Abort(comm, 1);
-    }
+    r->a.ops = &actor_ops;
+    /* 0.25 ms: a message waits for a sleeping rank at most that long, at
+     * 4000 wake-ups a second (a few % of a core).  A failure of the
+     * machinery (the others cannot know) ends the job with its line. */
+    tb__run run = {.what = "the workflow run", .comm = comm, .wait_sleep = SLEEP_IDLE,
+                   .actor = &r->a, .err = r->err, .errlen = sizeof r->err};
+    rc = tb__run_go(&run, NULL, NULL);
+    tb__run_end(&run, NULL, NULL);
     /* rank 0 tells how it went */
     if (r->rank == 0)
         rc = finish_root(r, sched_out);

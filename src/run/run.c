@@ -11,16 +11,18 @@
 #include "core/errbuf.h"
 #include "tenbin/core.h"
 
-/* Under MPI the job cannot go on after a rank fails: one line, then abort. */
+/* Under MPI the job cannot go on after a rank fails: one line, then abort.
+ * The reason is what the mechanism put in err, else the code's message. */
 static int abort_job(tb__run *run, int starting, int rc)
 {
-    char line[512];
+    char line[1024];
+    const char *why = run->err && run->err[0] ? run->err : tb_strerror(rc);
     if (starting)
         snprintf(line, sizeof line, "rank %d: cannot start %s: %s; aborting the job", run->rank,
-                 run->what, tb_strerror(rc));
+                 run->what, why);
     else
         snprintf(line, sizeof line, "rank %d: %s failed: %s; aborting the job", run->rank,
-                 run->what, tb_strerror(rc));
+                 run->what, why);
     tb__errf(run->err, run->errlen, rc, "%s", line);
     tb_log(TB_LOG_ERROR, "%s", line);
     MPI_Abort(run->comm, 1);
@@ -81,15 +83,22 @@ static int go_mpi(tb__run *run, const tb__run_ops *ops, void *ctx)
         tb_tp_mpi_set_task_timeout(run->tp, run->task_timeout);
     if (rc == TB_OK && run->delay)
         rc = tb_tp_mpi_set_delay(run->tp, run->delay);
-    if (rc == TB_OK)
+    if (rc == TB_OK && run->wait_sleep > 0)
+        tb_tp_mpi_set_wait_sleep(run->tp, run->wait_sleep);
+    if (rc == TB_OK && run->actor) {
+        run->actors = &run->actor;
+        run->counts = calloc(1, sizeof *run->counts);
+        rc = run->counts ? TB_OK : TB_ERR_NOMEM;
+    } else if (rc == TB_OK) {
         rc = make_actors(run, ops, ctx, run->rank);
+    }
     if (rc != TB_OK)
         return abort_job(run, 1, rc);
     tb_actor *a = run->actors[0];
     MPI_Barrier(run->comm); /* a common time origin */
     run->t0 = tb_wtime();
     run->started = 1;
-    if (ops->started)
+    if (ops && ops->started)
         ops->started(ctx, a, run->t0);
     rc = tb_tp_mpi_run(run->tp, a);
     run->wall_s = tb_wtime() - run->t0;
@@ -103,7 +112,8 @@ static int go_mpi(tb__run *run, const tb__run_ops *ops, void *ctx)
 
 int tb__run_go(tb__run *run, const tb__run_ops *ops, void *ctx)
 {
-    if (!run || !ops || !ops->init || ops->actor_size < sizeof(tb_actor))
+    if (!run || (run->plat && run->actor) ||
+        (!run->actor && (!ops || !ops->init || ops->actor_size < sizeof(tb_actor))))
         return TB_ERR_INVALID;
     return run->plat ? go_sim(run, ops, ctx) : go_mpi(run, ops, ctx);
 }
@@ -111,10 +121,11 @@ int tb__run_go(tb__run *run, const tb__run_ops *ops, void *ctx)
 void tb__run_end(tb__run *run, const tb__run_ops *ops, void *ctx)
 {
     for (int i = 0; i < run->made; i++)
-        if (ops->fini)
+        if (ops && ops->fini)
             ops->fini(ctx, run->actors[i]);
     free(run->mem);
-    free(run->actors);
+    if (run->actors != &run->actor)
+        free(run->actors);
     free(run->counts);
     run->mem = NULL;
     run->actors = NULL;

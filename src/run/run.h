@@ -59,7 +59,12 @@ typedef struct tb__run {
     int cost_cpu;             /* simulated: measure each computation's CPU time for cost */
     double task_timeout;      /* real: seconds a computation may run (0: no limit) */
     const double *delay;      /* real: seconds a message to rank r is held ([size]; NULL: none) */
-    char *err;                /* where the failure's line goes too (may be NULL) */
+    double wait_sleep;        /* real: > 0: idle ranks sleep (at most this long) whatever
+                                 TENBIN_MPI_WAIT says (tb_tp_mpi_set_wait_sleep) */
+    tb_actor *actor;          /* real: this rank's actor, made by the caller (ops->init and
+                                 ops->fini are then not called; ops may have neither) */
+    char *err;                /* where the failure's line goes too (may be NULL); a
+                                 line already there is the failure's reason */
     size_t errlen;
     /* ---- set by tb__run_go ---- */
     tb_actor **actors;        /* this process's: every rank's simulated, its own under MPI */
