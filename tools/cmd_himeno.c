@@ -454,7 +454,7 @@ static int iterate(const himeno_opts *o, himeno_run *h, int rank, int nranks, fl
     int rc = TB_OK;
     tb_progress *prog = NULL;
     if (o->progress && !o->sim) {
-        double interval = 1.0;
+        double interval;
         tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
         if (tb_progress_create(&prog, stderr, "sweeps", (uint64_t)o->iters, interval) != TB_OK)
             prog = NULL;

@@ -169,16 +169,28 @@ typedef struct tb_opt_desc {
 } tb_opt_desc;
 
 /*
- * Every TENBIN_* variable is declared once in src/core/env_table.h.  These
- * read it from the environment (or return the default); a value that does not
- * parse gives TB_ERR_PARSE and a logged warning naming the variable.  Asking
- * for an undeclared name gives TB_ERR_NOTFOUND.
+ * Every TENBIN_* variable is declared once in src/core/env_table.h, with its
+ * type and default; the table is the only place a default lives.  These read
+ * a variable from the environment, or give the default when it is unset (or
+ * empty).  A value that does not parse gives TB_ERR_PARSE, a logged warning
+ * naming the variable, and the default in *out, so a caller never needs a
+ * default of its own.  An undeclared name gives TB_ERR_NOTFOUND, a name
+ * declared with another type TB_ERR_INVALID; *out is then untouched.
  */
 TB_API int tb_env_bool(const char *name, int *out);
 TB_API int tb_env_int(const char *name, long *out);
 TB_API int tb_env_double(const char *name, double *out);
+/* As tb_env_int / tb_env_double, for a caller that accepts only [lo, hi]: a
+ * number outside it gives TB_ERR_RANGE and the default in *out, with no
+ * line logged (the caller says what it expects, or ignores it quietly). */
+TB_API int tb_env_int_in(const char *name, long lo, long hi, long *out);
+TB_API int tb_env_double_in(const char *name, double lo, double hi, double *out);
 /* *out points into the environment or the static default; may be NULL. */
 TB_API int tb_env_string(const char *name, const char **out);
+/* The declared default as text (what `tenbin info --env` shows), for a caller
+ * that validates a string itself and falls back to the default; NULL for an
+ * undeclared name or a variable without a default. */
+TB_API const char *tb_env_default(const char *name);
 /* Number of declared options and the i-th description. */
 TB_API size_t tb_env_count(void);
 TB_API const tb_opt_desc *tb_env_get(size_t i);
