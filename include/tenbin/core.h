@@ -329,11 +329,21 @@ TB_API int tb_trace_write_merged(const tb_trace *tr, MPI_Comm comm, int root, co
 /* ------------------------------------------------------------------ */
 
 /*
+ * The one mechanism for progress lines: every long-running command and
+ * module prints them through a tb_progress.  The N-of-M kind reads
  * "progress: 1234/4096 tasks (30.1%), 512.3 tasks/s, ETA 5.6 s" on the given
- * stream, at most once per `interval` seconds (and once at the end).
+ * stream, at most once per `interval` seconds, and once at the end; a module
+ * with a different kind of line (bnb's incumbent and bound) passes its own
+ * text through tb_progress_note, rate-limited the same way.
  */
 typedef struct tb_progress tb_progress;
 
+/* For tb_progress_create's interval: TENBIN_PROGRESS_INTERVAL (the default
+ * for lines a user watches).  0 prints every update or note. */
+#define TB_PROGRESS_INTERVAL_ENV (-1.0)
+
+/* A NULL stream prints nothing (the calls stay valid); what: the noun of the
+ * count, "tasks" when NULL; interval < 0: TB_PROGRESS_INTERVAL_ENV. */
 TB_API int tb_progress_create(tb_progress **out, FILE *stream, const char *what,
                               uint64_t total, double interval);
 TB_API void tb_progress_destroy(tb_progress **p);
@@ -344,6 +354,26 @@ TB_API void tb_progress_finish(tb_progress *p);
 /* Format one line into buf (for tests); returns snprintf's result. */
 TB_API int tb_progress_format(char *buf, size_t n, const char *what, uint64_t done,
                               uint64_t total, double elapsed);
+/*
+ * A line of the caller's own text (printf-style; the caller's prefix, no
+ * newline), printed when the interval has passed since the last line on the
+ * caller's clock `now` (seconds from the start of the run, virtual in a
+ * simulation); final prints it regardless and ends the lines, as
+ * tb_progress_finish.  Returns 1 if the line was printed.
+ */
+TB_API int tb_progress_note(tb_progress *p, double now, int final, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* When, on tb_progress_note's clock, the next note is due (INFINITY once
+ * finished): for a caller that sets a timer for it. */
+TB_API double tb_progress_note_due(const tb_progress *p);
+/*
+ * Whether to print progress lines at all: yes when forced (--progress), no
+ * when quiet (-q) or TENBIN_QUIET, else only when the user watches: stderr
+ * is a terminal or, for a rank under an MPI launcher (whose stderr is a
+ * pipe), the launcher's stderr is.
+ */
+TB_API int tb_progress_wanted(int forced, int quiet);
+
 
 /* ------------------------------------------------------------------ */
 /* Hashing                                                             */

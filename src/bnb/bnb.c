@@ -416,7 +416,6 @@ int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
     if (!b)
         return TB__REFUSE(TB_ERR_INVALID, "tb_bnb_set_progress: the handle is NULL");
     b->progress = stream;
-    tb_env_double("TENBIN_PROGRESS_INTERVAL", &b->progress_interval);
     return TB_OK;
 }
 

@@ -522,12 +522,10 @@ static int sim_setup(tb_mw *mw, sim_run_state *st)
     if (!st->nodes || !st->actors || (mw->trace_path && !st->traces))
         return TB_ERR_NOMEM;
     if (mw->progress) {
-        double interval;
-        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
         /* the rate and ETA of simulating, in real time (the summary's times
          * are virtual) */
         TB_CHECK(tb_progress_create(&st->prog, mw->progress, "simulated tasks", mw->cfg.ntasks,
-                                    interval));
+                                    TB_PROGRESS_INTERVAL_ENV));
     }
     for (int r = 0; r < P; r++) {
         if (st->traces)
@@ -623,9 +621,8 @@ int tb_mw_run(tb_mw *mw)
 
     tb_progress *prog = NULL;
     if (mw->rank == 0 && mw->progress) {
-        double interval;
-        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
-        int rc = tb_progress_create(&prog, mw->progress, "tasks", mw->cfg.ntasks, interval);
+        int rc = tb_progress_create(&prog, mw->progress, "tasks", mw->cfg.ntasks,
+                                    TB_PROGRESS_INTERVAL_ENV);
         if (rc != TB_OK)
             return abort_run(mw, "cannot start progress lines", rc);
     }

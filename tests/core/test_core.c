@@ -1142,6 +1142,43 @@ static int count_lines(FILE *f)
     return n;
 }
 
+/* tb_progress_note: the caller's text on the caller's clock, rate-limited
+ * by the same interval (here TENBIN_PROGRESS_INTERVAL), a final line that
+ * ends them; tb_progress_wanted honours TENBIN_QUIET. */
+static void test_progress_note(void)
+{
+    tb_progress *p = NULL;
+    FILE *f = tmpfile();
+    TB_ASSERT(f != NULL);
+    unset_all();
+    setenv("TENBIN_PROGRESS_INTERVAL", "2", 1);
+    TB_ASSERT_OK(tb_progress_create(&p, f, "nodes", 0, TB_PROGRESS_INTERVAL_ENV));
+    unset_all();
+    TB_ASSERT_NEAR(tb_progress_note_due(p), 2.0, 0);
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 1.0, 0, "x: %d", 1), 0); /* too early */
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 2.0, 0, "x: %d", 2), 1);
+    TB_ASSERT_NEAR(tb_progress_note_due(p), 4.0, 0);
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 3.0, 0, "x: %d", 3), 0);
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 3.5, 1, "x: %d", 4), 1); /* final: always */
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 9.0, 0, "x: %d", 5), 0); /* ended */
+    TB_ASSERT(isinf(tb_progress_note_due(p)));
+    char text[64] = "";
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    TB_ASSERT_STR_EQ(text, "x: 2\nx: 4\n");
+    tb_progress_destroy(&p);
+    fclose(f);
+    TB_ASSERT(isinf(tb_progress_note_due(NULL)));
+    TB_ASSERT_EQ_INT(tb_progress_note(NULL, 0, 1, "x"), 0);
+    TB_ASSERT_EQ_INT(tb_progress_wanted(1, 1), 1); /* --progress wins */
+    TB_ASSERT_EQ_INT(tb_progress_wanted(0, 1), 0);
+    setenv("TENBIN_QUIET", "1", 1);
+    TB_ASSERT_EQ_INT(tb_progress_wanted(0, 0), 0);
+    TB_ASSERT_EQ_INT(tb_progress_wanted(1, 0), 1);
+    unset_all();
+}
+
 static void test_progress_throttle(void)
 {
     tb_progress *p = NULL;
@@ -1450,6 +1487,7 @@ static const tb_test tests[] = {
     {"trace_write_pieces", test_trace_write_pieces},
     {"progress_format", test_progress_format},
     {"progress_throttle", test_progress_throttle},
+    {"progress_note", test_progress_note},
     {"stats", test_stats},
     {"linfit", test_linfit},
     {"parse_long", test_parse_long},
