@@ -57,11 +57,6 @@ typedef struct tb_cli_slowdown {
 int tb_cli_parse_slowdown(const char *cmd, const char *val, int unit_s, tb_cli_slowdown *out);
 /* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path);
-/* Whether a long command prints progress lines: --progress forces them,
- * --quiet turns them off, else only when the user watches: stderr is a
- * terminal, or (a rank under mpiexec, whose stderr is a pipe to the
- * launcher) the launcher's stderr is one. */
-int tb_cli_want_progress(int forced, int quiet);
 /* A note for the user printed once on stderr (rank 0) after the command
  * ends well, not before an error line; the last one set wins. */
 void tb_cli_note(const char *fmt, ...)

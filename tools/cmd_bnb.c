@@ -1112,7 +1112,7 @@ int tb_cmd_bnb(int argc, char **argv)
         }
         if (o.sim)
             tb_bnb_set_node_cost(b, o.node_cost);
-        if (rank == 0 && tb_cli_want_progress(o.progress, o.quiet))
+        if (rank == 0 && tb_progress_wanted(o.progress, o.quiet))
             tb_bnb_set_progress(b, stderr);
         if (rank == 0 && (web.web || o.history)) {
             web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);

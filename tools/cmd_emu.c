@@ -271,9 +271,9 @@ int tb_cmd_emu(int argc, char **argv)
                 "tenbin emu: warning: %" PRIu64 " of %" PRIu64 " wildcard receives were decided "
                 "while a rank was held in a real send to the receiver that the model sends "
                 "eagerly, so a message it would have relayed through a third rank could not be "
-                "ruled out; sends above TENBIN_EMU_COPY_MIN bytes (default 1024) are not held: "
+                "ruled out; sends above TENBIN_EMU_COPY_MIN bytes (default %s) are not held: "
                 "lower it below the program's messages (docs/emulator.md, Limits)\n",
-                real, r->decisions);
+                real, r->decisions, tb_env_default("TENBIN_EMU_COPY_MIN"));
 
     tb_emu_result_free(&r);
     return rc == TB_OK ? TB_EXIT_OK : TB_EXIT_FAIL;

@@ -206,7 +206,7 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         if (bad)
             return TB_EXIT_USAGE;
     }
-    progress = tb_cli_want_progress(progress, quiet);
+    progress = tb_progress_wanted(progress, quiet);
     if (!platform || nP == 0) {
         tb_cli_error(cmd, "--platform and --ranks are required (tenbin emu sweep --help)");
         return TB_EXIT_USAGE;
@@ -255,17 +255,23 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         return TB_EXIT_FAIL;
     }
     int failed = 0;
+    /* A line per point (interval 0); without the stream, none. */
+    tb_progress *prog = NULL;
+    if (tb_progress_create(&prog, progress ? stderr : NULL, "points", nv * nP, 0) != TB_OK)
+        prog = NULL;
     for (size_t v = 0; v < nv; v++) {
         char **args = with_masters(argv + optind, nargs, nM ? M[v] : 0);
         for (size_t i = 0; args && i < nP; i++) {
             o.ranks = (int)P[i];
             char err[1024] = "";
             size_t k = v * nP + i + 1;
-            if (progress && nM)
-                fprintf(stderr, "tenbin emu sweep: point %zu/%zu: P = %ld, %ld master(s)\n", k,
-                        nv * nP, P[i], M[v]);
-            else if (progress)
-                fprintf(stderr, "tenbin emu sweep: point %zu/%zu: P = %ld\n", k, nv * nP, P[i]);
+            if (nM)
+                tb_progress_note(prog, tb_wtime(), 0,
+                                 "tenbin emu sweep: point %zu/%zu: P = %ld, %ld master(s)", k,
+                                 nv * nP, P[i], M[v]);
+            else
+                tb_progress_note(prog, tb_wtime(), 0, "tenbin emu sweep: point %zu/%zu: P = %ld",
+                                 k, nv * nP, P[i]);
             int rc = run_one(&o, args, (int)master, &cells[v * nP + i], err, sizeof err);
             if (rc != TB_OK) {
                 failed++;
@@ -276,6 +282,7 @@ int tb_cmd_emu_sweep(int argc, char **argv)
             failed++;
         free_args(args, nargs);
     }
+    tb_progress_destroy(&prog);
     /* saturation and the best variant */
     size_t best_v = 0;
     double best = INFINITY;

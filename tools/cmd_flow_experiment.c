@@ -84,6 +84,7 @@ typedef struct runner {
     int said_sets;    /* the sets' summary was printed */
     tb_buf csv;
     char path[4096];
+    tb_progress *prog; /* a line per cell and instance (interval 0) */
 } runner;
 
 static int make_flows(runner *r, double ccr)
@@ -160,9 +161,8 @@ static int run_cells(runner *r, double x, const char *const *trig, size_t nt, ce
             cell_add(&cells[k], res.makespan, static_mk, res.reschedules, res.sched_cpu_s);
         }
         tb_platform_destroy(&p);
-        if (o->progress)
-            fprintf(stderr, "tenbin flow experiment: %s: instance %ld/%ld\n", what, i + 1,
-                    o->instances);
+        tb_progress_note(r->prog, tb_wtime(), 0, "tenbin flow experiment: %s: instance %ld/%ld",
+                         what, i + 1, o->instances);
     }
     return TB_OK;
 }
@@ -424,7 +424,7 @@ static int parse(int argc, char **argv, exp_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
-    o->progress = tb_cli_want_progress(o->progress, o->quiet);
+    o->progress = tb_progress_wanted(o->progress, o->quiet);
     if (!tb_flow_sched_find(o->algo)) {
         tb_cli_error(cmd, "--algo: expected heft, cpop, peft, minmin, maxmin, olb or random, "
                           "got '%s'",
@@ -452,8 +452,10 @@ int tb_cmd_flow_experiment(int argc, char **argv)
         return st;
     runner r = {.o = &o};
     r.flows = calloc((size_t)o.instances, sizeof *r.flows);
-    if (!r.flows)
+    if (!r.flows || tb_progress_create(&r.prog, o.progress ? stderr : NULL, "instances", 0, 0)) {
+        free(r.flows);
         return TB_EXIT_FAIL;
+    }
     printf("S2 experiment: %ld instances of > %ld tasks (data-parallel sets of %ld, drawn among "
            "%s), %ld hosts of speed 1-5, link speed 100, load on half of the hosts; scheduler %s; "
            "%s sets\n",
@@ -479,6 +481,7 @@ int tb_cmd_flow_experiment(int argc, char **argv)
         tb_flow_destroy(&r.flows[i]);
     free(r.flows);
     tb_buf_free(&r.csv);
+    tb_progress_destroy(&r.prog);
     fflush(stdout);
     return rc ? TB_EXIT_FAIL : TB_EXIT_OK;
 }

@@ -191,7 +191,7 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     o->ro.retries = (int)o->retries;
     o->ro.seed = (uint64_t)o->seed;
-    o->ro.progress = tb_cli_want_progress(o->ro.progress, o->quiet);
+    o->ro.progress = tb_progress_wanted(o->ro.progress, o->quiet);
     /* outputs are checked before anything runs */
     if ((o->ro.log && tb_cli_writable(cmd, "--log", o->ro.log)) ||
         (o->gantt && tb_cli_writable(cmd, "--gantt", o->gantt)) ||

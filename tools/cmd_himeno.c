@@ -291,7 +291,7 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
-    o->progress = tb_cli_rank() == 0 && tb_cli_want_progress(o->progress, o->quiet);
+    o->progress = tb_cli_rank() == 0 && tb_progress_wanted(o->progress, o->quiet);
     if (!o->sim && (o->nranks || o->point_cost > 0 || o->calibrate || o->replay || o->svg ||
                     o->all_modes || o->size == &o->custom)) {
         tb_cli_error(cmd, "--ranks, --point-cost, --calibrate, --replay, --svg, --balance all "
@@ -454,9 +454,8 @@ static int iterate(const himeno_opts *o, himeno_run *h, int rank, int nranks, fl
     int rc = TB_OK;
     tb_progress *prog = NULL;
     if (o->progress && !o->sim) {
-        double interval = 1.0;
-        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
-        if (tb_progress_create(&prog, stderr, "sweeps", (uint64_t)o->iters, interval) != TB_OK)
+        if (tb_progress_create(&prog, stderr, "sweeps", (uint64_t)o->iters,
+                               TB_PROGRESS_INTERVAL_ENV) != TB_OK)
             prog = NULL;
     }
     for (long it = 1; rc == TB_OK && it <= o->iters; it++) {

@@ -435,7 +435,7 @@ int tb_cmd_mandel(int argc, char **argv)
 {
     mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0,
                      NULL, 0, -1.0, NULL, -1.0, NULL};
-    int quiet_env = 0;
+    int quiet_env;
     tb_env_bool("TENBIN_QUIET", &quiet_env);
     tb_env_string("TENBIN_TRACE", &o.trace);
     o.quiet = quiet_env;

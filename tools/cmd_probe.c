@@ -500,6 +500,11 @@ static int run_probe(const probe_opts *o)
     }
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, world);
 
+    /* A line per measurement on rank 0 (interval 0); elsewhere, none. */
+    tb_progress *prog = NULL;
+    if (tb_progress_create(&prog, rank == 0 && o->progress ? stderr : NULL, "measurements", 0,
+                           0) != TB_OK)
+        prog = NULL;
     /* Every communicator first (collective over all ranks, all awake). */
     MPI_Comm pair, *sub = calloc(o->nranks, sizeof *sub);
     MPI_Comm_split(world, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
@@ -511,9 +516,8 @@ static int run_probe(const probe_opts *o)
     if (rank < 2) {
         eager = find_eager(pair, rank, o->sizes, o->nsizes, buf, buf2);
         for (size_t i = 0; i < o->nsizes; i++) {
-            if (rank == 0 && o->progress)
-                fprintf(stderr, "tenbin probe: ping-pong %zu/%zu: %ld bytes\n", i + 1,
-                        o->nsizes, o->sizes[i]);
+            tb_progress_note(prog, tb_wtime(), 0, "tenbin probe: ping-pong %zu/%zu: %ld bytes",
+                             i + 1, o->nsizes, o->sizes[i]);
             measure_size(pair, rank, o->sizes[i], o->reps, o->sizes[i] <= eager, buf, buf2,
                          &sz[i]);
         }
@@ -526,9 +530,8 @@ static int run_probe(const probe_opts *o)
             wake(world, prev, P);
         else if (rank >= prev && rank < P)
             wait_turn(world);
-        if (rank == 0 && o->progress)
-            fprintf(stderr, "tenbin probe: master overheads %zu/%zu: P = %d\n", k + 1,
-                    o->nranks, P);
+        tb_progress_note(prog, tb_wtime(), 0, "tenbin probe: master overheads %zu/%zu: P = %d",
+                         k + 1, o->nranks, P);
         if (rank < P) {
             measure_master(sub[k], rank, P, o->sizes[0], o->reps, buf, &runs[k]);
             MPI_Comm_free(&sub[k]);
@@ -579,6 +582,7 @@ static int run_probe(const probe_opts *o)
         free(hosts);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, world);
+    tb_progress_destroy(&prog);
     free(buf), free(buf2), free(sz), free(runs), free(all);
     MPI_Comm_free(&world);
     return rc;
@@ -701,7 +705,7 @@ int tb_cmd_probe(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    o.progress = rank == 0 && tb_cli_want_progress(o.progress, o.quiet);
+    o.progress = rank == 0 && tb_progress_wanted(o.progress, o.quiet);
     tb_log_set_rank(rank);
     tb_cli_set_rank(rank);
     if (rank != 0 && !freopen("/dev/null", "w", stdout))

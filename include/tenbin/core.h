@@ -169,16 +169,28 @@ typedef struct tb_opt_desc {
 } tb_opt_desc;
 
 /*
- * Every TENBIN_* variable is declared once in src/core/env_table.h.  These
- * read it from the environment (or return the default); a value that does not
- * parse gives TB_ERR_PARSE and a logged warning naming the variable.  Asking
- * for an undeclared name gives TB_ERR_NOTFOUND.
+ * Every TENBIN_* variable is declared once in src/core/env_table.h, with its
+ * type and default; the table is the only place a default lives.  These read
+ * a variable from the environment, or give the default when it is unset (or
+ * empty).  A value that does not parse gives TB_ERR_PARSE, a logged warning
+ * naming the variable, and the default in *out, so a caller never needs a
+ * default of its own.  An undeclared name gives TB_ERR_NOTFOUND, a name
+ * declared with another type TB_ERR_INVALID; *out is then untouched.
  */
 TB_API int tb_env_bool(const char *name, int *out);
 TB_API int tb_env_int(const char *name, long *out);
 TB_API int tb_env_double(const char *name, double *out);
+/* As tb_env_int / tb_env_double, for a caller that accepts only [lo, hi]: a
+ * number outside it gives TB_ERR_RANGE and the default in *out, with no
+ * line logged (the caller says what it expects, or ignores it quietly). */
+TB_API int tb_env_int_in(const char *name, long lo, long hi, long *out);
+TB_API int tb_env_double_in(const char *name, double lo, double hi, double *out);
 /* *out points into the environment or the static default; may be NULL. */
 TB_API int tb_env_string(const char *name, const char **out);
+/* The declared default as text (what `tenbin info --env` shows), for a caller
+ * that validates a string itself and falls back to the default; NULL for an
+ * undeclared name or a variable without a default. */
+TB_API const char *tb_env_default(const char *name);
 /* Number of declared options and the i-th description. */
 TB_API size_t tb_env_count(void);
 TB_API const tb_opt_desc *tb_env_get(size_t i);
@@ -317,11 +329,21 @@ TB_API int tb_trace_write_merged(const tb_trace *tr, MPI_Comm comm, int root, co
 /* ------------------------------------------------------------------ */
 
 /*
+ * The one mechanism for progress lines: every long-running command and
+ * module prints them through a tb_progress.  The N-of-M kind reads
  * "progress: 1234/4096 tasks (30.1%), 512.3 tasks/s, ETA 5.6 s" on the given
- * stream, at most once per `interval` seconds (and once at the end).
+ * stream, at most once per `interval` seconds, and once at the end; a module
+ * with a different kind of line (bnb's incumbent and bound) passes its own
+ * text through tb_progress_note, rate-limited the same way.
  */
 typedef struct tb_progress tb_progress;
 
+/* For tb_progress_create's interval: TENBIN_PROGRESS_INTERVAL (the default
+ * for lines a user watches).  0 prints every update or note. */
+#define TB_PROGRESS_INTERVAL_ENV (-1.0)
+
+/* A NULL stream prints nothing (the calls stay valid); what: the noun of the
+ * count, "tasks" when NULL; interval < 0: TB_PROGRESS_INTERVAL_ENV. */
 TB_API int tb_progress_create(tb_progress **out, FILE *stream, const char *what,
                               uint64_t total, double interval);
 TB_API void tb_progress_destroy(tb_progress **p);
@@ -332,6 +354,26 @@ TB_API void tb_progress_finish(tb_progress *p);
 /* Format one line into buf (for tests); returns snprintf's result. */
 TB_API int tb_progress_format(char *buf, size_t n, const char *what, uint64_t done,
                               uint64_t total, double elapsed);
+/*
+ * A line of the caller's own text (printf-style; the caller's prefix, no
+ * newline), printed when the interval has passed since the last line on the
+ * caller's clock `now` (seconds from the start of the run, virtual in a
+ * simulation); final prints it regardless and ends the lines, as
+ * tb_progress_finish.  Returns 1 if the line was printed.
+ */
+TB_API int tb_progress_note(tb_progress *p, double now, int final, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* When, on tb_progress_note's clock, the next note is due (INFINITY once
+ * finished): for a caller that sets a timer for it. */
+TB_API double tb_progress_note_due(const tb_progress *p);
+/*
+ * Whether to print progress lines at all: yes when forced (--progress), no
+ * when quiet (-q) or TENBIN_QUIET, else only when the user watches: stderr
+ * is a terminal or, for a rank under an MPI launcher (whose stderr is a
+ * pipe), the launcher's stderr is.
+ */
+TB_API int tb_progress_wanted(int forced, int quiet);
+
 
 /* ------------------------------------------------------------------ */
 /* Hashing                                                             */

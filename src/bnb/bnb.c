@@ -431,8 +431,6 @@ int tb_bnb_set_progress(tb_bnb *b, FILE *stream)
     if (!b)
         return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_progress: the handle is NULL");
     b->progress = stream;
-    b->progress_interval = 1.0;
-    tb_env_double("TENBIN_PROGRESS_INTERVAL", &b->progress_interval);
     return TB_OK;
 }
 

@@ -38,7 +38,6 @@ struct tb_bnb {
     size_t sub_pad; /* per subproblem returned or moved (tb_bnb_set_sub_pad) */
     tb_bnb_balance balance;
     FILE *progress;
-    double progress_interval; /* s between progress lines (TENBIN_PROGRESS_INTERVAL) */
     tb_bnb_watch_fn watch;    /* tb_bnb_set_watch, or NULL */
     void *watch_arg;
     double watch_interval;
@@ -125,7 +124,8 @@ typedef struct tb__bnb_sup {
     double t_end;          /* when the last FINAL came */
     double t_startup;      /* when its start-up expansion began */
     uint32_t final_depth;  /* the deepest task depth a master ended with */
-    double next_progress, next_watch; /* run times of the next line, the next watch */
+    tb_progress *prog;                /* the progress lines (b->progress), or NULL */
+    double next_watch;                /* run time of the next watch */
     int stop_asked;                   /* the watch asked for the end */
     tb_bnb_watch_group *wg;           /* the watch's groups */
 } tb__bnb_sup;

@@ -40,6 +40,7 @@ void tb__bnb_sup_free(tb__bnb_sup *s)
 {
     tb__bnb_engine_free(&s->eng);
     tb__bnb_heap_free(&s->pool);
+    tb_progress_destroy(&s->prog);
     free(s->st);
     free(s->gives_recv);
     free(s->moves_sent);
@@ -365,10 +366,13 @@ int tb__bnb_sup_start(tb__bnb_actor *a)
         return rc;
     }
     s->lower = -INFINITY;
+    if (a->b->progress && !s->prog)
+        TB_CHECK(tb_progress_create(&s->prog, a->b->progress, "nodes", 0,
+                                    TB_PROGRESS_INTERVAL_ENV));
     if (a->b->progress || a->b->watch) {
-        s->next_progress = a->b->progress_interval;
         s->next_watch = 0;
-        TB_CHECK(tb__bnb_set_timer(a, a->b->watch ? 0 : s->next_progress, TIMER_PROGRESS));
+        TB_CHECK(tb__bnb_set_timer(a, a->b->watch ? 0 : tb_progress_note_due(s->prog),
+                                   TIMER_PROGRESS));
     }
     if (a->b->startup > 0) {
         s->t_startup = tb_tp_now(&a->base);
@@ -515,14 +519,12 @@ static int sup_tick(tb__bnb_actor *a)
     const tb_bnb *b = a->b;
     double now = tb_tp_now(&a->base);
     tb_bnb_state st;
-    if (b->progress && now >= s->next_progress) {
+    if (s->prog && now >= tb_progress_note_due(s->prog)) {
         sup_state(a, &st);
-        fprintf(b->progress,
-                "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %" PRIu64
-                "  nodes %" PRIu64 "\n",
-                now, st.incumbent, st.bound, 100 * st.gap, st.pending, st.nodes);
-        fflush(b->progress);
-        s->next_progress = now + b->progress_interval;
+        tb_progress_note(s->prog, now, 0,
+                         "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %" PRIu64
+                         "  nodes %" PRIu64,
+                         now, st.incumbent, st.bound, 100 * st.gap, st.pending, st.nodes);
     }
     if (b->watch && now >= s->next_watch) {
         sup_state(a, &st);
@@ -534,7 +536,7 @@ static int sup_tick(tb__bnb_actor *a)
     }
     if (s->stopping)
         return TB_OK;
-    double next = b->progress ? s->next_progress : INFINITY;
+    double next = tb_progress_note_due(s->prog); /* INFINITY without lines */
     if (b->watch && s->next_watch < next)
         next = s->next_watch;
     return tb__bnb_set_timer(a, next, TIMER_PROGRESS);

@@ -69,16 +69,20 @@ static int resolve_level(void)
     static _Atomic int busy;
     if (atomic_exchange(&busy, 1))
         return TB_LOG_WARN;
-    const char *s = NULL;
-    tb_log_level parsed = TB_LOG_WARN;
-    int bad = tb_env_string("TENBIN_LOG", &s) == TB_OK && s != NULL &&
-              tb_log_level_parse(s, &parsed) != TB_OK;
-    if (bad)
-        parsed = TB_LOG_WARN;
+    const char *s = NULL, *deflt = tb_env_default("TENBIN_LOG");
+    tb_log_level parsed, given;
+    if (tb_log_level_parse(deflt, &parsed) != TB_OK)
+        parsed = TB_LOG_WARN; /* only if the registry lost TENBIN_LOG's default */
+    int bad = 0;
+    if (tb_env_string("TENBIN_LOG", &s) == TB_OK && s != NULL) {
+        bad = tb_log_level_parse(s, &given) != TB_OK;
+        if (!bad)
+            parsed = given;
+    }
     int expected = LEVEL_UNSET;
     atomic_compare_exchange_strong(&log_level, &expected, (int)parsed);
     if (bad)
-        tb_log(TB_LOG_WARN, "TENBIN_LOG=%s: unknown level, using warn", s);
+        tb_log(TB_LOG_WARN, "TENBIN_LOG=%s: unknown level, using %s", s, deflt ? deflt : "warn");
     atomic_store(&busy, 0);
     return atomic_load(&log_level);
 }

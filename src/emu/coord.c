@@ -128,20 +128,17 @@ static int check_request(const tb_emu_opts *o, char *const argv[], tb_platform *
  * TENBIN_EMU_SPIN, TENBIN_EMU_AHEAD.  *use_shm gets the first. */
 static int read_knobs(loop *l, long *use_shm, char *err, size_t errlen)
 {
-    long ahead_max = TB_EMU_AHEAD_MAX;
-    *use_shm = 1;
-    l->spin = 50e-6;
+    long ahead_max;
     /* More ranks than cores: the watching coordinator yields its core in
      * the loop (the rank it waits for may need it) instead of pausing. */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     l->yield_spin = online > 0 && l->c.P > online;
     const char *bad = NULL;
-    if (tb_env_int("TENBIN_EMU_SHM", use_shm) != TB_OK || (*use_shm != 0 && *use_shm != 1))
+    if (tb_env_int_in("TENBIN_EMU_SHM", 0, 1, use_shm) != TB_OK)
         bad = "TENBIN_EMU_SHM: expected 0 or 1";
-    else if (tb_env_double("TENBIN_EMU_SPIN", &l->spin) != TB_OK || !(l->spin >= 0 && l->spin <= 1))
+    if (tb_env_double_in("TENBIN_EMU_SPIN", 0, 1, &l->spin) != TB_OK && !bad)
         bad = "TENBIN_EMU_SPIN: expected seconds from 0 to 1";
-    else if (tb_env_int("TENBIN_EMU_AHEAD", &ahead_max) != TB_OK || ahead_max < 0 ||
-             ahead_max > TB_EMU_AHEAD_MAX)
+    if (tb_env_int_in("TENBIN_EMU_AHEAD", 0, TB_EMU_AHEAD_MAX, &ahead_max) != TB_OK && !bad)
         bad = "TENBIN_EMU_AHEAD: expected a number from 0 to 32";
     _Static_assert(TB_EMU_AHEAD_MAX == 32, "the message above says 32");
     l->c.ahead_max = (size_t)ahead_max;

@@ -324,6 +324,7 @@ static int coord_setup(runner *r)
 
 static void free_runner(runner *r)
 {
+    tb_progress_destroy(&r->prog);
     tb__flow_engine_free(&r->e);
     tb_flow_hosts_free(&r->H);
     free(r->host_rank);

@@ -268,13 +268,17 @@ int tb__frun_log_attempt(runner *r, uint32_t t, uint32_t att, int rank, double s
     return TB_OK;
 }
 
+/* A line every TENBIN_PROGRESS_INTERVAL as tasks finish, and the last one. */
 static void progress(runner *r, double now)
 {
     if (!r->o->progress)
         return;
-    fprintf(stderr, "tenbin: flow run: %zu/%zu tasks done, %ld reschedule%s, %.1f s\n", r->e.ndone,
-            r->e.n, r->e.reschedules, r->e.reschedules == 1 ? "" : "s", now);
-    r->last_progress = now;
+    if (!r->prog && tb_progress_create(&r->prog, stderr, "tasks", r->e.n,
+                                       TB_PROGRESS_INTERVAL_ENV) != TB_OK)
+        return;
+    tb_progress_note(r->prog, now, r->e.ndone == r->e.n,
+                     "tenbin: flow run: %zu/%zu tasks done, %ld reschedule%s, %.1f s", r->e.ndone,
+                     r->e.n, r->e.reschedules, r->e.reschedules == 1 ? "" : "s", now);
 }
 
 /* A host's speed as the trigger sees it: the work of its last WINDOW
@@ -347,8 +351,7 @@ int tb__frun_coord_done(runner *r, int src, tb_buf *b)
         TB_CHECK(tb__flow_engine_task_end(&r->e, (size_t)h, t, now, measured, r->o->perf_change));
         if (r->err_rc)
             return r->err_rc;
-        if (now - r->last_progress >= 1.0 || r->e.ndone == r->e.n)
-            progress(r, now);
+        progress(r, now);
         return tb__frun_coord_maybe_stop(r);
     }
     r->res->failures++;

@@ -110,7 +110,7 @@ typedef struct runner {
     size_t nlog, caplog;
     long gathers; /* outputs on their way to rank 0 */
     int aborting, stopped;
-    double last_progress;
+    tb_progress *prog; /* the coordinator's progress lines (o->progress) */
     tb_flow_run_result *res;
 } runner;
 

@@ -6,6 +6,7 @@
 #include "tenbin/core.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,25 +82,25 @@ static void init_defaults(tb_mw *mw)
     tb__queue_init(&mw->bag, NULL, NULL);
     mw->cfg.nranks = mw->size;
     mw->cfg.nmasters = 1;
-    mw->cfg.dynamic = TB__MW_DYNAMIC_PREDICT;
-    snprintf(mw->cfg.policy, sizeof mw->cfg.policy, "dynamic");
-    long fwd = 65536, window = 0;
-    double timeout = 0;
+    /* The policy and chunk rule start as the registry's defaults, so that a
+     * bad TENBIN_MW_POLICY or TENBIN_MW_CHUNK below leaves them there. */
+    tb_mw_set_policy(mw, tb_env_default("TENBIN_MW_POLICY"));
+    tb_mw_set_chunking(mw, tb_env_default("TENBIN_MW_CHUNK"));
+    long fwd, window;
+    double timeout;
     if (tb_env_double("TENBIN_MW_TASK_TIMEOUT", &timeout) == TB_OK &&
         tb_mw_set_task_timeout(mw, timeout) != TB_OK && mw->rank == 0)
         TB_LOG_WARN("ignoring TENBIN_MW_TASK_TIMEOUT=%g: not a number of seconds >= 0", timeout);
-    tb_env_int("TENBIN_MW_WINDOW", &window);
-    mw->cfg.window = window > 0 && window < (1L << 24) ? (int)window : 0;
+    /* Out of range (negative, or absurdly many): quietly the default. */
+    tb_env_int_in("TENBIN_MW_WINDOW", 0, (1L << 24) - 1, &window);
+    mw->cfg.window = (int)window;
     const char *policy = NULL, *chunk = NULL;
-    tb_env_int("TENBIN_MW_FORWARD_BYTES", &fwd);
-    mw->cfg.chunk = 1;
-    mw->cfg.chunk_kind = TB__CHUNK_AUTO; /* nobody has to tune a chunk size */
+    tb_env_int_in("TENBIN_MW_FORWARD_BYTES", 0, LONG_MAX, &fwd);
     if (tb_env_string("TENBIN_MW_CHUNK", &chunk) == TB_OK && chunk &&
         tb_mw_set_chunking(mw, chunk) != TB_OK && mw->rank == 0)
         TB_LOG_WARN("ignoring TENBIN_MW_CHUNK=%s: not a count >= 1 or a chunk rule (gss, tss, "
                     "fac, wf, awf, af, auto)", chunk);
-    mw->cfg.forward_bytes = fwd < 0 ? 65536 : ((size_t)fwd > TB__MW_MSG_MAX ? TB__MW_MSG_MAX
-                                                                           : (size_t)fwd);
+    mw->cfg.forward_bytes = (size_t)fwd > TB__MW_MSG_MAX ? TB__MW_MSG_MAX : (size_t)fwd;
     if (tb_env_string("TENBIN_MW_POLICY", &policy) == TB_OK && policy &&
         tb_mw_set_policy(mw, policy) != TB_OK && mw->rank == 0)
         TB_LOG_WARN("ignoring TENBIN_MW_POLICY=%s: not a policy for %d ranks", policy,
@@ -581,12 +582,10 @@ static int run_sim(tb_mw *mw)
     if (mw->trace_path && !(ctx.traces = calloc((size_t)P, sizeof *ctx.traces)))
         rc = TB_ERR_NOMEM;
     if (rc == TB_OK && mw->progress) {
-        double interval = 1.0;
-        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
         /* the rate and ETA of simulating, in real time (the summary's times
          * are virtual) */
         rc = tb_progress_create(&ctx.prog, mw->progress, "simulated tasks", mw->cfg.ntasks,
-                                interval);
+                                TB_PROGRESS_INTERVAL_ENV);
     }
     tb__run run = {.what = "the master-worker run",
                    .plat = mw->plat,
@@ -665,9 +664,8 @@ int tb_mw_run(tb_mw *mw)
 
     tb_progress *prog = NULL;
     if (mw->rank == 0 && mw->progress) {
-        double interval = 1.0;
-        tb_env_double("TENBIN_PROGRESS_INTERVAL", &interval);
-        int rc = tb_progress_create(&prog, mw->progress, "tasks", mw->cfg.ntasks, interval);
+        int rc = tb_progress_create(&prog, mw->progress, "tasks", mw->cfg.ntasks,
+                                    TB_PROGRESS_INTERVAL_ENV);
         if (rc != TB_OK)
             return abort_run(mw, "cannot start progress lines", rc);
     }

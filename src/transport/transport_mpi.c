@@ -385,6 +385,18 @@ static const tb_tp_ops mpi_ops = {
     sizeof(tb_tp_ops), mpi_send, mpi_arrived, mpi_now, mpi_timer, mpi_compute, mpi_cancel,
 };
 
+/* TENBIN_MPI_WAIT's words: a wait_mode, WAIT_AUTO or -1 for none of them. */
+enum { WAIT_AUTO = WAIT_SLEEP + 1 };
+
+static int wait_named(const char *s)
+{
+    static const char *const names[] = {"spin", "yield", "sleep", "auto"};
+    for (int i = 0; s && i < 4; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /*
  * MPI libraries wait by spinning, which is right on dedicated cores and
  * wrong when ranks outnumber cores or share them with other jobs: a spinning
@@ -413,14 +425,14 @@ static wait_mode choose_wait(MPI_Comm comm)
         cores = CPU_COUNT(&all);
     }
     MPI_Comm_free(&node);
-    if (s && strcmp(s, "spin") == 0)
-        return WAIT_SPIN;
-    if (s && strcmp(s, "yield") == 0)
-        return WAIT_YIELD;
-    if (s && strcmp(s, "sleep") == 0)
-        return WAIT_SLEEP;
-    if (s && strcmp(s, "auto") != 0)
-        TB_LOG_WARN("TENBIN_MPI_WAIT=%s is not spin, yield, sleep or auto; using auto", s);
+    int mode = wait_named(s);
+    if (mode < 0 && s != NULL) {
+        const char *deflt = tb_env_default("TENBIN_MPI_WAIT");
+        TB_LOG_WARN("TENBIN_MPI_WAIT=%s is not spin, yield, sleep or auto; using %s", s, deflt);
+        mode = wait_named(deflt);
+    }
+    if (mode >= 0 && mode != WAIT_AUTO)
+        return (wait_mode)mode;
     return local > cores ? WAIT_YIELD : WAIT_SPIN;
 }
 

@@ -553,9 +553,9 @@ static void test_env_errors(void)
 {
     capture c;
     int b = 7;
-    long l = 7;
+    long l = 7, ln = 7, lt = 7;
     double x = 7;
-    const char *s;
+    const char *s = "untouched";
     unset_all();
     capture_start(&c, TB_LOG_WARN);
     setenv("TENBIN_QUIET", "maybe", 1);
@@ -564,9 +564,9 @@ static void test_env_errors(void)
     int ri = tb_env_int("TENBIN_MW_WINDOW", &l);
     setenv("TENBIN_PROGRESS_INTERVAL", "nan", 1);
     int rd = tb_env_double("TENBIN_PROGRESS_INTERVAL", &x);
-    int rn = tb_env_int("TENBIN_NO_SUCH_THING", &l);
+    int rn = tb_env_int("TENBIN_NO_SUCH_THING", &ln);
     int rs = tb_env_string("HOME", &s);
-    int rt = tb_env_int("TENBIN_LOG", &l); /* declared as a string */
+    int rt = tb_env_int("TENBIN_LOG", &lt); /* declared as a string */
     capture_stop();
     unset_all();
     TB_ASSERT_EQ_INT(rb, TB_ERR_PARSE);
@@ -575,11 +575,49 @@ static void test_env_errors(void)
     TB_ASSERT_EQ_INT(rn, TB_ERR_NOTFOUND);
     TB_ASSERT_EQ_INT(rs, TB_ERR_NOTFOUND);
     TB_ASSERT_EQ_INT(rt, TB_ERR_INVALID);
-    TB_ASSERT(b == 7 && l == 7 && x == 7); /* outputs untouched */
+    /* A bad value gives the registry's default, so callers need none. */
+    TB_ASSERT_EQ_INT(b, 0);
+    TB_ASSERT_EQ_INT(l, 0);
+    TB_ASSERT_NEAR(x, 1.0, 0);
+    /* An undeclared name or the wrong type leaves the output alone. */
+    TB_ASSERT(ln == 7 && lt == 7 && strcmp(s, "untouched") == 0);
     TB_ASSERT_EQ_INT(c.calls, 3); /* one warning per bad value */
     TB_ASSERT(strstr(c.line[0], "TENBIN_QUIET=maybe") != NULL);
     TB_ASSERT(strstr(c.line[1], "TENBIN_MW_WINDOW=8x") != NULL);
     TB_ASSERT(strstr(c.line[2], "TENBIN_PROGRESS_INTERVAL=nan") != NULL);
+}
+
+/* tb_env_int_in / tb_env_double_in: out of range is the default, quietly;
+ * tb_env_default is the table's text. */
+static void test_env_ranges(void)
+{
+    capture c;
+    long l = 7;
+    double x = 7;
+    unset_all();
+    capture_start(&c, TB_LOG_WARN);
+    TB_ASSERT_OK(tb_env_int_in("TENBIN_MW_FORWARD_BYTES", 0, LONG_MAX, &l));
+    TB_ASSERT_EQ_INT(l, 65536);
+    setenv("TENBIN_MW_FORWARD_BYTES", "100", 1);
+    TB_ASSERT_OK(tb_env_int_in("TENBIN_MW_FORWARD_BYTES", 0, 100, &l));
+    TB_ASSERT_EQ_INT(l, 100);
+    setenv("TENBIN_MW_FORWARD_BYTES", "-1", 1);
+    TB_ASSERT_EQ_INT(tb_env_int_in("TENBIN_MW_FORWARD_BYTES", 0, LONG_MAX, &l), TB_ERR_RANGE);
+    TB_ASSERT_EQ_INT(l, 65536);
+    setenv("TENBIN_EMU_SPIN", "2", 1);
+    TB_ASSERT_EQ_INT(tb_env_double_in("TENBIN_EMU_SPIN", 0, 1, &x), TB_ERR_RANGE);
+    TB_ASSERT_NEAR(x, 50e-6, 0);
+    TB_ASSERT_EQ_INT(c.calls, 0); /* the caller says what it expects */
+    setenv("TENBIN_EMU_SPIN", "soon", 1);
+    TB_ASSERT_EQ_INT(tb_env_double_in("TENBIN_EMU_SPIN", 0, 1, &x), TB_ERR_PARSE);
+    TB_ASSERT_NEAR(x, 50e-6, 0);
+    TB_ASSERT_EQ_INT(tb_env_int_in("TENBIN_NO_SUCH_THING", 0, 1, &l), TB_ERR_NOTFOUND);
+    capture_stop();
+    unset_all();
+    TB_ASSERT_EQ_INT(c.calls, 1);
+    TB_ASSERT_STR_EQ(tb_env_default("TENBIN_MW_POLICY"), "dynamic");
+    TB_ASSERT(tb_env_default("TENBIN_TRACE") == NULL);
+    TB_ASSERT(tb_env_default("TENBIN_NO_SUCH_THING") == NULL);
 }
 
 static void test_env_print(void)
@@ -1104,6 +1142,43 @@ static int count_lines(FILE *f)
     return n;
 }
 
+/* tb_progress_note: the caller's text on the caller's clock, rate-limited
+ * by the same interval (here TENBIN_PROGRESS_INTERVAL), a final line that
+ * ends them; tb_progress_wanted honours TENBIN_QUIET. */
+static void test_progress_note(void)
+{
+    tb_progress *p = NULL;
+    FILE *f = tmpfile();
+    TB_ASSERT(f != NULL);
+    unset_all();
+    setenv("TENBIN_PROGRESS_INTERVAL", "2", 1);
+    TB_ASSERT_OK(tb_progress_create(&p, f, "nodes", 0, TB_PROGRESS_INTERVAL_ENV));
+    unset_all();
+    TB_ASSERT_NEAR(tb_progress_note_due(p), 2.0, 0);
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 1.0, 0, "x: %d", 1), 0); /* too early */
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 2.0, 0, "x: %d", 2), 1);
+    TB_ASSERT_NEAR(tb_progress_note_due(p), 4.0, 0);
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 3.0, 0, "x: %d", 3), 0);
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 3.5, 1, "x: %d", 4), 1); /* final: always */
+    TB_ASSERT_EQ_INT(tb_progress_note(p, 9.0, 0, "x: %d", 5), 0); /* ended */
+    TB_ASSERT(isinf(tb_progress_note_due(p)));
+    char text[64] = "";
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    TB_ASSERT_STR_EQ(text, "x: 2\nx: 4\n");
+    tb_progress_destroy(&p);
+    fclose(f);
+    TB_ASSERT(isinf(tb_progress_note_due(NULL)));
+    TB_ASSERT_EQ_INT(tb_progress_note(NULL, 0, 1, "x"), 0);
+    TB_ASSERT_EQ_INT(tb_progress_wanted(1, 1), 1); /* --progress wins */
+    TB_ASSERT_EQ_INT(tb_progress_wanted(0, 1), 0);
+    setenv("TENBIN_QUIET", "1", 1);
+    TB_ASSERT_EQ_INT(tb_progress_wanted(0, 0), 0);
+    TB_ASSERT_EQ_INT(tb_progress_wanted(1, 0), 1);
+    unset_all();
+}
+
 static void test_progress_throttle(void)
 {
     tb_progress *p = NULL;
@@ -1395,6 +1470,7 @@ static const tb_test tests[] = {
     {"env_defaults", test_env_defaults},
     {"env_values", test_env_values},
     {"env_errors", test_env_errors},
+    {"env_ranges", test_env_ranges},
     {"env_print", test_env_print},
     {"rng_known", test_rng_known},
     {"rng_streams", test_rng_streams},
@@ -1411,6 +1487,7 @@ static const tb_test tests[] = {
     {"trace_write_pieces", test_trace_write_pieces},
     {"progress_format", test_progress_format},
     {"progress_throttle", test_progress_throttle},
+    {"progress_note", test_progress_note},
     {"stats", test_stats},
     {"linfit", test_linfit},
     {"parse_long", test_parse_long},

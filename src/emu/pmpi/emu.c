@@ -17,6 +17,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -534,14 +535,14 @@ static void emu_start(void)
         TB_OK)
         tb__emu_die("rank %d: bad host speed", E.wrank);
     E.lookahead = tb_net_lookahead(E.plat, E.P);
-    double smax = 200e-6;
-    if (tb_env_double("TENBIN_EMU_SLEEP_MAX", &smax) != TB_OK || !(smax >= 2e-6 && smax <= 0.5))
+    double smax;
+    if (tb_env_double_in("TENBIN_EMU_SLEEP_MAX", 2e-6, 0.5, &smax) != TB_OK)
         tb__emu_die("TENBIN_EMU_SLEEP_MAX: expected seconds from 2e-6 to 0.5");
     E.sleep_max_ns = (long)(smax * 1e9);
     E.sleep_long_ns = 250 * E.sleep_max_ns;
     E.sending_to = -1;
-    long cmin = 1024;
-    if (tb_env_int("TENBIN_EMU_COPY_MIN", &cmin) != TB_OK || cmin < 0)
+    long cmin;
+    if (tb_env_int_in("TENBIN_EMU_COPY_MIN", 0, LONG_MAX, &cmin) != TB_OK)
         tb__emu_die("TENBIN_EMU_COPY_MIN: expected a number of bytes >= 0");
     E.copy_min = (size_t)cmin;
     /* Sleeps of a few microseconds, not the default 50 us of slack. */
