@@ -50,6 +50,7 @@
 #include "core/proc.h"
 #include "flow/proto.h"
 #include "flow/run_internal.h"
+#include "run/agree.h"
 #include "run/run.h"
 
 /* ---- the actor -------------------------------------------------------------------- */
@@ -362,26 +363,6 @@ static void free_runner(runner *r)
     free(r->in_counts);
 }
 
-/* Agree on ok across comm: the first failing rank's message goes to all. */
-static int agree(MPI_Comm comm, int rc, char *err, size_t errlen)
-{
-    int rank, bad = rc != TB_OK ? 0 : INT_MAX, first;
-    MPI_Comm_rank(comm, &rank);
-    if (rc != TB_OK)
-        bad = rank;
-    MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == INT_MAX)
-        return TB_OK;
-    char buf[512];
-    int code = rc;
-    snprintf(buf, sizeof buf, "%s", rank == first ? err : "");
-    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
-    MPI_Bcast(&code, 1, MPI_INT, first, comm);
-    if (err && errlen)
-        snprintf(err, errlen, "%s", buf);
-    return code;
-}
-
 /* Rank 0: the hosts as the engine sees them (speeds from the measured
  * rates, transfer priors, the tasks' fixed cost) and the engine, with the
  * tasks an earlier run finished marked done. */
@@ -546,7 +527,7 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o, tb_f
     if (r->rank == 0 && !rc)
         rc = setup_engine(r, rates, ovh_sum, nresumed);
     free(rates);
-    rc = agree(comm, rc ? rc : TB_OK, r->err, sizeof r->err);
+    rc = tb__run_first_error(comm, rc ? rc : TB_OK, r->err, sizeof r->err);
     if (rc) {
         /* nothing ran: a directory this run made holds nothing to keep */
         snprintf(err, errlen, "%s", r->err);

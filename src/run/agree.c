@@ -6,6 +6,8 @@
 #include "tenbin/core.h"
 
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,4 +61,23 @@ int tb__run_agree(MPI_Comm comm, const char *who, const tb__agree_item *items, i
     }
     free(v);
     return rc;
+}
+
+int tb__run_first_error(MPI_Comm comm, int rc, char *err, size_t errlen)
+{
+    int rank, bad = rc != TB_OK ? 0 : INT_MAX, first;
+    MPI_Comm_rank(comm, &rank);
+    if (rc != TB_OK)
+        bad = rank;
+    MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == INT_MAX)
+        return TB_OK;
+    char buf[512];
+    int code = rc;
+    snprintf(buf, sizeof buf, "%s", rank == first ? err : "");
+    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
+    MPI_Bcast(&code, 1, MPI_INT, first, comm);
+    if (err && errlen)
+        snprintf(err, errlen, "%s", buf);
+    return code;
 }

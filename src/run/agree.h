@@ -31,4 +31,10 @@ tb__agree_item tb__agree_int(const char *name, int64_t v);
  * same calls".  TB_ERR_MPI if the reduction fails. */
 int tb__run_agree(MPI_Comm comm, const char *who, const tb__agree_item *items, int n);
 
+/* Collective over comm, after each rank set up its part of a run: TB_OK if
+ * every rank's rc is TB_OK; else every rank returns the code of the lowest
+ * rank that failed, and gets that rank's line (its err) in err, so the
+ * failure reads the same everywhere and the run does not start. */
+int tb__run_first_error(MPI_Comm comm, int rc, char *err, size_t errlen);
+
 #endif /* TB_RUN_AGREE_H */
