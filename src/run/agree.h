@@ -12,6 +12,7 @@
 #define TB_RUN_AGREE_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct tb__agree_item {
