@@ -459,45 +459,32 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
     if (s->found)
         o->prob->solution_json(ctx, s->solution, s->solution_len, &sol);
     if (o->json) {
-        tb_buf_printf(&j, "{\"command\": \"bnb\", \"problem\": ");
-        tb_buf_json_string(&j, o->prob->name);
-        tb_buf_printf(&j, ", \"file\": ");
-        tb_buf_json_string(&j, o->file);
-        if (s->found) {
-            double lower = s->sense == TB_BNB_MINIMIZE ? s->bound : s->optimum;
-            double upper = s->sense == TB_BNB_MINIMIZE ? s->optimum : s->bound;
-            tb_buf_printf(&j,
-                          ", \"optimum\": %.17g, \"bound\": %.17g, \"upper\": %.17g, "
-                          "\"lower\": %.17g, \"solution\": %.*s",
-                          s->optimum, s->bound, upper, lower, (int)sol.len,
-                          (const char *)sol.data);
+        /* the summary, after what only the problem knows: its name, file
+         * and solution (and, for some, the solution's members at the top) */
+        tb_buf x = TB_BUF_INIT;
+        int rc = tb_buf_printf(&x, "{\"command\": \"bnb\", \"problem\": ");
+        rc |= tb_buf_json_string(&x, o->prob->name);
+        rc |= tb_buf_printf(&x, ", \"file\": ");
+        rc |= tb_buf_json_string(&x, o->file);
+        if (s->found && sol.len) {
+            rc |= tb_buf_printf(&x, ", \"solution\": %.*s", (int)sol.len, (const char *)sol.data);
             if (o->prob->solution_at_top && sol.len > 2) /* e.g. bmi's "x" and "y" */
-                tb_buf_printf(&j, ", %.*s", (int)sol.len - 2, (const char *)sol.data + 1);
+                rc |= tb_buf_printf(&x, ", %.*s", (int)sol.len - 2, (const char *)sol.data + 1);
         } else {
-            tb_buf_printf(&j, ", \"optimum\": null, \"bound\": null, \"upper\": null, "
-                              "\"lower\": null, \"solution\": null");
+            rc |= tb_buf_printf(&x, ", \"solution\": null");
         }
-        tb_buf_printf(&j,
-                      ", \"proven\": %s, \"gap\": %.17g, \"nodes\": %" PRIu64
-                      ", \"tasks\": %" PRIu64 ", \"depth\": %d, \"makespan_s\": %.17g"
-                      ", \"wall_s\": %.17g, \"ranks\": %d, \"simulated\": %s, \"messages\": %" PRIu64,
-                      s->proven ? "true" : "false", s->gap, s->nodes, s->tasks, s->depth,
-                      s->makespan_s, s->wall_s, s->ranks, s->simulated ? "true" : "false",
-                      s->messages);
         if (o->sim)
-            tb_buf_printf(&j, ", \"node_cost_s\": %.17g", o->node_cost);
-        tb_buf_printf(&j, ", \"groups\": [");
-        for (int g = 0; g < s->ngroups; g++) {
-            const tb_bnb_group *G = &s->groups[g];
-            tb_buf_printf(&j,
-                          "%s{\"master\": %d, \"workers\": %d, \"tasks\": %" PRIu64
-                          ", \"nodes\": %" PRIu64 ", \"busy_s\": %.17g, \"idle_s\": %.17g"
-                          ", \"startup_idle_s\": %.17g, \"moved_in\": %" PRIu64
-                          ", \"moved_out\": %" PRIu64 "}",
-                          g ? ", " : "", G->master, G->workers, G->tasks, G->nodes, G->busy_s,
-                          G->idle_s, G->startup_idle_s, G->moved_in, G->moved_out);
+            rc |= tb_buf_printf(&x, ", \"node_cost_s\": %.17g", o->node_cost);
+        rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
+        if (!rc)
+            rc = tb_bnb_summary_json(s, (const char *)x.data, &j);
+        if (!rc)
+            rc = tb_buf_append(&j, "\n", 1);
+        if (rc) {
+            tb_cli_error(cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+            tb_buf_clear(&j);
         }
-        tb_buf_printf(&j, "]}\n");
+        tb_buf_free(&x);
     } else {
         if (s->found)
             tb_buf_printf(&j, "%s %s: optimum %.10g (%s), bound %.10g\nsolution: %.*s\n",

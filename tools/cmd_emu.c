@@ -140,34 +140,44 @@ static void print_text(const tb_emu_result *r, const char *platform, uint64_t se
            pct(m->recv_s, T), m->idle_s, pct(m->idle_s, T));
 }
 
+/* Drops the space the library writes after every ',' and ':' outside
+ * strings: `tenbin emu --json` has always printed its line compact. */
+static void compact(tb_buf *b)
+{
+    char *s = (char *)b->data, *d = s;
+    int in_str = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        *d++ = s[i];
+        if (in_str) {
+            if (s[i] == '\\' && i + 1 < b->len)
+                *d++ = s[++i];
+            else if (s[i] == '"')
+                in_str = 0;
+        } else if (s[i] == '"') {
+            in_str = 1;
+        } else if ((s[i] == ',' || s[i] == ':') && i + 1 < b->len && s[i + 1] == ' ') {
+            i++;
+        }
+    }
+    b->len = (size_t)(d - s);
+}
+
+/* The library's result, after the platform and --master. */
 static int print_json(const tb_emu_result *r, const char *platform, int master)
 {
-    tb_buf b = TB_BUF_INIT;
-    int rc = tb_buf_printf(&b,
-                           "{\"predicted_makespan_s\":%.17g,\"wall_s\":%.6f,\"startup_wall_s\":%.6f,"
-                           "\"run_wall_s\":%.6f,\"platform\":",
-                           r->makespan_s, r->wall_s, r->startup_s, r->run_s);
-    rc |= tb_buf_json_string(&b, platform);
-    rc |= tb_buf_printf(&b,
-                        ",\"decisions\":%" PRIu64 ",\"answered_ahead\":%" PRIu64
-                        ",\"unchecked_decisions\":%" PRIu64 ",\"unchecked_rendezvous\":%" PRIu64
-                        ",\"master\":%d,\"ranks\":[",
-                        r->decisions, r->answered_ahead, r->unchecked, r->unchecked_rendezvous,
-                        master);
-    for (int i = 0; i < r->ranks && rc == TB_OK; i++) {
-        const tb_emu_rank *k = &r->rank[i];
-        rc |= tb_buf_printf(&b, "%s{\"rank\":%d,\"host\":", i ? "," : "", k->rank);
-        rc |= tb_buf_json_string(&b, k->host_name);
-        rc |= tb_buf_printf(&b,
-                            ",\"compute_s\":%.17g,\"send_s\":%.17g,\"recv_s\":%.17g,"
-                            "\"idle_s\":%.17g,\"end_s\":%.17g,\"messages_sent\":%" PRIu64
-                            ",\"bytes_sent\":%" PRIu64 ",\"messages_received\":%" PRIu64 "}",
-                            k->compute_s, k->send_s, k->recv_s, k->idle_s, k->end_s,
-                            k->messages_sent, k->bytes_sent, k->messages_received);
+    tb_buf x = TB_BUF_INIT, b = TB_BUF_INIT;
+    int rc = tb_buf_printf(&x, "{\"platform\": ");
+    rc |= tb_buf_json_string(&x, platform);
+    rc |= tb_buf_printf(&x, ", \"master\": %d}", master) | tb_buf_append(&x, "", 1);
+    if (rc == TB_OK)
+        rc = tb_emu_result_json(r, (const char *)x.data, &b);
+    if (rc == TB_OK) {
+        compact(&b);
+        rc = tb_buf_append(&b, "\n", 1);
     }
-    rc |= tb_buf_printf(&b, "]}\n");
     if (rc == TB_OK)
         fwrite(b.data, 1, b.len, stdout);
+    tb_buf_free(&x);
     tb_buf_free(&b);
     return rc;
 }

@@ -227,7 +227,8 @@ int tb_cli_flow_write(const char *cmd, const char *gantt, const char *trace, con
     return 0;
 }
 
-static int print_tasks_json(tb_buf *b, const tb_flow *f, const tb_flow_schedule *s)
+/* "tasks": [...], one task a line, without the object's closing brace. */
+static int tasks_json(tb_buf *b, const tb_flow *f, const tb_flow_schedule *s)
 {
     int rc = tb_buf_printf(b, "\"tasks\": [");
     for (size_t t = 0; t < s->ntasks && !rc; t++) {
@@ -239,7 +240,7 @@ static int print_tasks_json(tb_buf *b, const tb_flow *f, const tb_flow_schedule 
                                (int)s->host[t], s->start[t], s->finish[t]);
     }
     if (!rc)
-        rc = tb_buf_printf(b, "\n]}\n");
+        rc = tb_buf_printf(b, "\n]");
     return rc;
 }
 
@@ -285,7 +286,9 @@ static int emit(const flow_opts *o, const tb_flow *f, const tb_flow_schedule *s,
                 const double *speed)
 {
     if (o->json) {
-        int rc = print_tasks_json(head, f, s);
+        int rc = tasks_json(head, f, s);
+        if (!rc)
+            rc = tb_buf_printf(head, "}\n");
         if (rc)
             return TB_EXIT_FAIL;
         fwrite(head->data, 1, head->len, stdout);
@@ -350,6 +353,36 @@ static int run_schedule(int argc, char **argv)
     return ex;
 }
 
+/* The library's result, after the scheduler, the trigger, the hosts'
+ * speeds and every task's schedule. */
+static int simulate_json(const flow_opts *o, const tb_flow *f, const tb_platform *plat,
+                         const tb_flow_sim_result *res, const tb_flow_schedule *s)
+{
+    tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
+    int rc = tb_buf_printf(&x, "{\"algo\": ");
+    rc |= tb_buf_json_string(&x, o->algo);
+    rc |= tb_buf_printf(&x, ", \"trigger\": ");
+    rc |= tb_buf_json_string(&x, o->trigger);
+    rc |= tb_buf_printf(&x, ", \"hosts\": [");
+    for (size_t h = 0; h < plat->nhosts && !rc; h++)
+        rc = tb_buf_printf(&x, "%s%.17g", h ? ", " : "", plat->hosts[h].speed);
+    rc |= tb_buf_printf(&x, "], ");
+    if (!rc)
+        rc = tasks_json(&x, f, s);
+    rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
+    if (!rc)
+        rc = tb_flow_sim_result_json(res, (const char *)x.data, &j);
+    if (!rc)
+        rc = tb_buf_append(&j, "\n", 1);
+    if (!rc)
+        fwrite(j.data, 1, j.len, stdout);
+    else
+        tb_cli_error(o->cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+    tb_buf_free(&x);
+    tb_buf_free(&j);
+    return rc ? TB_EXIT_FAIL : TB_EXIT_OK;
+}
+
 static int run_simulate(int argc, char **argv)
 {
     flow_opts o = {.cmd = "flow simulate", .algo = "heft", .trigger = "static", .seed = 1};
@@ -384,31 +417,21 @@ static int run_simulate(int argc, char **argv)
     } else if (write_outputs(&o, f, &s)) {
         ex = TB_EXIT_FAIL;
     } else {
-        tb_buf head = TB_BUF_INIT;
         if (o.json) {
-            tb_buf_printf(&head,
-                          "{\"algo\": \"%s\", \"trigger\": \"%s\", \"makespan\": %.17g, "
-                          "\"planned\": %.17g, \"reschedules\": %ld, \"speed_changes\": %ld, "
-                          "\"events\": %" PRIu64 ", \"transfers\": %" PRIu64 ", \"sched_cpu_s\": %.6g, "
-                          "\"sim_cpu_s\": %.6g, \"hosts\": [",
-                          o.algo, o.trigger, res.makespan, res.planned, res.reschedules,
-                          res.speed_changes, res.events, res.transfers, res.sched_cpu_s,
-                          res.sim_cpu_s);
-            for (size_t h = 0; h < plat->nhosts; h++)
-                tb_buf_printf(&head, "%s%.17g", h ? ", " : "", plat->hosts[h].speed);
-            tb_buf_printf(&head, "],\n");
+            ex = simulate_json(&o, f, plat, &res, &s);
         } else {
             printf("%s: %s/%s makespan %.10g (planned %.10g); %ld reschedules for %ld speed "
                    "changes; %" PRIu64 " events in %.3f s (scheduler %.3f s CPU)\n",
                    o.file, o.algo, o.trigger, res.makespan, res.planned, res.reschedules,
                    res.speed_changes, res.events, wall, res.sched_cpu_s);
+            tb_buf head = TB_BUF_INIT;
+            double *speed = malloc(plat->nhosts * sizeof *speed);
+            for (size_t h = 0; speed && h < plat->nhosts; h++)
+                speed[h] = plat->hosts[h].speed;
+            ex = emit(&o, f, &s, &head, speed);
+            free(speed);
+            tb_buf_free(&head);
         }
-        double *speed = malloc(plat->nhosts * sizeof *speed);
-        for (size_t h = 0; speed && h < plat->nhosts; h++)
-            speed[h] = plat->hosts[h].speed;
-        ex = emit(&o, f, &s, &head, speed);
-        free(speed);
-        tb_buf_free(&head);
     }
     tb_flow_schedule_free(&s);
     tb_flow_destroy(&f);

@@ -232,6 +232,33 @@ static int read_workflow(const char *path, tb_flow **out)
     return 0;
 }
 
+/* The library's result, after the workflow, the ranks, the scheduler, the
+ * trigger, the task count and the wall time. */
+static int print_json(const run_opts *o, const tb_flow *f, int size, const tb_flow_run_result *res,
+                      double wall)
+{
+    tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
+    int rc = tb_buf_printf(&x, "{\"workflow\": ");
+    rc |= tb_buf_json_string(&x, o->file);
+    rc |= tb_buf_printf(&x, ", \"ranks\": %d, \"algo\": ", size);
+    rc |= tb_buf_json_string(&x, o->algo);
+    rc |= tb_buf_printf(&x, ", \"trigger\": ");
+    rc |= tb_buf_json_string(&x, o->ro.trigger);
+    rc |= tb_buf_printf(&x, ", \"tasks\": %zu, \"wall_s\": %.17g}", tb_flow_ntasks(f), wall);
+    rc |= tb_buf_append(&x, "", 1); /* a C string */
+    if (!rc)
+        rc = tb_flow_run_result_json(res, (const char *)x.data, &j);
+    if (!rc)
+        rc = tb_buf_append(&j, "\n", 1);
+    if (!rc)
+        fwrite(j.data, 1, j.len, stdout);
+    else
+        tb_cli_error(cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+    tb_buf_free(&x);
+    tb_buf_free(&j);
+    return rc;
+}
+
 int tb_cmd_flow_run(int argc, char **argv)
 {
     run_opts o = {.algo = "heft", .seed = 1};
@@ -276,22 +303,10 @@ int tb_cmd_flow_run(int argc, char **argv)
         ex = TB_EXIT_FAIL;
     }
     if (tb_cli_rank() == 0 && (rc == TB_OK || rc == TB_ERR_TASK)) {
-        tb_buf name = TB_BUF_INIT;
-        if (tb_buf_json_string(&name, o.file) || tb_buf_append(&name, "", 1))
-            name.len = 0;
-        if (o.json)
-            printf("{\"workflow\": %s, \"ranks\": %d, \"algo\": \"%s\", \"trigger\": \"%s\", "
-                   "\"tasks\": %zu, \"makespan_s\": %.6f, \"planned_s\": %.6f, "
-                   "\"reschedules\": %ld, \"speed_changes\": %ld, \"attempts\": %ld, "
-                   "\"failures\": %ld, \"resumed\": %ld, \"transfers\": %" PRIu64 ", \"transferred_bytes\": %" PRIu64
-                   ", \"net_L_s\": %.3e, \"net_G_s_per_byte\": %.3e, \"task_overhead_s\": %.3e, "
-                   "\"sched_cpu_s\": %.6f, \"wall_s\": %.6f, \"failed\": %s}\n",
-                   name.len ? (const char *)name.data : "null", size, o.algo, o.ro.trigger,
-                   tb_flow_ntasks(f), res.makespan,
-                   res.planned, res.reschedules, res.speed_changes, res.attempts, res.failures, res.resumed,
-                   res.transfers, res.transferred_bytes, res.net_L, res.net_G, res.task_overhead, res.sched_cpu_s, wall,
-                   rc == TB_ERR_TASK ? "true" : "false");
-        else if (!o.quiet && rc == TB_OK)
+        if (o.json) {
+            if (print_json(&o, f, size, &res, wall))
+                ex = TB_EXIT_FAIL;
+        } else if (!o.quiet && rc == TB_OK) {
             printf("%s: %zu tasks on %zu ranks, makespan %.3f s (planned %.3f s), %ld "
                    "reschedule%s for %ld speed change%s, %" PRIu64 " files sent (%" PRIu64
                    " bytes), %ld attempt%s\n",
@@ -299,8 +314,8 @@ int tb_cmd_flow_run(int argc, char **argv)
                    res.reschedules == 1 ? "" : "s", res.speed_changes,
                    res.speed_changes == 1 ? "" : "s", res.transfers, res.transferred_bytes,
                    res.attempts, res.attempts == 1 ? "" : "s");
+        }
         fflush(stdout);
-        tb_buf_free(&name);
     }
     tb_flow_schedule_free(&s);
     tb_flow_destroy(&f);

@@ -620,53 +620,24 @@ static void sim_print(const himeno_opts *o, const tb_redist_sim_opts *c,
     }
     const char *mode = mode_names[c->balance.mode];
     if (o->json) {
-        tb_buf j = TB_BUF_INIT;
-        tb_buf_printf(&j, "{\"command\": \"himeno\", \"simulated\": true, \"size\": [%d, %d, %d], "
-                          "\"ranks\": %d, \"iters\": %" PRIu64 ", \"balance\": \"%s\", "
-                          "\"guards\": %u, \"threshold\": %g, \"interval\": %" PRIu64
-                          ", \"point_cost_s\": %.17g, \"makespan_s\": %.17g, \"moves\": %" PRIu64
-                          ", \"skipped\": %" PRIu64 ", \"points\": %" PRIu64
-                          ", \"bytes_moved\": %" PRIu64 ", \"move_s\": %.17g, \"cost_a_s\": %.17g, "
-                          "\"cost_b_s_per_byte\": %.17g, \"decide_cpu_s\": %.17g, \"wall_s\": %.17g, "
-                          "\"events\": %" PRIu64,
-                      o->size->mi, o->size->mj, o->size->mk, P, c->iters, mode,
-                      c->balance.guards, c->balance.threshold, c->balance.interval,
-                      c->unit_work / ((double)(o->size->mj - 2) * (o->size->mk - 2)),
-                      r->makespan_s, r->moves, r->skipped, r->points, r->bytes_moved, r->move_s,
-                      r->cost.a, r->cost.b, r->decide_cpu_s, r->wall_s, r->events);
-        if (c->replay)
-            tb_buf_printf(&j, ", \"replay_points\": %" PRIu64 ", \"replay_agree\": %" PRIu64,
-                          r->replay_points, r->replay_agree);
-        static const char *const keys[] = {"compute_s", "wait_s"};
-        for (int k = 0; k < 2; k++) {
-            const double *v = k ? r->wait_s : r->compute_s;
-            tb_buf_printf(&j, ", \"%s\": [", keys[k]);
-            for (int i = 0; i < P; i++)
-                tb_buf_printf(&j, "%s%.17g", i ? ", " : "", v[i]);
-            tb_buf_printf(&j, "]");
-        }
-        tb_buf_printf(&j, ", \"layout\": [");
-        for (int i = 0; i < P; i++)
-            tb_buf_printf(&j, "%s%" PRIu64, i ? ", " : "", r->counts[i]);
-        tb_buf_printf(&j, "], \"actions\": [");
-        int first = 1;
-        for (uint64_t k = 0; k < r->points; k++) {
-            const tb_redist_sim_point *pt = &r->pts[k];
-            const tb_redist_decision *d = &pt->decision;
-            if (!(d->units_moved > 0 && d->imbalance > c->balance.threshold && d->remaining > 0))
-                continue;
-            tb_buf_printf(&j, "%s{\"iteration\": %" PRIu64 ", \"time_s\": %.17g, \"moved\": %s, "
-                              "\"layout\": [", first ? "" : ", ", pt->iteration, pt->time,
-                          d->move ? "true" : "false");
-            for (int i = 0; i < P; i++)
-                tb_buf_printf(&j, "%s%" PRIu64, i ? ", " : "", r->layouts[k * (uint64_t)P + i]);
-            tb_buf_printf(&j, "], \"t_now_s\": %.17g, \"t_new_s\": %.17g, \"t_move_s\": %.17g, "
-                              "\"move_s\": %.17g, \"imbalance\": %.4f, \"why\": \"%s\"}",
-                          d->t_now, d->t_new, d->t_move, pt->move_s, d->imbalance, d->why);
-            first = 0;
-        }
-        tb_buf_printf(&j, "]}\n");
-        fwrite(j.data, 1, j.len, stdout);
+        /* the library's result, after the problem's size and its cost per
+         * grid point */
+        tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
+        int rc = tb_buf_printf(&x,
+                               "{\"command\": \"himeno\", \"size\": [%d, %d, %d], "
+                               "\"point_cost_s\": %.17g}",
+                               o->size->mi, o->size->mj, o->size->mk,
+                               c->unit_work / ((double)(o->size->mj - 2) * (o->size->mk - 2)));
+        rc |= tb_buf_append(&x, "", 1); /* a C string */
+        if (!rc)
+            rc = tb_redist_sim_result_json(c, r, (const char *)x.data, &j);
+        if (!rc)
+            rc = tb_buf_append(&j, "\n", 1);
+        if (!rc)
+            fwrite(j.data, 1, j.len, stdout);
+        else
+            tb_cli_error(cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+        tb_buf_free(&x);
         tb_buf_free(&j);
         return;
     }

@@ -311,15 +311,19 @@ static int policy_error(const char *policy, int rc, int ranks, int simulated)
 static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t sum)
 {
     if (o->json) {
-        tb_buf j = TB_BUF_INIT;
-        tb_buf_printf(&j, "{\"command\": \"mandel\", \"width\": %d, \"height\": %d, "
-                          "\"max_iter\": %u, \"rows_per_task\": %ld, ",
-                      o->m.width, o->m.height, o->m.max_iter, o->rows_per_task);
-        tb_mw_summary_json(s, &j);
+        /* the summary, after what only the command knows */
+        tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
+        int rc = tb_buf_printf(&x, "{\"command\": \"mandel\", \"width\": %d, \"height\": %d, "
+                                   "\"max_iter\": %u, \"rows_per_task\": %ld",
+                               o->m.width, o->m.height, o->m.max_iter, o->rows_per_task);
         if (o->checksum)
-            tb_buf_printf(&j, ", \"checksum\": %" PRIu64, sum);
-        tb_buf_printf(&j, "}\n");
-        fwrite(j.data, 1, j.len, stdout);
+            rc |= tb_buf_printf(&x, ", \"checksum\": %" PRIu64, sum);
+        rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
+        if (!rc)
+            rc = tb_mw_summary_json(s, (const char *)x.data, &j);
+        if (!rc && !tb_buf_append(&j, "\n", 1))
+            fwrite(j.data, 1, j.len, stdout);
+        tb_buf_free(&x);
         tb_buf_free(&j);
     } else {
         tb_mw_summary_print(s, stdout);

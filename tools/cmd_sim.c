@@ -382,20 +382,22 @@ static int run_sim_mw(int argc, char **argv)
             synth_partial(&pb, red);
         }
         if (o.json) {
-            tb_buf j = TB_BUF_INIT;
-            tb_buf_printf(&j, "{\"command\": \"sim mw\", \"platform\": \"");
-            for (const char *c = o.platform; *c; c++) /* JSON string escaping */
-                tb_buf_printf(&j, (unsigned char)*c < 0x20 ? "\\u%04x"
-                                  : (*c == '"' || *c == '\\') ? "\\%c" : "%c",
-                              (unsigned char)*c < 0x20 ? (unsigned)*c : (unsigned)*c);
-            tb_buf_printf(&j, "\", \"seed\": %ld, \"work_s\": %.9g, \"work_dist\": \"%s\", ",
-                          o.seed, o.work, tb_work_kind_name[s.dist.kind]);
-            tb_mw_summary_json(&sum, &j);
+            /* the summary, after what only the command knows */
+            tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
+            int rc = tb_buf_printf(&x, "{\"command\": \"sim mw\", \"platform\": ");
+            rc |= tb_buf_json_string(&x, o.platform);
+            rc |= tb_buf_printf(&x, ", \"seed\": %ld, \"work_s\": %.9g, \"work_dist\": \"%s\"",
+                                o.seed, o.work, tb_work_kind_name[s.dist.kind]);
             if (o.fold)
-                tb_buf_printf(&j, ", \"reduced\": {\"count\": %" PRIu64 ", \"id_sum\": %" PRIu64 "}",
-                              red[0], red[1]);
-            tb_buf_printf(&j, "}\n");
-            fwrite(j.data, 1, j.len, stdout);
+                rc |= tb_buf_printf(&x, ", \"reduced\": {\"count\": %" PRIu64
+                                        ", \"id_sum\": %" PRIu64 "}",
+                                    red[0], red[1]);
+            rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
+            if (!rc)
+                rc = tb_mw_summary_json(&sum, (const char *)x.data, &j);
+            if (!rc && !tb_buf_append(&j, "\n", 1))
+                fwrite(j.data, 1, j.len, stdout);
+            tb_buf_free(&x);
             tb_buf_free(&j);
         } else {
             tb_mw_summary_print(&sum, stdout);

@@ -256,6 +256,18 @@ TB_API int tb_bnb_calibrate(const tb_bnb_ops *ops, void *ctx, double seconds, do
 /* Complete on rank 0 (the supervisor); valid until the handle is destroyed. */
 TB_API int tb_bnb_get_summary(const tb_bnb *b, tb_bnb_summary *out);
 
+/*
+ * Append the summary to out as one JSON object on one line (no newline):
+ * optimum, bound, upper, lower (null when no solution was found), proven,
+ * gap, nodes, tasks, depth, makespan_s, wall_s, ranks, simulated, messages,
+ * groups ([{master, workers, tasks, nodes, busy_s, idle_s, startup_idle_s,
+ * moved_in, moved_out}]).  The solution is the problem's to write: pass it
+ * in extra, NULL or the text of a JSON object whose members come first.
+ * NaN and infinities are null.  As tb_mw_summary_json (tenbin/mw.h):
+ * TB_ERR_PARSE, TB_ERR_INVALID (extra repeats a key), TB_ERR_NOMEM.
+ */
+TB_API int tb_bnb_summary_json(const tb_bnb_summary *s, const char *extra, tb_buf *out);
+
 #ifdef __cplusplus
 }
 #endif

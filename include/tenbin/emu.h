@@ -102,6 +102,18 @@ TB_API int tb_emu_run(const tb_emu_opts *o, char *const argv[], tb_emu_result **
                       size_t errlen);
 TB_API void tb_emu_result_free(tb_emu_result **r);
 
+/*
+ * Append the result to out as one JSON object on one line (no newline):
+ * predicted_makespan_s, wall_s, startup_wall_s, run_wall_s, decisions,
+ * answered_ahead, unchecked_decisions, unchecked_rendezvous, ranks
+ * ([{rank, host, compute_s, send_s, recv_s, idle_s, end_s, messages_sent,
+ * bytes_sent, messages_received}]).  extra: NULL, or the text of a JSON
+ * object whose members come first (the caller's platform, options).  NaN
+ * and infinities are null.  As tb_mw_summary_json (tenbin/mw.h):
+ * TB_ERR_PARSE, TB_ERR_INVALID (extra repeats a key), TB_ERR_NOMEM.
+ */
+TB_API int tb_emu_result_json(const tb_emu_result *r, const char *extra, tb_buf *out);
+
 #ifdef __cplusplus
 }
 #endif

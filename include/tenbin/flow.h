@@ -330,6 +330,17 @@ TB_API int tb_flow_simulate(const tb_flow *f, const tb_platform *plat, const tb_
                             tb_flow_sim_result *res, tb_flow_schedule *sched_out, char *err,
                             size_t errlen);
 
+/*
+ * Append the result to out as one JSON object on one line (no newline):
+ * makespan, planned, reschedules, speed_changes, events, transfers,
+ * sched_cpu_s, sim_cpu_s.  extra: NULL, or the text of a JSON object whose
+ * members come first (what the caller knows: the scheduler, the trigger,
+ * the hosts, the tasks' schedule).  NaN and infinities are null.  As
+ * tb_mw_summary_json (tenbin/mw.h): TB_ERR_PARSE, TB_ERR_INVALID (extra
+ * repeats a key), TB_ERR_NOMEM.
+ */
+TB_API int tb_flow_sim_result_json(const tb_flow_sim_result *r, const char *extra, tb_buf *out);
+
 /* ---- running for real (MPI) ---------------------------------------------- */
 
 /*
@@ -408,6 +419,18 @@ typedef struct tb_flow_run_result {
 TB_API int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o,
                        tb_flow_run_result *res, tb_flow_schedule *sched_out, char *err,
                        size_t errlen);
+
+/*
+ * Append the result to out as one JSON object on one line (no newline):
+ * makespan_s, planned_s, reschedules, speed_changes, attempts, failures,
+ * resumed, transfers, transferred_bytes, net_L_s, net_G_s_per_byte,
+ * task_overhead_s, sched_cpu_s, failed (a task stopped the run).  extra:
+ * NULL, or the text of a JSON object whose members come first (the
+ * workflow, the ranks, the wall time as the caller measured them).  NaN and
+ * infinities are null.  As tb_mw_summary_json (tenbin/mw.h): TB_ERR_PARSE,
+ * TB_ERR_INVALID (extra repeats a key), TB_ERR_NOMEM.
+ */
+TB_API int tb_flow_run_result_json(const tb_flow_run_result *r, const char *extra, tb_buf *out);
 
 /* ---- random task networks (S2 section 5.2) -------------------------------- */
 

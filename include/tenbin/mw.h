@@ -294,9 +294,28 @@ TB_API int tb_mw_get_summary(const tb_mw *mw, tb_mw_summary *out);
 
 /* Print the summary for people (rank 0). */
 TB_API void tb_mw_summary_print(const tb_mw_summary *s, FILE *out);
-/* Append the summary as JSON members ("ranks": 4, ...) without braces, so a
- * tool can add its own members. */
-TB_API int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out);
+/*
+ * Append the summary to out as one JSON object on one line (no newline):
+ * ranks, policy, masters, chunk, chunking, tasks, results, simulated,
+ * makespan_s, last_task_end_s, events, wall_s, tasks_per_s (null for a run
+ * that failed), worker_idle_fraction_mean, worker_idle_s {mean, median,
+ * min, max}, messages, masters_max, promotions, first_promotion_s, merges,
+ * results_where ("root" or "masters"), failed; when failed, failed_task,
+ * failed_rank, failed_code, failed_error; on rank 0, promotion_times_s,
+ * masters_over_time ([[t, masters], ...] from [0, masters]), tasks_assigned
+ * ([{rank, tasks}] of the ranks that were masters) and per_rank ([{rank,
+ * role, tasks_computed, busy_s, idle_s, total_s, msgs_sent, msgs_recv}]).
+ *
+ * extra: NULL, or the text of a JSON object whose members come first (what
+ * the caller knows and the summary does not: a command, its options).
+ * Numbers that are NaN or infinite are null; the others are exact.
+ * Errors: TB_ERR_PARSE (extra is not a JSON object), TB_ERR_INVALID (extra
+ * repeats one of the keys above), TB_ERR_NOMEM.  The run summaries of the
+ * other modules (tb_bnb_summary_json, tb_emu_result_json,
+ * tb_flow_sim_result_json, tb_flow_run_result_json,
+ * tb_redist_sim_result_json) are written the same way.
+ */
+TB_API int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out);
 
 #ifdef __cplusplus
 }

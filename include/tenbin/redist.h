@@ -475,6 +475,25 @@ TB_API int tb_redist_sim_run(const tb_redist_sim_opts *opts, tb_redist_sim_resul
 /* Free a result of tb_redist_sim_run and set *res to NULL (NULL is fine). */
 TB_API void tb_redist_sim_result_free(tb_redist_sim_result **res);
 
+/*
+ * Append the result of a run with opts to out as one JSON object on one
+ * line (no newline): simulated (true), ranks, iters, balance ("on",
+ * "nopredict" or "off"), guards, threshold, interval, makespan_s, moves,
+ * skipped, points, bytes_moved, move_s, cost_a_s, cost_b_s_per_byte,
+ * decide_cpu_s, wall_s, events, on replay replay_points and replay_agree,
+ * compute_s and wait_s (per rank), layout (the final counts), actions (the
+ * points whose plan moved units past the threshold with iterations left:
+ * [{iteration, time_s, moved, layout, t_now_s, t_new_s, t_move_s, move_s,
+ * imbalance (to 4 decimals), why}]).  extra: NULL, or the text of a JSON
+ * object whose members come first (what the caller knows: the problem's
+ * size).  NaN and infinities are null.  As tb_mw_summary_json
+ * (tenbin/mw.h): TB_ERR_PARSE, TB_ERR_INVALID (extra repeats a key),
+ * TB_ERR_NOMEM.
+ */
+TB_API int tb_redist_sim_result_json(const tb_redist_sim_opts *opts,
+                                     const tb_redist_sim_result *r, const char *extra,
+                                     tb_buf *out);
+
 #ifdef __cplusplus
 }
 #endif

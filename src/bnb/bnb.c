@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/refuse.h"
 #include "run/run.h"
 #include "bnb/bnb_internal.h"
@@ -758,3 +759,49 @@ int tb_bnb_get_summary(const tb_bnb *b, tb_bnb_summary *out)
     return TB_OK;
 }
 
+
+int tb_bnb_summary_json(const tb_bnb_summary *s, const char *extra, tb_buf *out)
+{
+    if (!s || !out)
+        return TB_ERR_INVALID;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return TB_ERR_NOMEM;
+    int bad = 0;
+    /* upper and lower as the sense puts them; no values without a solution */
+    double lower = s->sense == TB_BNB_MINIMIZE ? s->bound : s->optimum;
+    double upper = s->sense == TB_BNB_MINIMIZE ? s->optimum : s->bound;
+    bad |= tb__json_num(o, "optimum", s->found ? s->optimum : NAN);
+    bad |= tb__json_num(o, "bound", s->found ? s->bound : NAN);
+    bad |= tb__json_num(o, "upper", s->found ? upper : NAN);
+    bad |= tb__json_num(o, "lower", s->found ? lower : NAN);
+    bad |= tb__json_bool(o, "proven", s->proven);
+    bad |= tb__json_num(o, "gap", s->gap);
+    bad |= tb__json_u64(o, "nodes", s->nodes);
+    bad |= tb__json_u64(o, "tasks", s->tasks);
+    bad |= tb__json_int(o, "depth", s->depth);
+    bad |= tb__json_num(o, "makespan_s", s->makespan_s);
+    bad |= tb__json_num(o, "wall_s", s->wall_s);
+    bad |= tb__json_int(o, "ranks", s->ranks);
+    bad |= tb__json_bool(o, "simulated", s->simulated);
+    bad |= tb__json_u64(o, "messages", s->messages);
+    cJSON *groups = cJSON_AddArrayToObject(o, "groups");
+    bad |= !groups;
+    for (int g = 0; g < s->ngroups && !bad; g++) {
+        const tb_bnb_group *G = &s->groups[g];
+        cJSON *j = cJSON_CreateObject();
+        bad |= !cJSON_AddItemToArray(groups, j);
+        if (bad)
+            break;
+        bad |= tb__json_int(j, "master", G->master);
+        bad |= tb__json_int(j, "workers", G->workers);
+        bad |= tb__json_u64(j, "tasks", G->tasks);
+        bad |= tb__json_u64(j, "nodes", G->nodes);
+        bad |= tb__json_num(j, "busy_s", G->busy_s);
+        bad |= tb__json_num(j, "idle_s", G->idle_s);
+        bad |= tb__json_num(j, "startup_idle_s", G->startup_idle_s);
+        bad |= tb__json_u64(j, "moved_in", G->moved_in);
+        bad |= tb__json_u64(j, "moved_out", G->moved_out);
+    }
+    return tb__json_emit(o, bad, extra, out);
+}

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "core/errbuf.h"
+#include "core/json.h"
 #include "core/proc.h"
 #include "emu/coord.h"
 #include "tenbin/config.h"
@@ -538,6 +539,44 @@ void tb_emu_opts_init(tb_emu_opts *o)
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->openmpi = strcmp(TENBIN_MPI_FLAVOUR, "mpich") != 0;
+}
+
+int tb_emu_result_json(const tb_emu_result *r, const char *extra, tb_buf *out)
+{
+    if (!r || !out)
+        return TB_ERR_INVALID;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return TB_ERR_NOMEM;
+    int bad = 0;
+    bad |= tb__json_num(o, "predicted_makespan_s", r->makespan_s);
+    bad |= tb__json_num(o, "wall_s", r->wall_s);
+    bad |= tb__json_num(o, "startup_wall_s", r->startup_s);
+    bad |= tb__json_num(o, "run_wall_s", r->run_s);
+    bad |= tb__json_u64(o, "decisions", r->decisions);
+    bad |= tb__json_u64(o, "answered_ahead", r->answered_ahead);
+    bad |= tb__json_u64(o, "unchecked_decisions", r->unchecked);
+    bad |= tb__json_u64(o, "unchecked_rendezvous", r->unchecked_rendezvous);
+    cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+    bad |= !ranks;
+    for (int i = 0; i < r->ranks && !bad; i++) {
+        const tb_emu_rank *k = &r->rank[i];
+        cJSON *j = cJSON_CreateObject();
+        bad |= !cJSON_AddItemToArray(ranks, j);
+        if (bad)
+            break;
+        bad |= tb__json_int(j, "rank", k->rank);
+        bad |= tb__json_str(j, "host", k->host_name);
+        bad |= tb__json_num(j, "compute_s", k->compute_s);
+        bad |= tb__json_num(j, "send_s", k->send_s);
+        bad |= tb__json_num(j, "recv_s", k->recv_s);
+        bad |= tb__json_num(j, "idle_s", k->idle_s);
+        bad |= tb__json_num(j, "end_s", k->end_s);
+        bad |= tb__json_u64(j, "messages_sent", k->messages_sent);
+        bad |= tb__json_u64(j, "bytes_sent", k->bytes_sent);
+        bad |= tb__json_u64(j, "messages_received", k->messages_received);
+    }
+    return tb__json_emit(o, bad, extra, out);
 }
 
 void tb_emu_result_free(tb_emu_result **pr)

@@ -47,6 +47,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/json.h"
 #include "core/proc.h"
 #include "flow/proto.h"
 #include "flow/run_internal.h"
@@ -570,4 +571,29 @@ void tb_flow_run_opts_init(tb_flow_run_opts *o)
     o->size = sizeof *o;
     o->slow_rank = -1;
     o->slow_until = INFINITY;
+}
+
+int tb_flow_run_result_json(const tb_flow_run_result *r, const char *extra, tb_buf *out)
+{
+    if (!r || !out)
+        return TB_ERR_INVALID;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return TB_ERR_NOMEM;
+    int bad = 0;
+    bad |= tb__json_num(o, "makespan_s", r->makespan);
+    bad |= tb__json_num(o, "planned_s", r->planned);
+    bad |= tb__json_int(o, "reschedules", r->reschedules);
+    bad |= tb__json_int(o, "speed_changes", r->speed_changes);
+    bad |= tb__json_int(o, "attempts", r->attempts);
+    bad |= tb__json_int(o, "failures", r->failures);
+    bad |= tb__json_int(o, "resumed", r->resumed);
+    bad |= tb__json_u64(o, "transfers", r->transfers);
+    bad |= tb__json_u64(o, "transferred_bytes", r->transferred_bytes);
+    bad |= tb__json_num(o, "net_L_s", r->net_L);
+    bad |= tb__json_num(o, "net_G_s_per_byte", r->net_G);
+    bad |= tb__json_num(o, "task_overhead_s", r->task_overhead);
+    bad |= tb__json_num(o, "sched_cpu_s", r->sched_cpu_s);
+    bad |= tb__json_bool(o, "failed", r->failed_task >= 0);
+    return tb__json_emit(o, bad, extra, out);
 }

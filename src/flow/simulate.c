@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "flow/engine.h"
 #include "flow/flow_internal.h"
 #include "sim/sim.h"
@@ -213,4 +214,23 @@ void tb_flow_sim_opts_init(tb_flow_sim_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
+}
+
+int tb_flow_sim_result_json(const tb_flow_sim_result *r, const char *extra, tb_buf *out)
+{
+    if (!r || !out)
+        return TB_ERR_INVALID;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return TB_ERR_NOMEM;
+    int bad = 0;
+    bad |= tb__json_num(o, "makespan", r->makespan);
+    bad |= tb__json_num(o, "planned", r->planned);
+    bad |= tb__json_int(o, "reschedules", r->reschedules);
+    bad |= tb__json_int(o, "speed_changes", r->speed_changes);
+    bad |= tb__json_u64(o, "events", r->events);
+    bad |= tb__json_u64(o, "transfers", r->transfers);
+    bad |= tb__json_num(o, "sched_cpu_s", r->sched_cpu_s);
+    bad |= tb__json_num(o, "sim_cpu_s", r->sim_cpu_s);
+    return tb__json_emit(o, bad, extra, out);
 }

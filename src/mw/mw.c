@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/refuse.h"
 #include "run/run.h"
 #include "run/agree.h"
@@ -769,71 +770,96 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
                 s->failed_task, s->failed_rank, tb_strerror(s->failed_code), s->failed_code);
 }
 
-int tb_mw_summary_json(const tb_mw_summary *s, tb_buf *out)
+int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
 {
-    char rate[32] = "null"; /* no rate for a run that failed */
-    if (!s->failed && isfinite(s->tasks_per_s))
-        snprintf(rate, sizeof rate, "%.3f", s->tasks_per_s);
-    TB_CHECK(tb_buf_printf(out,
-                           "\"ranks\": %d, \"policy\": \"%s\", \"masters\": %d, \"chunk\": %u, "
-                           "\"chunking\": \"%s\", "
-                           "\"tasks\": %" PRIu64 ", \"results\": %" PRIu64 ", "
-                           "\"simulated\": %s, \"makespan_s\": %.17g, \"last_task_end_s\": %.17g, "
-                           "\"events\": %" PRIu64 ", "
-                           "\"wall_s\": %.17g, "
-                           "\"tasks_per_s\": %s, \"worker_idle_fraction_mean\": %.17g, "
-                           "\"worker_idle_s\": {\"mean\": %.17g, \"median\": %.17g, \"min\": %.17g, "
-                           "\"max\": %.17g}, \"messages\": %" PRIu64 ", \"masters_max\": %d, "
-                           "\"promotions\": %" PRIu64 ", \"first_promotion_s\": %.17g, "
-                           "\"merges\": %" PRIu64 ", \"results_where\": \"%s\", \"failed\": %s",
-                           s->ranks, s->policy, s->masters, s->chunk, s->chunking, s->tasks,
-                           s->results,
-                           s->simulated ? "true" : "false", s->makespan_s, s->last_task_end_s, s->events, s->wall_s, rate, s->worker_idle_fraction_mean,
-                           s->worker_idle_s.mean, s->worker_idle_s.median, s->worker_idle_s.min,
-                           s->worker_idle_s.max, s->messages, s->masters_max, s->promotions,
-                           s->first_promotion_s, s->merges, s->reduced ? "masters" : "root",
-                           s->failed ? "true" : "false"));
-    if (s->failed)
-        TB_CHECK(tb_buf_printf(out,
-                               ", \"failed_task\": %" PRIu64 ", \"failed_rank\": %d, "
-                               "\"failed_code\": %d, \"failed_error\": \"%s\"",
-                               s->failed_task, s->failed_rank, s->failed_code,
-                               tb_strerror(s->failed_code)));
-    if (!s->rank)
-        return TB_OK;
-    /* The master count over time: every promotion's time, and [t, masters]
-     * after each change. */
-    TB_CHECK(tb_buf_printf(out, ", \"promotion_times_s\": ["));
-    const char *sep = "";
-    for (size_t i = 0; i < s->nmasters_changes; i++) {
-        if (s->masters_changes[i].delta <= 0)
-            continue;
-        TB_CHECK(tb_buf_printf(out, "%s%.17g", sep, s->masters_changes[i].t_s));
-        sep = ", ";
+    if (!s || !out)
+        return TB_ERR_INVALID;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return TB_ERR_NOMEM;
+    int bad = 0;
+    bad |= tb__json_int(o, "ranks", s->ranks);
+    bad |= tb__json_str(o, "policy", s->policy);
+    bad |= tb__json_int(o, "masters", s->masters);
+    bad |= tb__json_int(o, "chunk", (long)s->chunk);
+    bad |= tb__json_str(o, "chunking", s->chunking);
+    bad |= tb__json_u64(o, "tasks", s->tasks);
+    bad |= tb__json_u64(o, "results", s->results);
+    bad |= tb__json_bool(o, "simulated", s->simulated);
+    bad |= tb__json_num(o, "makespan_s", s->makespan_s);
+    bad |= tb__json_num(o, "last_task_end_s", s->last_task_end_s);
+    bad |= tb__json_u64(o, "events", s->events);
+    bad |= tb__json_num(o, "wall_s", s->wall_s);
+    /* no rate for a run that failed */
+    bad |= tb__json_num(o, "tasks_per_s", s->failed ? NAN : s->tasks_per_s);
+    bad |= tb__json_num(o, "worker_idle_fraction_mean", s->worker_idle_fraction_mean);
+    cJSON *idle = cJSON_AddObjectToObject(o, "worker_idle_s");
+    bad |= !idle;
+    if (idle) {
+        bad |= tb__json_num(idle, "mean", s->worker_idle_s.mean);
+        bad |= tb__json_num(idle, "median", s->worker_idle_s.median);
+        bad |= tb__json_num(idle, "min", s->worker_idle_s.min);
+        bad |= tb__json_num(idle, "max", s->worker_idle_s.max);
     }
-    TB_CHECK(tb_buf_printf(out, "], \"masters_over_time\": [[0, %d]", s->masters));
-    for (size_t i = 0; i < s->nmasters_changes; i++)
-        TB_CHECK(tb_buf_printf(out, ", [%.17g, %d]", s->masters_changes[i].t_s,
-                               s->masters_changes[i].masters));
-    TB_CHECK(tb_buf_printf(out, "], \"tasks_assigned\": ["));
-    sep = "";
-    for (int r = 0; r < s->ranks; r++) {
-        if (!s->rank[r].is_master && s->rank[r].times_master == 0)
-            continue;
-        TB_CHECK(tb_buf_printf(out, "%s{\"rank\": %d, \"tasks\": %" PRIu64 "}", sep, r,
-                               s->rank[r].tasks_assigned));
-        sep = ", ";
+    bad |= tb__json_u64(o, "messages", s->messages);
+    bad |= tb__json_int(o, "masters_max", s->masters_max);
+    bad |= tb__json_u64(o, "promotions", s->promotions);
+    bad |= tb__json_num(o, "first_promotion_s", s->first_promotion_s);
+    bad |= tb__json_u64(o, "merges", s->merges);
+    bad |= tb__json_str(o, "results_where", s->reduced ? "masters" : "root");
+    bad |= tb__json_bool(o, "failed", s->failed);
+    if (s->failed) {
+        bad |= tb__json_u64(o, "failed_task", s->failed_task);
+        bad |= tb__json_int(o, "failed_rank", s->failed_rank);
+        bad |= tb__json_int(o, "failed_code", s->failed_code);
+        bad |= tb__json_str(o, "failed_error", tb_strerror(s->failed_code));
     }
-    TB_CHECK(tb_buf_printf(out, "], \"per_rank\": ["));
-    for (int r = 0; r < s->ranks; r++) {
-        const tb_mw_rank_info *ri = &s->rank[r];
-        TB_CHECK(tb_buf_printf(out,
-                               "%s{\"rank\": %d, \"role\": \"%s\", \"tasks_computed\": %" PRIu64
-                               ", \"busy_s\": %.17g, \"idle_s\": %.17g, \"total_s\": %.17g, "
-                               "\"msgs_sent\": %" PRIu64 ", \"msgs_recv\": %" PRIu64 "}",
-                               r ? ", " : "", r, ri->is_master ? "master" : "worker",
-                               ri->tasks_computed, ri->busy_s, ri->idle_s, ri->total_s,
-                               ri->msgs_sent, ri->msgs_recv));
+    if (s->rank && !bad) {
+        /* The master count over time: every promotion's time, and [t, masters]
+         * after each change. */
+        cJSON *pt = cJSON_AddArrayToObject(o, "promotion_times_s");
+        cJSON *mt = cJSON_AddArrayToObject(o, "masters_over_time");
+        cJSON *ta = cJSON_AddArrayToObject(o, "tasks_assigned");
+        cJSON *pr = cJSON_AddArrayToObject(o, "per_rank");
+        bad |= !pt || !mt || !ta || !pr;
+        for (size_t i = 0; i < s->nmasters_changes && !bad; i++)
+            if (s->masters_changes[i].delta > 0)
+                bad |= !cJSON_AddItemToArray(pt, tb__json_num_item(s->masters_changes[i].t_s));
+        for (size_t i = 0; i <= s->nmasters_changes && !bad; i++) {
+            cJSON *p = cJSON_CreateArray();
+            bad |= !cJSON_AddItemToArray(mt, p);
+            if (!bad) {
+                bad |= !cJSON_AddItemToArray(
+                    p, tb__json_num_item(i ? s->masters_changes[i - 1].t_s : 0));
+                bad |= !cJSON_AddItemToArray(
+                    p, cJSON_CreateNumber(i ? s->masters_changes[i - 1].masters : s->masters));
+            }
+        }
+        for (int r = 0; r < s->ranks && !bad; r++) {
+            if (!s->rank[r].is_master && s->rank[r].times_master == 0)
+                continue;
+            cJSON *t = cJSON_CreateObject();
+            bad |= !cJSON_AddItemToArray(ta, t);
+            if (!bad) {
+                bad |= tb__json_int(t, "rank", r);
+                bad |= tb__json_u64(t, "tasks", s->rank[r].tasks_assigned);
+            }
+        }
+        for (int r = 0; r < s->ranks && !bad; r++) {
+            const tb_mw_rank_info *ri = &s->rank[r];
+            cJSON *t = cJSON_CreateObject();
+            bad |= !cJSON_AddItemToArray(pr, t);
+            if (bad)
+                break;
+            bad |= tb__json_int(t, "rank", r);
+            bad |= tb__json_str(t, "role", ri->is_master ? "master" : "worker");
+            bad |= tb__json_u64(t, "tasks_computed", ri->tasks_computed);
+            bad |= tb__json_num(t, "busy_s", ri->busy_s);
+            bad |= tb__json_num(t, "idle_s", ri->idle_s);
+            bad |= tb__json_num(t, "total_s", ri->total_s);
+            bad |= tb__json_u64(t, "msgs_sent", ri->msgs_sent);
+            bad |= tb__json_u64(t, "msgs_recv", ri->msgs_recv);
+        }
     }
-    return tb_buf_printf(out, "]");
+    return tb__json_emit(o, bad, extra, out);
 }

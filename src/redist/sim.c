@@ -31,6 +31,7 @@
 
 #include "balance.h"
 #include "core/errbuf.h"
+#include "core/json.h"
 #include "sim/sim.h"
 
 enum { T_HALO = 1, T_GATHER, T_MOVE, T_SYNC };
@@ -800,4 +801,70 @@ int tb_redist_sim_run(const tb_redist_sim_opts *opts, tb_redist_sim_result **out
         tb_redist_sim_result_free(&res);
     *out = res;
     return rc;
+}
+
+int tb_redist_sim_result_json(const tb_redist_sim_opts *opts, const tb_redist_sim_result *r,
+                              const char *extra, tb_buf *out)
+{
+    if (!opts || !r || !out)
+        return TB_ERR_INVALID;
+    static const char *const modes[] = {"on", "nopredict", "off"};
+    const tb_redist_opts *bal = &r->balance;
+    int P = r->ranks;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return TB_ERR_NOMEM;
+    int bad = 0;
+    bad |= tb__json_bool(o, "simulated", 1);
+    bad |= tb__json_int(o, "ranks", P);
+    bad |= tb__json_u64(o, "iters", opts->iters);
+    bad |= tb__json_str(o, "balance", bal->mode >= 0 && bal->mode <= 2 ? modes[bal->mode] : NULL);
+    bad |= tb__json_u64(o, "guards", bal->guards);
+    bad |= tb__json_num(o, "threshold", bal->threshold);
+    bad |= tb__json_u64(o, "interval", bal->interval);
+    bad |= tb__json_num(o, "makespan_s", r->makespan_s);
+    bad |= tb__json_u64(o, "moves", r->moves);
+    bad |= tb__json_u64(o, "skipped", r->skipped);
+    bad |= tb__json_u64(o, "points", r->points);
+    bad |= tb__json_u64(o, "bytes_moved", r->bytes_moved);
+    bad |= tb__json_num(o, "move_s", r->move_s);
+    bad |= tb__json_num(o, "cost_a_s", r->cost.a);
+    bad |= tb__json_num(o, "cost_b_s_per_byte", r->cost.b);
+    bad |= tb__json_num(o, "decide_cpu_s", r->decide_cpu_s);
+    bad |= tb__json_num(o, "wall_s", r->wall_s);
+    bad |= tb__json_u64(o, "events", r->events);
+    if (opts->replay) {
+        bad |= tb__json_u64(o, "replay_points", r->replay_points);
+        bad |= tb__json_u64(o, "replay_agree", r->replay_agree);
+    }
+    bad |= tb__json_num_array(o, "compute_s", r->compute_s, (size_t)P);
+    bad |= tb__json_num_array(o, "wait_s", r->wait_s, (size_t)P);
+    bad |= tb__json_u64_array(o, "layout", r->counts, (size_t)P);
+    cJSON *acts = cJSON_AddArrayToObject(o, "actions");
+    bad |= !acts;
+    /* the points that planned a move worth considering: moved, or kept */
+    for (uint64_t k = 0; k < r->points && !bad; k++) {
+        const tb_redist_sim_point *pt = &r->pts[k];
+        const tb_redist_decision *d = &pt->decision;
+        if (!(d->units_moved > 0 && d->imbalance > bal->threshold && d->remaining > 0))
+            continue;
+        cJSON *a = cJSON_CreateObject();
+        bad |= !cJSON_AddItemToArray(acts, a);
+        if (bad)
+            break;
+        /* the imbalance to 4 decimals, as it has always been written */
+        char imb[48];
+        snprintf(imb, sizeof imb, "%.4f", d->imbalance);
+        bad |= tb__json_u64(a, "iteration", pt->iteration);
+        bad |= tb__json_num(a, "time_s", pt->time);
+        bad |= tb__json_bool(a, "moved", d->move);
+        bad |= tb__json_u64_array(a, "layout", r->layouts + k * (uint64_t)P, (size_t)P);
+        bad |= tb__json_num(a, "t_now_s", d->t_now);
+        bad |= tb__json_num(a, "t_new_s", d->t_new);
+        bad |= tb__json_num(a, "t_move_s", d->t_move);
+        bad |= tb__json_num(a, "move_s", pt->move_s);
+        bad |= tb__json_num(a, "imbalance", isfinite(d->imbalance) ? strtod(imb, NULL) : NAN);
+        bad |= tb__json_str(a, "why", d->why);
+    }
+    return tb__json_emit(o, bad, extra, out);
 }

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "../../apps/bnb/problems.h"
 #include "tb_test_mpi.h"
 #include "tenbin/bnb.h"
@@ -671,6 +673,48 @@ static void test_api_errors(void)
     tb_log_set_level(old);
 }
 
+/* The summary's JSON parses; without a solution, optimum, bound, upper and
+ * lower are null, and an infinite gap too (it was printed as "inf"). */
+static void test_summary_json(void)
+{
+    tb_bnb_group g = {.master = 1, .workers = 2, .tasks = 5, .nodes = 7, .busy_s = 0.5,
+                      .idle_s = NAN, .startup_idle_s = 0.125};
+    tb_bnb_summary s;
+    memset(&s, 0, sizeof s);
+    s.ranks = 3;
+    s.sense = TB_BNB_MAXIMIZE;
+    s.optimum = -INFINITY;
+    s.bound = 12.5;
+    s.gap = INFINITY;
+    s.nodes = 9;
+    s.ngroups = 1;
+    s.groups = &g;
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_bnb_summary_json(&s, "{\"problem\": \"p\", \"solution\": null}", &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    cJSON *j = cJSON_Parse((const char *)b.data);
+    TB_ASSERT(j != NULL);
+    TB_ASSERT(cJSON_IsString(cJSON_GetObjectItem(j, "problem")));
+    const char *nulls[] = {"optimum", "bound", "upper", "lower", "gap", "solution"};
+    for (size_t i = 0; i < sizeof nulls / sizeof *nulls; i++)
+        TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, nulls[i])));
+    cJSON *g0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 0);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(g0, "idle_s")));
+    TB_ASSERT(cJSON_GetObjectItem(g0, "startup_idle_s")->valuedouble == 0.125);
+    TB_ASSERT(cJSON_GetObjectItem(g0, "moved_out")->valuedouble == 0);
+    cJSON_Delete(j);
+    /* found, maximising: upper is the bound, lower the optimum */
+    s.found = 1;
+    s.optimum = 10;
+    s.gap = 0.25;
+    tb_buf_clear(&b);
+    TB_ASSERT_OK(tb_bnb_summary_json(&s, NULL, &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    TB_ASSERT(strstr((const char *)b.data, "\"upper\": 12.5, \"lower\": 10,") != NULL);
+    TB_ASSERT_EQ_INT(tb_bnb_summary_json(&s, "{\"gap\": 1}", &b), TB_ERR_INVALID);
+    tb_buf_free(&b);
+}
+
 static const tb_test tests[] = {
     {"mpi_once", test_mpi_once},
     {"mpi_once_auto_depth", test_mpi_once_auto_depth},
@@ -692,6 +736,7 @@ static const tb_test tests[] = {
     {"bmi_bound_sampling", test_bmi_bound_sampling},
     {"problem_error", test_problem_error},
     {"api_errors", test_api_errors},
+    {"summary_json", test_summary_json},
     {NULL, NULL},
 };
 

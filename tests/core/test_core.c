@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "../tb_test.h"
+#include "core/json.h"
 #include "core/proc.h"
 
 /* ---------------------------------------------------------------- */
@@ -1452,6 +1454,54 @@ static void test_log_threads(void)
     TB_ASSERT_EQ_INT(a.lines + b.lines, LT_THREADS * LT_LINES);
 }
 
+/* The summaries' writer (core/json.h): numbers exact and as short as that
+ * allows, integral doubles with all their digits, counts beyond 2^53 exact,
+ * NaN and infinities null, strings escaped, the caller's members first with
+ * their numbers exact too, one line with ", " and ": " outside strings. */
+static void test_json_writer(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    int bad = 0;
+    bad |= tb__json_num(o, "tenth", 0.1);
+    bad |= tb__json_num(o, "third", 1.0 / 3);
+    bad |= tb__json_num(o, "near", 0.1 + 0.2); /* cJSON's own printer would say 0.3 */
+    bad |= tb__json_num(o, "big", 1e16);
+    bad |= tb__json_num(o, "huge", 1e300);
+    bad |= tb__json_num(o, "neg", -2.5);
+    bad |= tb__json_num(o, "nan", NAN);
+    bad |= tb__json_num(o, "inf", -INFINITY);
+    bad |= tb__json_u64(o, "max", UINT64_MAX);
+    bad |= tb__json_int(o, "int", -7);
+    bad |= tb__json_bool(o, "yes", 1);
+    bad |= tb__json_str(o, "s", "a, \"b\": c\\");
+    bad |= tb__json_str(o, "none", NULL);
+    double v[3] = {1, NAN, 0.5};
+    bad |= tb__json_num_array(o, "v", v, 3);
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb__json_emit(o, bad, "{\"x\": 0.30000000000000004, \"y\": [{\"z\": 1e-7}]}",
+                               &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    TB_ASSERT_STR_EQ((const char *)b.data,
+                     "{\"x\": 0.30000000000000004, \"y\": [{\"z\": 1e-07}], "
+                     "\"tenth\": 0.1, \"third\": 0.3333333333333333, "
+                     "\"near\": 0.30000000000000004, \"big\": 10000000000000000, "
+                     "\"huge\": 1e+300, \"neg\": -2.5, \"nan\": null, "
+                     "\"inf\": null, \"max\": 18446744073709551615, \"int\": -7, \"yes\": true, "
+                     "\"s\": \"a, \\\"b\\\": c\\\\\", \"none\": null, \"v\": [1, null, 0.5]}");
+    /* refused: not an object, not JSON, a key twice; out unchanged */
+    size_t len = b.len;
+    const char *extras[] = {"[1]", "{\"a\": ", "3", "{\"x\": 1}"};
+    int want[] = {TB_ERR_PARSE, TB_ERR_PARSE, TB_ERR_PARSE, TB_ERR_INVALID};
+    for (int i = 0; i < 4; i++) {
+        o = cJSON_CreateObject();
+        TB_ASSERT_EQ_INT(tb__json_num(o, "x", 1), 0);
+        TB_ASSERT_EQ_INT(tb__json_emit(o, 0, extras[i], &b), want[i]);
+    }
+    TB_ASSERT_EQ_INT(tb__json_emit(cJSON_CreateObject(), 1, NULL, &b), TB_ERR_NOMEM);
+    TB_ASSERT(b.len == len);
+    tb_buf_free(&b);
+}
+
 static const tb_test tests[] = {
     {"log_env_level", test_log_env_level}, /* must stay first */
     {"grow", test_grow},
@@ -1493,6 +1543,7 @@ static const tb_test tests[] = {
     {"parse_long", test_parse_long},
     {"parse_double", test_parse_double},
     {"write_atomic", test_write_atomic},
+    {"json_writer", test_json_writer},
     {NULL, NULL},
 };
 

@@ -6,14 +6,18 @@
  * frames across the ring's end, a frame larger than the ring, a full ring, a
  * segment opened with the wrong key or rank count, the name gone after
  * unlink.  Known answers: every frame comes out whole, in order, with its
- * bytes.
+ * bytes.  And the result as JSON (tb_emu_result_json).
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "emu/ring.h"
+#include "tenbin/emu.h"
 #include "emu/wire.h"
 #include "tb_test.h"
 
@@ -240,6 +244,42 @@ static void test_ring_frames(void)
     tb_emu_shm_unmap(s, bytes);
 }
 
+/* The emulator's result as JSON: it parses, NaN and infinities are null,
+ * a host name is escaped. */
+static void test_result_json(void)
+{
+    tb_emu_rank k[2];
+    memset(k, 0, sizeof k);
+    k[0].compute_s = 0.5;
+    k[0].idle_s = NAN;
+    k[1].rank = 1;
+    k[1].end_s = -INFINITY;
+    snprintf(k[1].host_name, sizeof k[1].host_name, "h\"1");
+    k[1].bytes_sent = UINT64_MAX;
+    tb_emu_result r;
+    memset(&r, 0, sizeof r);
+    r.ranks = 2;
+    r.rank = k;
+    r.makespan_s = INFINITY;
+    r.wall_s = 1.25;
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_emu_result_json(&r, "{\"platform\": \"hosts=2\", \"master\": 0}", &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    const char *t = (const char *)b.data;
+    TB_ASSERT(strncmp(t, "{\"platform\": \"hosts=2\", \"master\": 0, \"predicted_makespan_s\": null, "
+                         "\"wall_s\": 1.25, ", 82) == 0);
+    TB_ASSERT(strstr(t, "\"bytes_sent\": 18446744073709551615,") != NULL);
+    cJSON *j = cJSON_Parse(t);
+    TB_ASSERT(j != NULL);
+    cJSON *ranks = cJSON_GetObjectItem(j, "ranks");
+    TB_ASSERT_EQ_INT(cJSON_GetArraySize(ranks), 2);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, 0), "idle_s")));
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, 1), "end_s")));
+    TB_ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, 1), "host")->valuestring, "h\"1");
+    cJSON_Delete(j);
+    tb_buf_free(&b);
+}
+
 static const tb_test tests[] = {
     {"several_in_one_read", test_several_in_one_read},
     {"cut_across_reads", test_cut_across_reads},
@@ -247,6 +287,7 @@ static const tb_test tests[] = {
     {"over_the_limit", test_over_the_limit},
     {"close", test_close},
     {"ring_frames", test_ring_frames},
+    {"result_json", test_result_json},
     {NULL, NULL},
 };
 TB_TEST_MAIN(tests)

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "../tb_test.h"
 #include "flow/flow_internal.h"
 #include "tenbin/flow.h"
@@ -733,6 +735,54 @@ static void test_resume_log(void)
     tb_flow_destroy(&f);
 }
 
+/* The results of flow simulate and flow run as JSON: they parse, NaN and
+ * infinities are null, the caller's members come first, a key of the
+ * result cannot come twice. */
+static void test_result_json(void)
+{
+    tb_flow_sim_result sr;
+    memset(&sr, 0, sizeof sr);
+    sr.makespan = 80;
+    sr.planned = NAN;
+    sr.sched_cpu_s = INFINITY;
+    sr.reschedules = 3;
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_flow_sim_result_json(&sr, "{\"algo\": \"heft\", \"hosts\": [1, 2]}", &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    const char *t = (const char *)b.data;
+    TB_ASSERT(strstr(t, "{\"algo\": \"heft\", \"hosts\": [1, 2], \"makespan\": 80, ") == t);
+    cJSON *j = cJSON_Parse(t);
+    TB_ASSERT(j != NULL);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "planned")));
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "sched_cpu_s")));
+    TB_ASSERT(cJSON_GetObjectItem(j, "reschedules")->valuedouble == 3);
+    cJSON_Delete(j);
+    TB_ASSERT_EQ_INT(tb_flow_sim_result_json(&sr, "{\"makespan\": 1}", &b), TB_ERR_INVALID);
+
+    tb_flow_run_result rr;
+    memset(&rr, 0, sizeof rr);
+    rr.makespan = 1.5;
+    rr.net_L = NAN;
+    rr.net_G = -INFINITY;
+    rr.failed_task = -1;
+    tb_buf_clear(&b);
+    TB_ASSERT_OK(tb_flow_run_result_json(&rr, NULL, &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    j = cJSON_Parse((const char *)b.data);
+    TB_ASSERT(j != NULL);
+    TB_ASSERT(cJSON_GetObjectItem(j, "makespan_s")->valuedouble == 1.5);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "net_L_s")));
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "net_G_s_per_byte")));
+    TB_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(j, "failed")));
+    cJSON_Delete(j);
+    rr.failed_task = 4;
+    tb_buf_clear(&b);
+    TB_ASSERT_OK(tb_flow_run_result_json(&rr, "{}", &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    TB_ASSERT(strstr((const char *)b.data, "\"failed\": true}") != NULL);
+    tb_buf_free(&b);
+}
+
 static const tb_test tests[] = {
     {"check_zero_work", test_check_zero_work},
     {"sim_static", test_sim_static},
@@ -746,6 +796,7 @@ static const tb_test tests[] = {
     {"its", test_its},
     {"random_properties", test_random_properties},
     {"resume_log", test_resume_log},
+    {"result_json", test_result_json},
     {NULL, NULL},
 };
 

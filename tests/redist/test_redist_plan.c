@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "../tb_test.h"
 #include "redist/balance.h"
 #include "tenbin/core.h"
@@ -399,6 +401,67 @@ static void test_balance_state(void)
     tb__rb_free(&b);
 }
 
+/* The simulation's result as JSON: it parses, NaN and infinities are null,
+ * only the points past the threshold are actions, their imbalance to 4
+ * decimals. */
+static void test_sim_result_json(void)
+{
+    double compute[2] = {1.5, NAN}, wait[2] = {INFINITY, 0.25};
+    uint64_t counts[2] = {30, 34}, layouts[4] = {31, 33, 32, 32};
+    tb_redist_sim_point pts[2];
+    memset(pts, 0, sizeof pts);
+    pts[0].iteration = 10;
+    pts[0].decision.units_moved = 1;
+    pts[0].decision.imbalance = 1.123456;
+    pts[0].decision.remaining = 5;
+    pts[0].decision.move = 1;
+    pts[0].decision.t_move = NAN;
+    pts[0].decision.why = "a \"reason\"";
+    pts[1].iteration = 20; /* below the threshold: not an action */
+    pts[1].decision.units_moved = 1;
+    pts[1].decision.imbalance = 1.01;
+    pts[1].decision.remaining = 5;
+    pts[1].decision.why = "kept";
+    tb_redist_sim_result r;
+    memset(&r, 0, sizeof r);
+    r.ranks = 2;
+    r.balance.mode = TB_REDIST_NO_PREDICT;
+    r.balance.threshold = 1.05;
+    r.balance.interval = 10;
+    r.makespan_s = NAN;
+    r.points = 2;
+    r.pts = pts;
+    r.layouts = layouts;
+    r.compute_s = compute;
+    r.wait_s = wait;
+    r.counts = counts;
+    tb_redist_sim_opts opts;
+    tb_redist_sim_opts_init(&opts);
+    opts.iters = 30;
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_redist_sim_result_json(&opts, &r, "{\"command\": \"himeno\"}", &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    cJSON *j = cJSON_Parse((const char *)b.data);
+    TB_ASSERT(j != NULL);
+    TB_ASSERT_STR_EQ(cJSON_GetObjectItem(j, "command")->valuestring, "himeno");
+    TB_ASSERT_STR_EQ(cJSON_GetObjectItem(j, "balance")->valuestring, "nopredict");
+    TB_ASSERT(cJSON_GetObjectItem(j, "iters")->valuedouble == 30);
+    TB_ASSERT(cJSON_GetObjectItem(j, "threshold")->valuedouble == 1.05);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "makespan_s")));
+    TB_ASSERT(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "compute_s"), 1)));
+    TB_ASSERT(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "wait_s"), 0)));
+    TB_ASSERT(cJSON_GetObjectItem(j, "replay_points") == NULL);
+    cJSON *acts = cJSON_GetObjectItem(j, "actions");
+    TB_ASSERT_EQ_INT(cJSON_GetArraySize(acts), 1);
+    cJSON *a = cJSON_GetArrayItem(acts, 0);
+    TB_ASSERT(cJSON_GetObjectItem(a, "imbalance")->valuedouble == 1.1235);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(a, "t_move_s")));
+    TB_ASSERT(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "layout"), 1)->valuedouble == 33);
+    TB_ASSERT_STR_EQ(cJSON_GetObjectItem(a, "why")->valuestring, "a \"reason\"");
+    cJSON_Delete(j);
+    tb_buf_free(&b);
+}
+
 static const tb_test tests[] = {
     {"partition_known", test_partition_known},
     {"partition_errors", test_partition_errors},
@@ -410,6 +473,7 @@ static const tb_test tests[] = {
     {"balance_window", test_balance_window},
     {"balance_guards", test_balance_guards},
     {"balance_state", test_balance_state},
+    {"sim_result_json", test_sim_result_json},
     {NULL, NULL},
 };
 

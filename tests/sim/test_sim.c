@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "../tb_test.h"
 #include "mw/mw_internal.h"
 #include "sim/sim.h"
@@ -1116,9 +1118,59 @@ static void test_failed_summary_has_no_rate(void)
     TB_ASSERT(strstr(text, "tasks/s") == NULL);
     free(text);
     tb_buf b = {0};
-    TB_ASSERT_OK(tb_mw_summary_json(&sm, &b));
+    TB_ASSERT_OK(tb_mw_summary_json(&sm, NULL, &b));
     TB_ASSERT_OK(tb_buf_append(&b, "", 1));
     TB_ASSERT(strstr((const char *)b.data, "\"tasks_per_s\": null") != NULL);
+    tb_buf_free(&b);
+}
+
+/* The summary's JSON parses, with NaN and infinities as null, the caller's
+ * members first; an extra that is not an object, or repeats a key, is
+ * refused and leaves out as it was. */
+static void test_summary_json_null_and_extra(void)
+{
+    tb_mw_rank_info ri[2];
+    memset(ri, 0, sizeof ri);
+    ri[0].is_master = 1;
+    ri[1].idle_s = NAN;
+    ri[1].busy_s = 0.1;
+    tb_mw_masters_point mc[1] = {{0.25, 1, 2}};
+    tb_mw_summary sm;
+    memset(&sm, 0, sizeof sm);
+    sm.ranks = 2;
+    sm.masters = 1;
+    snprintf(sm.policy, sizeof sm.policy, "dynamic");
+    snprintf(sm.chunking, sizeof sm.chunking, "fixed");
+    sm.makespan_s = INFINITY;
+    sm.tasks_per_s = NAN;
+    sm.worker_idle_fraction_mean = -INFINITY;
+    sm.first_promotion_s = 0.25;
+    sm.masters_changes = mc;
+    sm.nmasters_changes = 1;
+    sm.rank = ri;
+    sm.tasks = (UINT64_C(1) << 60) + 1; /* beyond a double's integers */
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_mw_summary_json(&sm, "{\"command\": \"x\", \"n\": [1, 2.5]}", &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    const char *t = (const char *)b.data;
+    TB_ASSERT(strncmp(t, "{\"command\": \"x\", \"n\": [1, 2.5], \"ranks\": 2, ", 44) == 0);
+    TB_ASSERT(strstr(t, "\"tasks\": 1152921504606846977,") != NULL);
+    TB_ASSERT(strstr(t, "\"masters_over_time\": [[0, 1], [0.25, 2]]") != NULL);
+    cJSON *j = cJSON_Parse(t);
+    TB_ASSERT(j != NULL);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "makespan_s")));
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "tasks_per_s")));
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(j, "worker_idle_fraction_mean")));
+    cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "per_rank"), 1);
+    TB_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(r1, "idle_s")));
+    TB_ASSERT(cJSON_GetObjectItem(r1, "busy_s")->valuedouble == 0.1);
+    TB_ASSERT(cJSON_GetObjectItem(j, "first_promotion_s")->valuedouble == 0.25);
+    cJSON_Delete(j);
+    size_t len = b.len;
+    TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "[1]", &b), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "{\"a\": ", &b), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "{\"ranks\": 3}", &b), TB_ERR_INVALID);
+    TB_ASSERT(b.len == len);
     tb_buf_free(&b);
 }
 
@@ -1161,6 +1213,7 @@ static const tb_test tests[] = {
     {"ranks_must_fit", test_ranks_must_fit},
     {"setters_refuse_with_a_line", test_setters_refuse_with_a_line},
     {"failed_summary_has_no_rate", test_failed_summary_has_no_rate},
+    {"summary_json_null_and_extra", test_summary_json_null_and_extra},
     {"transport_conformance", test_transport_conformance},
     {"tag_names", test_tag_names},
     {"cleanup", test_cleanup},
