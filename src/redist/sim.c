@@ -31,6 +31,7 @@
 
 #include "balance.h"
 #include "core/errbuf.h"
+#include "run/run.h"
 #include "core/json.h"
 #include "sim/sim.h"
 
@@ -77,8 +78,7 @@ struct rs_run {
     int P;
     uint64_t units, iters, min_units;
     double unit_bytes;
-    tb_sim *sim;
-    rs_rank *ranks;
+    tb__run layer;  /* the run layer's run (run/run.h): its simulator, the ranks */
     tb__rb rb;
     tb_redist_cost probe;     /* the modelled probe's line (unscaled) */
     uint64_t *counts, *prev;  /* the layout, and the one before the last move */
@@ -119,7 +119,7 @@ static int send_msg(rs_rank *k, int dst, int tag, uint64_t it, uint32_t round, d
     tb_buf b = TB_BUF_INIT;
     int rc = tb_buf_append(&b, body, sizeof body);
     if (rc == TB_OK)
-        rc = tb_sim_send_modelled(k->run->sim, &k->base, dst, tag, &b,
+        rc = tb_sim_send_modelled(k->run->layer.sim, &k->base, dst, tag, &b,
                                   bytes > 12 ? (size_t)bytes : 12);
     tb_buf_free(&b);
     return rc;
@@ -411,6 +411,28 @@ static int on_computed(tb_actor *a, uint64_t job, int status)
 }
 
 static const tb_actor_ops rs_ops = {sizeof(tb_actor_ops), on_start, on_message, on_computed, NULL};
+
+/* The run layer's view of a rank (run/run.h). */
+static int rank_init(void *ctx, tb_actor *a, int rank)
+{
+    rs_rank *k = (rs_rank *)a;
+    (void)rank;
+    k->base.ops = &rs_ops;
+    k->run = ctx;
+    return TB_OK;
+}
+
+static void rank_fini(void *ctx, tb_actor *a)
+{
+    rs_rank *k = (rs_rank *)a;
+    (void)ctx;
+    tb__rb_window_free(&k->win);
+    free(k->early);
+}
+
+static const tb__run_ops rank_ops = {sizeof(rs_rank), rank_init, NULL, rank_fini};
+
+static rs_rank *rank_of(const rs_run *run, int i) { return (rs_rank *)run->layer.actors[i]; }
 
 static double sim_cost(void *ctx, tb_actor *a, uint64_t job, const tb_compute *c, double cpu_s)
 {
@@ -716,13 +738,10 @@ static int sim_run(const tb_redist_sim_opts *cfg, tb_redist_sim_result *res, cha
     run.counts = calloc((size_t)P, sizeof *run.counts);
     run.prev = calloc((size_t)P, sizeof *run.prev);
     run.meas = calloc((size_t)P * TB__RB_PACK, sizeof *run.meas);
-    run.ranks = calloc((size_t)P, sizeof *run.ranks);
     res->compute_s = calloc((size_t)P, sizeof *res->compute_s);
     res->wait_s = calloc((size_t)P, sizeof *res->wait_s);
     res->counts = calloc((size_t)P, sizeof *res->counts);
-    tb_actor **actors = calloc((size_t)P, sizeof *actors);
-    if (!run.counts || !run.prev || !run.meas || !run.ranks || !res->compute_s || !res->wait_s ||
-        !res->counts || !actors)
+    if (!run.counts || !run.prev || !run.meas || !res->compute_s || !res->wait_s || !res->counts)
         rc = TB_ERR_NOMEM;
     if (rc == TB_OK)
         rc = tb__rb_init(&run.rb, P, b, run.min_units, run.unit_bytes);
@@ -733,47 +752,33 @@ static int sim_run(const tb_redist_sim_opts *cfg, tb_redist_sim_result *res, cha
             model_probe(&run);
         run.rb.cost = run.probe;
         res->cost = run.probe;
-        rc = tb_sim_create(&run.sim, cfg->platform, P, sim_cost, &run, 0);
     }
-    for (int i = 0; rc == TB_OK && i < P; i++) {
-        rs_rank *k = &run.ranks[i];
-        k->base.ops = &rs_ops;
-        k->base.tp = tb_sim_transport(run.sim);
-        k->base.rank = i;
-        k->run = &run;
-        actors[i] = &k->base;
-    }
-    double w0 = tb_wtime();
+    run.layer = (tb__run){.what = "the simulated application", .plat = cfg->platform, .ranks = P,
+                          .cost = sim_cost, .cost_ctx = &run};
     if (rc == TB_OK) {
-        rc = tb_sim_run(run.sim, actors);
+        rc = tb__run_go(&run.layer, &rank_ops, &run);
         if (rc != TB_OK)
             set_err(&run, "simulation failed: %s", tb_strerror(rc));
     }
-    res->wall_s = tb_wtime() - w0;
+    res->wall_s = run.layer.wall_s;
     if (rc == TB_OK && run.rec && run.irec != run.nrec) {
         set_err(&run, "replay: the simulation ended with %zu of the record's %zu points unused",
                 run.nrec - run.irec, run.nrec);
         rc = TB_ERR_STATE;
     }
     if (rc == TB_OK) {
-        res->events = tb_sim_events(run.sim);
+        res->events = run.layer.events;
         for (int i = 0; i < P; i++) {
-            const rs_rank *k = &run.ranks[i];
+            const rs_rank *k = rank_of(&run, i);
             res->compute_s[i] = k->compute_s;
             res->makespan_s = k->finish > res->makespan_s ? k->finish : res->makespan_s;
         }
         for (int i = 0; i < P; i++)
-            res->wait_s[i] = run.ranks[i].finish - res->compute_s[i];
+            res->wait_s[i] = rank_of(&run, i)->finish - res->compute_s[i];
         memcpy(res->counts, run.counts, (size_t)P * sizeof *run.counts);
     }
-    for (int i = 0; run.ranks && i < P; i++) {
-        tb__rb_window_free(&run.ranks[i].win);
-        free(run.ranks[i].early);
-    }
-    tb_sim_destroy(&run.sim);
+    tb__run_end(&run.layer, &rank_ops, &run);
     tb__rb_free(&run.rb);
-    free(actors);
-    free(run.ranks);
     free(run.counts);
     free(run.prev);
     free(run.meas);
