@@ -38,6 +38,7 @@
 
 #include "core/json.h"
 #include "core/refuse.h"
+#include "run/coll.h"
 #include "run/run.h"
 #include "bnb/bnb_internal.h"
 #include "bnb/proto.h"
@@ -239,12 +240,10 @@ int tb_bnb_create(tb_bnb **out, MPI_Comm comm, const tb_bnb_ops *ops, void *ctx)
     tb_bnb *b = new_handle(ops, ctx);
     if (!b)
         return TB_ERR_NOMEM;
-    if (MPI_Comm_dup(comm, &b->comm) != MPI_SUCCESS) {
+    if (tb__run_comm_dup(comm, &b->comm, &b->rank, &b->size) != TB_OK) {
         free(b);
         return TB_ERR_MPI;
     }
-    MPI_Comm_rank(b->comm, &b->rank);
-    MPI_Comm_size(b->comm, &b->size);
     *out = b;
     return TB_OK;
 }
@@ -272,8 +271,7 @@ void tb_bnb_destroy(tb_bnb **pb)
     if (!pb || !*pb)
         return;
     tb_bnb *b = *pb;
-    if (b->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&b->comm);
+    tb__run_comm_free(&b->comm);
     free(b->group_of);
     free(b->master_of);
     free(b->nworkers);
@@ -660,11 +658,7 @@ static int run_mpi(tb_bnb *b)
     int P = b->size;
     TB_CHECK(check_agreement(b));
     /* Node of each rank: the smallest rank of b->comm on its node. */
-    MPI_Comm node;
-    int leader = b->rank;
-    MPI_Comm_split_type(b->comm, MPI_COMM_TYPE_SHARED, b->rank, MPI_INFO_NULL, &node);
-    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_free(&node);
+    int leader = tb__run_node_leader(b->comm);
     int *leaders = malloc((size_t)P * sizeof *leaders);
     long *key = malloc((size_t)P * sizeof *key);
     if (!leaders || !key) {
@@ -672,7 +666,7 @@ static int run_mpi(tb_bnb *b)
         free(key);
         return TB_ERR_NOMEM;
     }
-    MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, b->comm);
+    tb__run_allgather(b->comm, &leader, leaders, sizeof leader);
     for (int r = 0; r < P; r++)
         key[r] = leaders[r];
     free(leaders);
@@ -698,12 +692,11 @@ static int run_mpi(tb_bnb *b)
         return rc;
     }
     tb__bnb_actor *a = run_actor(&run, 0);
-    uint64_t total = 0;
-    MPI_Reduce(&run.counts[0].msgs_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, b->comm);
+    uint64_t total = tb__run_sum_u64_root(b->comm, run.counts[0].msgs_sent);
     memset(&b->sum, 0, sizeof b->sum);
     if (b->rank == 0)
         rc = finish_summary(b, &a->sup, run.wall_s, run.wall_s, total);
-    MPI_Bcast(&rc, 1, MPI_INT, 0, b->comm);
+    tb__run_bcast(b->comm, &rc, sizeof rc);
     if (rc == TB_OK && b->trace_path) /* collective */
         rc = tb_trace_write_merged(a->tr, b->comm, 0, b->trace_path);
     tb__run_end(&run, &run_ops, b);

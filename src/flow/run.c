@@ -52,6 +52,7 @@
 #include "flow/proto.h"
 #include "flow/run_internal.h"
 #include "run/agree.h"
+#include "run/coll.h"
 #include "run/run.h"
 
 /* ---- the actor -------------------------------------------------------------------- */
@@ -472,8 +473,7 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o, tb_f
     r->f = f;
     r->o = o;
     r->res = res;
-    MPI_Comm_rank(comm, &r->rank);
-    MPI_Comm_size(comm, &r->size);
+    tb__run_comm_info(comm, &r->rank, &r->size);
     r->time_scale = o->time_scale > 0 ? o->time_scale : 1.0;
     /* synthetic files are their recorded size x size_scale; real commands
      * write what they write, taken as the recorded sizes */
@@ -498,20 +498,17 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o, tb_f
         r->in_fds[k] = -1;
     /* what a task costs besides its work, the mean over the ranks */
     double ovh = rc ? 0.0 : tb__frun_measure_overhead(r->tasks), ovh_sum = 0;
-    MPI_Allreduce(&ovh, &ovh_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    ovh_sum = tb__run_sum_double(comm, ovh);
     /* speeds: synthetic tasks loop at rank 0's measured rate */
     double rate = o->synthetic ? tb__frun_calibrate() : 1.0;
     double *rates = malloc((size_t)r->size * sizeof *rates);
     if (!rates && !rc)
         rc = tb__frun_rfail(r, TB_ERR_NOMEM, "out of memory");
     if (rates)
-        MPI_Allgather(&rate, 1, MPI_DOUBLE, rates, 1, MPI_DOUBLE, comm);
+        tb__run_allgather(comm, &rate, rates, sizeof rate);
     char me[64] = "";
     gethostname(me, sizeof me - 1);
-    if (r->hostname)
-        MPI_Gather(me, 64, MPI_CHAR, r->hostname, 64, MPI_CHAR, 0, comm);
-    else
-        MPI_Gather(me, 64, MPI_CHAR, NULL, 64, MPI_CHAR, 0, comm);
+    tb__run_gather(comm, me, r->hostname, sizeof me);
     r->rate0 = rates ? rates[0] : 1.0;
     if (!rc && !o->synthetic && !(o->no_root && r->rank == 0))
         rc = check_programs(r);
@@ -548,8 +545,8 @@ int tb_flow_run(const tb_flow *f, MPI_Comm comm, const tb_flow_run_opts *o, tb_f
     /* rank 0 tells how it went */
     if (r->rank == 0)
         rc = finish_root(r, sched_out);
-    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
-    MPI_Bcast(res, (int)sizeof *res, MPI_BYTE, 0, comm);
+    tb__run_bcast(comm, &rc, sizeof rc);
+    tb__run_bcast(comm, res, sizeof *res);
     if (rc)
         snprintf(err, errlen, "%s", res->message);
     /* a run that went well leaves no directory it made; a failed one keeps

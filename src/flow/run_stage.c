@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "flow/run_internal.h"
+#include "run/coll.h"
 
 /* Copy src to dst through dst.part, renamed at the end. */
 int tb__frun_copy_file(const char *src, const char *dst)
@@ -175,7 +176,7 @@ void tb__frun_remove_made(runner *r, MPI_Comm comm)
     snprintf(mine, sizeof mine, "%s/rank-%d", r->root, r->rank);
     if (r->root[0])
         tb__frun_rm_tree(mine);
-    MPI_Barrier(comm);
+    tb__run_barrier(comm);
     if (r->rank == 0 && r->root[0])
         tb__frun_rm_tree(r->root);
 }
@@ -204,8 +205,8 @@ int tb__frun_make_dirs(runner *r, MPI_Comm comm, int *made)
                 memcpy(r->root, abs, sizeof abs);
         }
     }
-    MPI_Bcast(r->root, (int)sizeof r->root, MPI_CHAR, 0, comm);
-    MPI_Bcast(made, 1, MPI_INT, 0, comm);
+    tb__run_bcast(comm, r->root, sizeof r->root);
+    tb__run_bcast(comm, made, sizeof *made);
     if (!rc) {
         int cut = o->shared_fs ? tb__frun_strf(r->store, sizeof r->store, "%s/files", r->root)
                                : tb__frun_strf(r->store, sizeof r->store, "%s/rank-%d/files",

@@ -13,6 +13,7 @@
 
 #include "core/json.h"
 #include "core/refuse.h"
+#include "run/coll.h"
 #include "run/run.h"
 #include "run/agree.h"
 #include "mw/chunk.h"
@@ -50,12 +51,10 @@ int tb_mw_create(tb_mw **out, MPI_Comm comm)
     tb_mw *mw = calloc(1, sizeof *mw);
     if (!mw)
         return TB_ERR_NOMEM;
-    if (MPI_Comm_dup(comm, &mw->comm) != MPI_SUCCESS) {
+    if (tb__run_comm_dup(comm, &mw->comm, &mw->rank, &mw->size) != TB_OK) {
         free(mw);
         return TB_ERR_MPI;
     }
-    MPI_Comm_rank(mw->comm, &mw->rank);
-    MPI_Comm_size(mw->comm, &mw->size);
     init_defaults(mw);
     *out = mw;
     return TB_OK;
@@ -120,8 +119,7 @@ void tb_mw_destroy(tb_mw **pmw)
     free(mw->mchanges);
     free(mw->trace_path);
     tb_buf_free(&mw->partial);
-    if (mw->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&mw->comm);
+    tb__run_comm_free(&mw->comm);
     free(mw);
     *pmw = NULL;
 }
@@ -483,7 +481,7 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
 static int abort_run(tb_mw *mw, const char *what, int rc)
 {
     TB__ERR_H(mw, "rank %d: %s: %s; aborting the job", mw->rank, what, tb_strerror(rc));
-    MPI_Abort(mw->comm, 1);
+    tb__run_abort(mw->comm);
     return rc;
 }
 
@@ -495,8 +493,7 @@ static int gather_infos(tb_mw *mw, const tb_mw_rank_info *mine)
         if (!mw->infos)
             return abort_run(mw, "cannot gather the summary", TB_ERR_NOMEM);
     }
-    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, mw->infos, (int)sizeof *mine, MPI_BYTE, 0,
-               mw->comm);
+    tb__run_gather(mw->comm, mine, mw->infos, sizeof *mine);
     return TB_OK;
 }
 
@@ -655,7 +652,7 @@ int tb_mw_run(tb_mw *mw)
     TB_CHECK(check_agreement(mw));
     if (!mw->have_gen) {
         uint64_t n = mw->nadded;
-        MPI_Bcast(&n, 1, MPI_UINT64_T, 0, mw->comm);
+        tb__run_bcast(mw->comm, &n, sizeof n);
         mw->cfg.ntasks = n;
     } else if (mw->rank == 0) {
         int rc = tb__queue_push_range(&mw->bag, 0, mw->cfg.ntasks);
