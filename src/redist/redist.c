@@ -24,6 +24,7 @@
 
 #include "balance.h"
 #include "core/refuse.h"
+#include "run/coll.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -305,8 +306,7 @@ int tb_redist_create(tb_redist **out, MPI_Comm comm, const tb_redist_opts *cfg)
         return TB_ERR_INVALID;
     }
     int size, rank;
-    if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return TB_ERR_MPI;
+    tb__run_comm_info(comm, &rank, &size);
     int rc = config_ok(cfg, size);
     if (rc != TB_OK)
         return rc;
@@ -336,8 +336,7 @@ int tb_redist_create(tb_redist **out, MPI_Comm comm, const tb_redist_opts *cfg)
     r->floor_units = 1;
     r->t_pause = -1;
     r->t_call = tb_wtime();
-    if (MPI_Comm_dup(comm, &r->comm) != MPI_SUCCESS) {
-        r->comm = MPI_COMM_NULL;
+    if (tb__run_comm_dup(comm, &r->comm, &rank, &size) != TB_OK) {
         tb_redist_destroy(&r);
         return TB_ERR_MPI;
     }
@@ -367,8 +366,7 @@ void tb_redist_destroy(tb_redist **rp)
     if (r->rec)
         fclose(r->rec);
     free(r->record_path);
-    if (r->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&r->comm);
+    tb__run_comm_free(&r->comm);
     free(r);
     *rp = NULL;
 }
@@ -538,13 +536,12 @@ static uint64_t desc_hash(const rd_array *a)
 static int agree(tb_redist *r, int rc, uint64_t digest, const char *what)
 {
     int64_t v[3] = {-(int64_t)rc, (int64_t)(digest >> 1), -(int64_t)(digest >> 1)};
-    if (MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_MAX, r->comm) != MPI_SUCCESS)
-        return TB_ERR_MPI;
+    TB_CHECK(tb__run_max_i64(r->comm, v, 3));
     if (v[0] > 0)
         return (int)-v[0];
     if (v[1] != -v[2]) {
         TB__ERR_H(r, "redist: %s differs between ranks; every rank must make the same call", what);
-        MPI_Abort(r->comm, 1);
+        tb__run_abort(r->comm);
     }
     return TB_OK;
 }
@@ -701,7 +698,7 @@ static void follow_pointers(tb_redist *r)
                   "redist: rank %d: %s (only an exchange of pointers among registered arrays "
                   "of the same shape can be followed)",
                   r->rank, why);
-        MPI_Abort(r->comm, 1);
+        tb__run_abort(r->comm);
     }
     for (i = 0; i < n; i++) {
         r->arrays[i].buf = bufs[i];
@@ -840,7 +837,7 @@ static int probe(tb_redist *r)
     unsigned char *buf = calloc(1, (size_t)sizes[2] + 1);
     int rc = buf ? TB_OK : TB_ERR_NOMEM;
     int ok = rc == TB_OK;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, r->comm);
+    tb__run_min_int(r->comm, &ok, 1);
     if (!ok) {
         free(buf);
         return TB_ERR_NOMEM;
@@ -856,8 +853,7 @@ static int probe(tb_redist *r)
         }
     }
     free(buf);
-    if (MPI_Allreduce(MPI_IN_PLACE, secs, 3, MPI_DOUBLE, MPI_MAX, r->comm) != MPI_SUCCESS)
-        return TB_ERR_MPI;
+    TB_CHECK(tb__run_max_double(r->comm, secs, 3));
     if (r->size > 1) {
         rc = tb_redist_cost_fit(&r->st.cost, sizes, secs, 3);
         if (rc != TB_OK)
@@ -963,9 +959,7 @@ static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
     double mine[TB__RB_PACK];
     tb__rb_window_pack(&r->win, it, mine);
     tb__rb_window_clear(&r->win);
-    if (MPI_Allgather(mine, TB__RB_PACK, MPI_DOUBLE, r->gather, TB__RB_PACK, MPI_DOUBLE,
-                      r->comm) != MPI_SUCCESS)
-        return TB_ERR_MPI;
+    tb__run_allgather(r->comm, mine, r->gather, TB__RB_PACK * sizeof *mine);
     r->rb.min_units = r->floor_units;
     r->rb.unit_bytes = unit_bytes(r);
     r->rb.cost = r->st.cost; /* the probe's line; the balancer scales it by real moves */
@@ -976,7 +970,7 @@ static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
                   "redist: rank %d is at iteration %.0f, rank %d at %" PRIu64
                   "; balancing points must be called by every rank at the same iteration",
                   bad, r->gather[(size_t)bad * TB__RB_PACK], r->rank, it);
-        MPI_Abort(r->comm, 1);
+        tb__run_abort(r->comm);
     }
     if (rc != TB_OK)
         return rc;
@@ -1079,10 +1073,7 @@ static int layout_of_root(tb_redist *r, const uint64_t *want, uint64_t **next, i
     if (!nx)
         return TB_ERR_NOMEM;
     memcpy(nx, want, (size_t)P * sizeof *nx);
-    if (MPI_Bcast(nx, P, MPI_UINT64_T, 0, r->comm) != MPI_SUCCESS) {
-        free(nx);
-        return TB_ERR_MPI;
-    }
+    tb__run_bcast(r->comm, nx, (size_t)P * sizeof *nx);
     uint64_t sum = 0;
     *same = 1;
     for (int i = 0; i < P; i++) {
@@ -1118,8 +1109,8 @@ static int layout_of_root(tb_redist *r, const uint64_t *want, uint64_t **next, i
 static void account_move(tb_redist *r, const tb_redist_move *mv, size_t nm, double t0,
                          double sent_recv, double extra)
 {
-    double mine[2] = {tb_wtime() - t0, sent_recv}, all[2];
-    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, r->comm);
+    double all[2] = {tb_wtime() - t0, sent_recv};
+    tb__run_max_double(r->comm, all, 2);
     double ub = unit_bytes(r), moved = 0;
     for (size_t m = 0; m < nm; m++)
         moved += (double)mv[m].count * ub;
@@ -1157,7 +1148,7 @@ static int apply(tb_redist *r, const uint64_t *want)
     rd_recv *rv = calloc(maxreq, sizeof *rv);
     /* A failed allocation here is local; agree on it before any message. */
     int ok = mv && req && types && owned && rv;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, r->comm);
+    tb__run_min_int(r->comm, &ok, 1);
     if (!ok) {
         free(mv);
         free(req);
@@ -1194,7 +1185,7 @@ static int apply(tb_redist *r, const uint64_t *want)
                 if (!rv[nrv].tmp) {
                     TB__ERR_H(r, "redist: no memory for the %zu bytes arriving for %s", bytes,
                               a->name);
-                    MPI_Abort(r->comm, 1); /* the sender is already sending */
+                    tb__run_abort(r->comm); /* the sender is already sending */
                 }
                 extra += (double)bytes;
                 /* contiguous: outer rows of count units */
@@ -1211,7 +1202,7 @@ static int apply(tb_redist *r, const uint64_t *want)
     if (rc != TB_OK) {
         /* The other ranks are already sending and receiving: no way back. */
         TB__ERR_H(r, "redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
-        MPI_Abort(r->comm, 1);
+        tb__run_abort(r->comm);
     }
     if (nreq && MPI_Waitall((int)nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         rc = TB_ERR_MPI;
@@ -1238,7 +1229,7 @@ static int apply(tb_redist *r, const uint64_t *want)
     if (rc != TB_OK) {
         /* The layout is half changed on this rank: nothing sane remains. */
         TB__ERR_H(r, "redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
-        MPI_Abort(r->comm, 1);
+        tb__run_abort(r->comm);
     }
     double t_laid = tb_wtime();
     memcpy(r->counts, next, (size_t)P * sizeof *next);

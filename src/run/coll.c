@@ -78,6 +78,26 @@ int tb__run_node_leader(MPI_Comm comm)
     return leader;
 }
 
+int tb__run_max_i64(MPI_Comm comm, int64_t *v, int n)
+{
+    return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_MAX, comm) == MPI_SUCCESS
+               ? TB_OK
+               : TB_ERR_MPI;
+}
+
+int tb__run_max_double(MPI_Comm comm, double *v, int n)
+{
+    return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm) == MPI_SUCCESS
+               ? TB_OK
+               : TB_ERR_MPI;
+}
+
+int tb__run_min_int(MPI_Comm comm, int *v, int n)
+{
+    return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS ? TB_OK
+                                                                                    : TB_ERR_MPI;
+}
+
 void tb__run_barrier(MPI_Comm comm) { MPI_Barrier(comm); }
 
 void tb__run_abort(MPI_Comm comm) { MPI_Abort(comm, 1); }

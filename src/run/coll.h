@@ -31,6 +31,11 @@ double tb__run_sum_double(MPI_Comm comm, double v);
 uint64_t tb__run_sum_u64_root(MPI_Comm comm, uint64_t v);
 /* The smallest rank of comm on this rank's node (shared memory). */
 int tb__run_node_leader(MPI_Comm comm);
+/* In place: the element-wise maximum (minimum) over every rank of v[0..n).
+ * TB_ERR_MPI if MPI fails. */
+int tb__run_max_i64(MPI_Comm comm, int64_t *v, int n);
+int tb__run_max_double(MPI_Comm comm, double *v, int n);
+int tb__run_min_int(MPI_Comm comm, int *v, int n);
 void tb__run_barrier(MPI_Comm comm);
 /* End the whole job now (after the caller said why in one line). */
 void tb__run_abort(MPI_Comm comm);
