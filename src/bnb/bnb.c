@@ -567,6 +567,12 @@ static const tb__run_ops run_ops = {sizeof(tb__bnb_actor), run_actor_init, NULL,
 
 static tb__bnb_actor *run_actor(const tb__run *run, int i) { return (tb__bnb_actor *)run->actors[i]; }
 
+static const tb_trace *actor_trace(void *ctx, tb_actor *a)
+{
+    (void)ctx;
+    return ((tb__bnb_actor *)a)->tr;
+}
+
 static int run_sim(tb_bnb *b)
 {
     int P = b->size;
@@ -589,15 +595,8 @@ static int run_sim(tb_bnb *b)
         const tb__bnb_sup *sup = &run_actor(&run, 0)->sup;
         rc = finish_summary(b, sup, sup->t_end, run.wall_s, msgs);
     }
-    if (rc == TB_OK && b->trace_path) {
-        const tb_trace **trs = calloc((size_t)P, sizeof *trs);
-        rc = trs ? TB_OK : TB_ERR_NOMEM;
-        for (int r = 0; trs && r < P; r++)
-            trs[r] = run_actor(&run, r)->tr;
-        if (rc == TB_OK)
-            rc = tb_trace_write_set(trs, (size_t)P, b->trace_path);
-        free(trs);
-    }
+    if (rc == TB_OK && b->trace_path)
+        rc = tb__run_write_trace(&run, actor_trace, NULL, b->trace_path);
     tb__run_end(&run, &run_ops, b);
     return rc;
 }
@@ -698,7 +697,7 @@ static int run_mpi(tb_bnb *b)
         rc = finish_summary(b, &a->sup, run.wall_s, run.wall_s, total);
     tb__run_bcast(b->comm, &rc, sizeof rc);
     if (rc == TB_OK && b->trace_path) /* collective */
-        rc = tb_trace_write_merged(a->tr, b->comm, 0, b->trace_path);
+        rc = tb__run_write_trace(&run, actor_trace, NULL, b->trace_path);
     tb__run_end(&run, &run_ops, b);
     return rc;
 }

@@ -556,6 +556,12 @@ static void run_node_started(void *ctx, tb_actor *a, double t0)
     n->trace_t0 = t0;
 }
 
+static const tb_trace *node_trace(void *ctx, tb_actor *a)
+{
+    (void)ctx;
+    return ((const tb__mw_node *)a)->trace;
+}
+
 static void run_node_fini(void *ctx, tb_actor *a)
 {
     (void)ctx;
@@ -620,8 +626,7 @@ static int run_sim(tb_mw *mw)
         root->partial = (tb_buf)TB_BUF_INIT;
     }
     if (set_up && rc != TB_ERR_NOMEM && ctx.traces) {
-        int trc =
-            tb_trace_write_set((const tb_trace *const *)ctx.traces, (size_t)P, mw->trace_path);
+        int trc = tb__run_write_trace(&run, node_trace, NULL, mw->trace_path);
         if (rc == TB_OK)
             rc = trc;
     }
@@ -691,10 +696,9 @@ int tb_mw_run(tb_mw *mw)
     tb_buf_free(&mw->partial);
     mw->partial = node->partial;
     node->partial = (tb_buf)TB_BUF_INIT;
-    tb_trace *trace = node->trace;
     if (mw->trace_path) {
         /* On failure the writer has logged the path and the reason. */
-        int trc = tb_trace_write_merged(trace, mw->comm, 0, mw->trace_path);
+        int trc = tb__run_write_trace(&run, node_trace, NULL, mw->trace_path);
         if (rc == TB_OK)
             rc = trc;
     }

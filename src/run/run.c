@@ -118,6 +118,21 @@ int tb__run_go(tb__run *run, const tb__run_ops *ops, void *ctx)
     return run->plat ? go_sim(run, ops, ctx) : go_mpi(run, ops, ctx);
 }
 
+int tb__run_write_trace(const tb__run *run, const tb_trace *(*trace_of)(void *ctx, tb_actor *a),
+                        void *ctx, const char *path)
+{
+    if (!run->plat)
+        return tb_trace_write_merged(trace_of(ctx, run->actors[0]), run->comm, 0, path);
+    const tb_trace **trs = calloc((size_t)run->nactors, sizeof *trs);
+    if (!trs)
+        return TB_ERR_NOMEM;
+    for (int i = 0; i < run->nactors; i++)
+        trs[i] = trace_of(ctx, run->actors[i]);
+    int rc = tb_trace_write_set(trs, (size_t)run->nactors, path);
+    free(trs);
+    return rc;
+}
+
 void tb__run_end(tb__run *run, const tb__run_ops *ops, void *ctx)
 {
     for (int i = 0; i < run->made; i++)

@@ -88,6 +88,12 @@ typedef struct tb__run {
  * MPI a failure has ended the job before this returns).  Call tb__run_end
  * in every case. */
 int tb__run_go(tb__run *run, const tb__run_ops *ops, void *ctx);
+/* Write the run's trace to path: the actors' traces, trace_of(ctx, actor)
+ * for each of this process's actors (NULL: none).  Simulated: one file of
+ * every rank's; under MPI: collective, merged on rank 0 (every rank returns
+ * the same code).  The writer logs a failure with the path and reason. */
+int tb__run_write_trace(const tb__run *run, const tb_trace *(*trace_of)(void *ctx, tb_actor *a),
+                        void *ctx, const char *path);
 /* Free the actors (ops->fini) and the transport. */
 void tb__run_end(tb__run *run, const tb__run_ops *ops, void *ctx);
 
