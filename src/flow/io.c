@@ -26,7 +26,7 @@ int tb__flow_read_fail(char *err, size_t errlen, const char *name, int code, con
     if (w >= 0 && (size_t)w < errlen) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err + w, errlen - (size_t)w, fmt, ap);
+        tb__verrf(err + w, errlen - (size_t)w, code, fmt, ap);
         va_end(ap);
     }
     return code;

@@ -86,7 +86,7 @@ static void dax_fail(dax_reader *d, int code, const char *fmt, ...)
         if (w >= 0 && (size_t)w < d->errlen) {
             va_list ap;
             va_start(ap, fmt);
-            vsnprintf(d->err + w, d->errlen - (size_t)w, fmt, ap);
+            tb__verrf(d->err + w, d->errlen - (size_t)w, code, fmt, ap);
             va_end(ap);
         }
     }

@@ -31,7 +31,7 @@ static int fail(char *why, int rc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why, TB__MODEL_WHY, fmt, ap);
+    tb__verrf(why, TB__MODEL_WHY, rc, fmt, ap);
     va_end(ap);
     return rc;
 }
