@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tenbin/core.h"
+
 enum { TB_EXIT_OK = 0, TB_EXIT_FAIL = 1, TB_EXIT_USAGE = 2 };
 
 typedef struct tb_cli_cmd {
@@ -55,6 +57,10 @@ typedef struct tb_cli_slowdown {
     double from, to; /* iterations from 1, or seconds from 0; to: INFINITY if open */
 } tb_cli_slowdown;
 int tb_cli_parse_slowdown(const char *cmd, const char *val, int unit_s, tb_cli_slowdown *out);
+/* The --json line a command built in *line (rc: how building it went):
+ * written to stdout with its newline, or "--json: cannot write the result"
+ * on stderr.  Returns rc, or the error of appending the newline. */
+int tb_cli_json_line(const char *cmd, int rc, tb_buf *line);
 /* 0 if a file can be created at path, else -1 after "OPT PATH: cannot write: why". */
 int tb_cli_writable(const char *cmd, const char *opt, const char *path);
 /* A note for the user printed once on stderr (rank 0) after the command

@@ -372,12 +372,7 @@ static int simulate_json(const flow_opts *o, const tb_flow *f, const tb_platform
     rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
     if (!rc)
         rc = tb_flow_sim_result_json(res, (const char *)x.data, &j);
-    if (!rc)
-        rc = tb_buf_append(&j, "\n", 1);
-    if (!rc)
-        fwrite(j.data, 1, j.len, stdout);
-    else
-        tb_cli_error(o->cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+    rc = tb_cli_json_line(o->cmd, rc, &j);
     tb_buf_free(&x);
     tb_buf_free(&j);
     return rc ? TB_EXIT_FAIL : TB_EXIT_OK;

@@ -248,12 +248,7 @@ static int print_json(const run_opts *o, const tb_flow *f, int size, const tb_fl
     rc |= tb_buf_append(&x, "", 1); /* a C string */
     if (!rc)
         rc = tb_flow_run_result_json(res, (const char *)x.data, &j);
-    if (!rc)
-        rc = tb_buf_append(&j, "\n", 1);
-    if (!rc)
-        fwrite(j.data, 1, j.len, stdout);
-    else
-        tb_cli_error(cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+    rc = tb_cli_json_line(cmd, rc, &j);
     tb_buf_free(&x);
     tb_buf_free(&j);
     return rc;

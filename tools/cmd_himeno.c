@@ -631,12 +631,7 @@ static void sim_print(const himeno_opts *o, const tb_redist_sim_opts *c,
         rc |= tb_buf_append(&x, "", 1); /* a C string */
         if (!rc)
             rc = tb_redist_sim_result_json(c, r, (const char *)x.data, &j);
-        if (!rc)
-            rc = tb_buf_append(&j, "\n", 1);
-        if (!rc)
-            fwrite(j.data, 1, j.len, stdout);
-        else
-            tb_cli_error(cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+        tb_cli_json_line(cmd, rc, &j);
         tb_buf_free(&x);
         tb_buf_free(&j);
         return;

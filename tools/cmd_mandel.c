@@ -321,8 +321,7 @@ static void print_results(const mandel_opts *o, const tb_mw_summary *s, uint64_t
         rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
         if (!rc)
             rc = tb_mw_summary_json(s, (const char *)x.data, &j);
-        if (!rc && !tb_buf_append(&j, "\n", 1))
-            fwrite(j.data, 1, j.len, stdout);
+        tb_cli_json_line(cmd, rc, &j);
         tb_buf_free(&x);
         tb_buf_free(&j);
     } else {

@@ -395,8 +395,7 @@ static int run_sim_mw(int argc, char **argv)
             rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
             if (!rc)
                 rc = tb_mw_summary_json(&sum, (const char *)x.data, &j);
-            if (!rc && !tb_buf_append(&j, "\n", 1))
-                fwrite(j.data, 1, j.len, stdout);
+            tb_cli_json_line(cmd, rc, &j);
             tb_buf_free(&x);
             tb_buf_free(&j);
         } else {

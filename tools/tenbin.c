@@ -75,6 +75,19 @@ int tb_cli_double(const char *cmd, const char *opt, const char *val, double lo, 
     return -1;
 }
 
+int tb_cli_json_line(const char *cmd, int rc, tb_buf *line)
+{
+    if (rc == TB_OK)
+        rc = tb_buf_append(line, "\n", 1);
+    if (rc == TB_OK) {
+        fwrite(line->data, 1, line->len, stdout);
+        fflush(stdout);
+    } else {
+        tb_cli_error(cmd, "--json: cannot write the result (%s)", tb_strerror(rc));
+    }
+    return rc;
+}
+
 /* One bound of a --slowdown range: a number, then 's' or nothing; *secs
  * says which.  Returns the end of what was read, or NULL. */
 static const char *slow_bound(const char *s, double *v, int *secs)
