@@ -25,6 +25,7 @@
 #include "balance.h"
 #include "core/refuse.h"
 #include "run/coll.h"
+#include "run/xfer.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -463,19 +464,18 @@ static int check_desc(tb_redist *r, const tb_redist_array_desc *d, rd_array *a)
     }
     size_t elem = d->elem_size;
     if (d->type != MPI_DATATYPE_NULL) {
-        int sz;
-        MPI_Aint lb, ext;
-        if (MPI_Type_size(d->type, &sz) != MPI_SUCCESS ||
-            MPI_Type_get_extent(d->type, &lb, &ext) != MPI_SUCCESS)
+        size_t sz;
+        long lb, ext;
+        if (tb__run_type_size(d->type, &sz, &lb, &ext) != TB_OK)
             return TB_ERR_MPI;
-        if (lb != 0 || ext != sz || sz <= 0 || (elem && elem != (size_t)sz)) {
+        if (lb != 0 || ext != (long)sz || sz == 0 || (elem && elem != sz)) {
             TB__ERR_H(r,
-                      "redist: array %s: the MPI datatype must be contiguous (size %d, extent "
+                      "redist: array %s: the MPI datatype must be contiguous (size %zu, extent "
                       "%ld) and match elem_size %zu",
-                      nm, sz, (long)ext, elem);
+                      nm, sz, ext, elem);
             return TB_ERR_INVALID;
         }
-        elem = (size_t)sz;
+        elem = sz;
     }
     if (elem == 0) {
         TB__ERR_H(r, "redist: array %s: no element size (elem_size 0 and no MPI datatype)", nm);
@@ -601,41 +601,14 @@ int tb_redist_bind_i64(tb_redist *r, tb_redist_var what, int64_t *var, int64_t o
     return bind(r, what, var, 1, offset);
 }
 
-/* ---- MPI datatypes over a block ----------------------------------------- */
+/* ---- views of a block ---------------------------------------------------- */
 
-/* `count` units at local index `at` of a block with local extent `ext`:
- * one row of each of the outer rows.  *owned says whether *t must be freed. */
-static int units_type(const rd_array *a, size_t ext, uint64_t count, MPI_Datatype *t,
-                      int *n, int *owned)
+/* `count` units from local index `at` of a block of local extent `ext`: one
+ * run in each of the outer rows. */
+static tb__run_view units_view(const rd_array *a, unsigned char *buf, size_t ext, uint64_t at,
+                               uint64_t count)
 {
-    *owned = 0;
-    if (a->outer == 1) {
-        if ((double)count * (double)a->inner > INT_MAX) {
-            MPI_Datatype row;
-            if (MPI_Type_contiguous((int)a->inner, MPI_BYTE, &row) != MPI_SUCCESS)
-                return TB_ERR_MPI;
-            MPI_Type_commit(&row);
-            *t = row;
-            *n = (int)count;
-            *owned = 1;
-            return TB_OK;
-        }
-        *t = MPI_BYTE;
-        *n = (int)(count * a->inner);
-        return TB_OK;
-    }
-    MPI_Datatype row, vec;
-    if (MPI_Type_contiguous((int)a->inner, MPI_BYTE, &row) != MPI_SUCCESS)
-        return TB_ERR_MPI;
-    int rc = MPI_Type_vector((int)a->outer, (int)count, (int)ext, row, &vec);
-    MPI_Type_free(&row);
-    if (rc != MPI_SUCCESS)
-        return TB_ERR_MPI;
-    MPI_Type_commit(&vec);
-    *t = vec;
-    *n = 1;
-    *owned = 1;
-    return TB_OK;
+    return (tb__run_view){buf + at * a->inner, a->outer, (size_t)count, a->inner, ext};
 }
 
 /* ---- pointers the caller exchanged ------------------------------------- */
@@ -715,13 +688,12 @@ static int halo_exchange(tb_redist *r)
 {
     if (r->size == 1)
         return TB_OK;
-    size_t nreq = 0;
-    MPI_Request *req = malloc(r->narrays * 4 * sizeof *req);
-    MPI_Datatype *types = malloc(r->narrays * 4 * sizeof *types);
-    int *owned = calloc(r->narrays * 4, sizeof *owned);
-    int rc = (req && types && owned) ? TB_OK : TB_ERR_NOMEM;
+    tb__run_xfer *x = malloc(r->narrays * 4 * sizeof *x);
+    if (!x)
+        return TB_ERR_NOMEM;
+    size_t n = 0;
     uint64_t c = r->counts[r->rank];
-    for (size_t i = 0; rc == TB_OK && i < r->narrays; i++) {
+    for (size_t i = 0; i < r->narrays; i++) {
         rd_array *a = &r->arrays[i];
         size_t ext = extent(a, c);
         int tag = RD_TAG_HALO + 2 * (int)i;
@@ -734,33 +706,13 @@ static int halo_exchange(tb_redist *r)
             {r->rank + 1, 1, tag + 1, a->hlo + c, a->hhi}, /* my high halo */
             {r->rank + 1, 0, tag, a->hlo + c - a->hlo, a->hlo}, /* its low halo */
         };
-        for (int k = 0; k < 4 && rc == TB_OK; k++) {
-            if (ops[k].n == 0 || ops[k].peer < 0 || ops[k].peer >= r->size)
-                continue;
-            int n;
-            MPI_Datatype t;
-            rc = units_type(a, ext, ops[k].n, &t, &n, &owned[nreq]);
-            if (rc != TB_OK)
-                break;
-            types[nreq] = t;
-            void *at = a->buf + ops[k].at * a->inner;
-            int mrc = ops[k].recv ? MPI_Irecv(at, n, t, ops[k].peer, ops[k].tag, r->comm,
-                                              &req[nreq])
-                                  : MPI_Isend(at, n, t, ops[k].peer, ops[k].tag, r->comm,
-                                              &req[nreq]);
-            nreq++;
-            if (mrc != MPI_SUCCESS)
-                rc = TB_ERR_MPI;
-        }
+        for (int k = 0; k < 4; k++)
+            if (ops[k].n > 0 && ops[k].peer >= 0 && ops[k].peer < r->size)
+                x[n++] = (tb__run_xfer){ops[k].peer, ops[k].tag, ops[k].recv,
+                                        units_view(a, a->buf, ext, ops[k].at, ops[k].n)};
     }
-    if (nreq && MPI_Waitall((int)nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        rc = TB_ERR_MPI;
-    for (size_t k = 0; k < nreq; k++)
-        if (owned[k])
-            MPI_Type_free(&types[k]);
-    free(req);
-    free(types);
-    free(owned);
+    int rc = tb__run_exchange(r->comm, x, n);
+    free(x);
     return rc;
 }
 
@@ -777,32 +729,18 @@ int tb_redist_halo_exchange(tb_redist *r)
 
 /* ---- the probe ----------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median one-way time of `reps` ping-pongs of `bytes` with `peer`. */
 static double pingpong(tb_redist *r, int peer, unsigned char *buf, size_t bytes, int reps)
 {
     double t[64];
     int n = reps < 64 ? reps : 64;
-    int first = r->rank < peer;
-    for (int i = -1; i < n; i++) { /* one round to warm up */
-        double t0 = MPI_Wtime();
-        if (first) {
-            MPI_Send(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm);
-            MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int)bytes, MPI_BYTE, peer, RD_TAG_PROBE, r->comm);
-        }
-        if (i >= 0)
-            t[i] = (MPI_Wtime() - t0) / 2;
+    tb_stats st;
+    if (tb__run_pingpong(r->comm, peer, RD_TAG_PROBE, r->rank < peer, buf, bytes, n, t) != TB_OK ||
+        tb_stats_compute(t, (size_t)n, &st) != TB_OK) {
+        TB__ERR_H(r, "redist: rank %d: the probe's ping-pong with rank %d failed", r->rank, peer);
+        tb__run_abort(r->comm); /* the peer is waiting for this rank */
     }
-    qsort(t, (size_t)n, sizeof t[0], cmp_double);
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    return st.median;
 }
 
 static void probe_sizes(const tb_redist *r, double sizes[3])
@@ -1141,44 +1079,35 @@ static int apply(tb_redist *r, const uint64_t *want)
     size_t nm = 0;
     tb_redist_moves(P, r->counts, next, NULL, 0, &nm);
     tb_redist_move *mv = malloc((nm ? nm : 1) * sizeof *mv);
-    size_t maxreq = nm * r->narrays + 1;
-    MPI_Request *req = malloc(maxreq * sizeof *req);
-    MPI_Datatype *types = malloc(maxreq * sizeof *types);
-    int *owned = calloc(maxreq, sizeof *owned);
-    rd_recv *rv = calloc(maxreq, sizeof *rv);
+    size_t maxx = nm * r->narrays + 1;
+    tb__run_xfer *x = malloc(maxx * sizeof *x);
+    rd_recv *rv = calloc(maxx, sizeof *rv);
     /* A failed allocation here is local; agree on it before any message. */
-    int ok = mv && req && types && owned && rv;
+    int ok = mv && x && rv;
     tb__run_min_int(r->comm, &ok, 1);
     if (!ok) {
         free(mv);
-        free(req);
-        free(types);
-        free(owned);
+        free(x);
         free(rv);
         free(next);
         return TB_ERR_NOMEM;
     }
-    int rc = TB_OK;
-    size_t nreq = 0, nrv = 0;
+    size_t nx = 0, nrv = 0;
     uint64_t os = start_of(r->counts, r->rank), oc = r->counts[r->rank];
     uint64_t ns = start_of(next, r->rank), nc = next[r->rank];
     double extra = 0, sent_recv = 0;
     tb_redist_moves(P, r->counts, next, mv, nm, &nm);
-    for (size_t m = 0; rc == TB_OK && m < nm; m++) {
+    for (size_t m = 0; m < nm; m++) {
         if (mv[m].from != r->rank && mv[m].to != r->rank)
             continue;
-        for (size_t i = 0; rc == TB_OK && i < r->narrays; i++) {
+        for (size_t i = 0; i < r->narrays; i++) {
             rd_array *a = &r->arrays[i];
             int tag = RD_TAG_MOVE + (int)i;
-            int n;
             if (mv[m].from == r->rank) {
-                rc = units_type(a, extent(a, oc), mv[m].count, &types[nreq], &n, &owned[nreq]);
-                if (rc != TB_OK)
-                    break;
-                void *at = a->buf + (mv[m].first - os + a->hlo) * a->inner;
-                if (MPI_Isend(at, n, types[nreq], mv[m].to, tag, r->comm, &req[nreq]) !=
-                    MPI_SUCCESS)
-                    rc = TB_ERR_MPI;
+                /* units leave from where they are */
+                x[nx] = (tb__run_xfer){mv[m].to, tag, 0,
+                                       units_view(a, a->buf, extent(a, oc),
+                                                  mv[m].first - os + a->hlo, mv[m].count)};
             } else {
                 size_t bytes = a->outer * mv[m].count * a->inner;
                 rv[nrv] = (rd_recv){i, mv[m].first, mv[m].count, blk_alloc(bytes), bytes};
@@ -1188,27 +1117,21 @@ static int apply(tb_redist *r, const uint64_t *want)
                     tb__run_abort(r->comm); /* the sender is already sending */
                 }
                 extra += (double)bytes;
-                /* contiguous: outer rows of count units */
-                rc = units_type(a, mv[m].count, mv[m].count, &types[nreq], &n, &owned[nreq]);
-                if (rc == TB_OK && MPI_Irecv(rv[nrv].tmp, n, types[nreq], mv[m].from, tag,
-                                             r->comm, &req[nreq]) != MPI_SUCCESS)
-                    rc = TB_ERR_MPI;
+                /* they arrive contiguous: outer rows of count units */
+                x[nx] = (tb__run_xfer){mv[m].from, tag, 1,
+                                       units_view(a, rv[nrv].tmp, mv[m].count, 0, mv[m].count)};
                 nrv++;
             }
-            sent_recv += (double)(a->outer * mv[m].count * a->inner);
-            nreq++;
+            sent_recv += tb__run_view_bytes(&x[nx].at);
+            nx++;
         }
     }
+    int rc = tb__run_exchange(r->comm, x, nx);
     if (rc != TB_OK) {
-        /* The other ranks are already sending and receiving: no way back. */
+        /* The other ranks are sending and receiving: no way back. */
         TB__ERR_H(r, "redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
         tb__run_abort(r->comm);
     }
-    if (nreq && MPI_Waitall((int)nreq, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        rc = TB_ERR_MPI;
-    for (size_t k = 0; k < nreq; k++)
-        if (owned[k])
-            MPI_Type_free(&types[k]);
     double t_sent = tb_wtime();
     /* Re-lay each block and copy the arrivals in. */
     for (size_t i = 0; rc == TB_OK && i < r->narrays; i++) {
@@ -1239,9 +1162,7 @@ static int apply(tb_redist *r, const uint64_t *want)
                  "%.4f s", sent_recv, t_sent - t0, t_laid - t_sent, tb_wtime() - t_laid);
     account_move(r, mv, nm, t0, sent_recv, extra);
     free(mv);
-    free(req);
-    free(types);
-    free(owned);
+    free(x);
     free(rv);
     free(next);
     return rc;
