@@ -302,15 +302,12 @@ static int startup_fn(void *arg)
     uint64_t want = workers * (uint64_t)b->startup;
     uint64_t n0 = s->eng.nodes;
     /* Within one target task time: the supervisor is one process, and
-     * while it expands every worker waits (simulated, its nodes cost the
-     * node cost; for real, the clock).  The transport cannot tell this
-     * apart: its contract has no clock that runs during a computation
-     * (simulated, now() stands still until the computation ends, and its
-     * cost comes afterwards from last_nodes), so the substrate decides. */
-    double t0 = tb_wtime();
+     * while it expands every worker waits.  Its nodes cost the node cost
+     * in the model; the transport says what that is on its clock (real:
+     * the wall time so far). */
     int rc = TB_OK;
     while (rc == TB_OK && s->pool.n > 0 && s->pool.n < want) {
-        double spent = b->plat ? (double)(s->eng.nodes - n0) * b->node_cost : tb_wtime() - t0;
+        double spent = tb_tp_spent(&a->base, (double)(s->eng.nodes - n0) * b->node_cost);
         if (s->eng.nodes > n0 && spent >= b->task_time)
             break;
         if (s->pool.dive && isfinite(s->eng.inc)) {

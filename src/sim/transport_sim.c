@@ -39,6 +39,7 @@ typedef struct sim_rank {
     double last_send;
     int computing;       /* busy with a computation (its end is scheduled) */
     int compute_asked;   /* the running handler started one */
+    int in_fn;           /* a computation's fn is running */
     double work;         /* its work, seconds at speed 1 */
     int wake_pending;
     double wake_at;      /* time of the pending wake */
@@ -275,7 +276,9 @@ static int sim_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
     if (r->computing || r->compute_asked)
         return TB_ERR_STATE; /* one computation at a time per rank */
     double cpu0 = s->measure_cpu ? tb_thread_cputime() : 0.0;
+    r->in_fn = 1;
     int status = c->fn(c->arg);
+    r->in_fn = 0;
     double cpu = s->measure_cpu ? tb_thread_cputime() - cpu0 : 0.0;
     double work = s->cost ? s->cost(s->cost_ctx, a, job, c, cpu) : cpu;
     if (!(work >= 0) || !isfinite(work)) {
@@ -330,8 +333,15 @@ static int sim_cancel(tb_tp *tp, tb_actor *a, uint64_t id)
     return TB_OK; /* a wake left for it finds nothing due and waits again */
 }
 
+/* Simulated time stands still while fn runs: its own model says. */
+static double sim_spent(tb_tp *tp, tb_actor *a, double modelled)
+{
+    return as_sim(tp)->r[a->rank].in_fn ? modelled : 0.0;
+}
+
 static const tb_tp_ops sim_ops = {
     sizeof(tb_tp_ops), sim_send, sim_arrived, sim_now, sim_timer, sim_compute, sim_cancel,
+    sim_spent,
 };
 
 int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_fn cost,

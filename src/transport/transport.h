@@ -104,6 +104,14 @@ typedef struct tb_tp_ops {
     int (*compute)(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c);
     /* Cancel a's pending timers with this id. */
     int (*cancel)(tb_tp *tp, tb_actor *a, uint64_t id);
+    /* Called from inside a computation's fn: how long the computation has
+     * taken so far on this transport's clock.  now() cannot say: simulated,
+     * time stands still while fn runs and the cost is charged when it
+     * returns.  So the computation says what its own model has done so far
+     * (`modelled`, seconds at speed 1, what the simulator's cost hook will
+     * charge for it): the simulated transport answers that, the MPI
+     * transport the wall time since fn started.  Outside a computation: 0. */
+    double (*spent)(tb_tp *tp, tb_actor *a, double modelled);
 } tb_tp_ops;
 
 struct tb_tp {
@@ -132,6 +140,10 @@ static inline int tb_tp_compute(tb_actor *a, uint64_t job, const tb_compute *c)
 static inline int tb_tp_cancel(tb_actor *a, uint64_t id)
 {
     return a->tp->ops->cancel(a->tp, a, id);
+}
+static inline double tb_tp_spent(tb_actor *a, double modelled)
+{
+    return a->tp->ops->spent(a->tp, a, modelled);
 }
 
 /* ---- the MPI transport ------------------------------------------------ */

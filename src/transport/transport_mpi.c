@@ -92,6 +92,7 @@ typedef struct tp_mpi {
     int npool;
     completion *done;     /* FIFO of finished computations */
     size_t done_head, done_len, done_cap; /* ring; done_cap a power of 2 */
+    double compute_t0;                    /* when the running fn started; -1: none */
     tp_timer *timers;     /* unsorted; few */
     size_t ntimers, captimers;
     uint64_t timer_seq;   /* timers set so far */
@@ -350,7 +351,9 @@ static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
         return TB_ERR_STATE; /* one computation at a time (transport.h) */
     TB_CHECK(tb__guard_enter(c->what ? c->what : "task", c->what ? c->id : job, m->rank,
                              m->task_timeout));
+    m->compute_t0 = tb_wtime();
     int status = c->fn(c->arg);
+    m->compute_t0 = -1;
     tb__guard_leave();
     if (m->done_len == m->done_cap) {
         size_t cap = m->done_cap ? 2 * m->done_cap : 8;
@@ -381,8 +384,17 @@ static int mpi_cancel(tb_tp *tp, tb_actor *a, uint64_t id)
     return TB_OK;
 }
 
+/* Real time runs during a computation: the wall time since fn started. */
+static double mpi_spent(tb_tp *tp, tb_actor *a, double modelled)
+{
+    (void)a, (void)modelled;
+    tp_mpi *m = as_mpi(tp);
+    return m->compute_t0 >= 0 ? tb_wtime() - m->compute_t0 : 0.0;
+}
+
 static const tb_tp_ops mpi_ops = {
     sizeof(tb_tp_ops), mpi_send, mpi_arrived, mpi_now, mpi_timer, mpi_compute, mpi_cancel,
+    mpi_spent,
 };
 
 /* TENBIN_MPI_WAIT's words: a wait_mode, WAIT_AUTO or -1 for none of them. */
@@ -447,6 +459,7 @@ int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
         return TB_ERR_NOMEM;
     }
     m->preq = MPI_REQUEST_NULL;
+    m->compute_t0 = -1;
     if (MPI_Comm_dup(comm, &m->bulk) != MPI_SUCCESS) {
         free(m->pre);
         free(m);

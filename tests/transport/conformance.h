@@ -12,7 +12,8 @@
  * order.  It checks: each message once, in its sender's order, with its tag
  * and bytes; timers fire in the order of their time, ties in the order set,
  * each at or after its time, the cancelled one never; now() never goes back;
- * `computed` comes once.  When everything has arrived and fired it sets a
+ * `computed` comes once; spent() goes forward inside the computation and is 0
+ * outside it.  When everything has arrived and fired it sets a
  * timer far in the future and finishes: that timer is cancelled, the run
  * ends at once, and it is no error.
  */
@@ -40,9 +41,14 @@ typedef struct conf_actor {
     const char *bad;    /* the first broken rule, or NULL */
 } conf_actor;
 
+/* Inside a computation, spent() is a time that does not go back;
+ * outside one it is 0. */
 static int conf_job(void *arg)
 {
-    (void)arg;
+    conf_actor *c = arg;
+    double s1 = tb_tp_spent(&c->base, 0.25), s2 = tb_tp_spent(&c->base, 0.5);
+    if (!(s1 >= 0 && s2 >= s1 && s2 < 1e6) && !c->bad)
+        c->bad = "spent() inside a computation: not a time that goes forward";
     return 7;
 }
 
@@ -79,9 +85,11 @@ static int conf_start(tb_actor *a)
         TB_CHECK(tb_tp_timer(a, due[set[k]], (uint64_t)set[k]));
     }
     TB_CHECK(tb_tp_cancel(a, 4));
-    tb_compute job = {conf_job, NULL, 1e-4, "conformance job", 0};
+    tb_compute job = {conf_job, c, 1e-4, "conformance job", 0};
     TB_CHECK(tb_tp_compute(a, 11, &job));
     c->second_compute = tb_tp_compute(a, 12, &job);
+    if (tb_tp_spent(a, 0.25) != 0.0 && !c->bad)
+        c->bad = "spent() outside a computation is not 0";
     tb_buf b = TB_BUF_INIT;
     for (int seq = 0; seq < CONF_NMSG; seq++)
         for (int d = 1; d < c->P; d++) {
