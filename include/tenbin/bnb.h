@@ -157,6 +157,14 @@ TB_API int tb_bnb_set_startup(tb_bnb *b, int per_worker);
 TB_API int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how);
 /* Simulated runs: seconds per node at speed 1 (default 1e-6). */
 TB_API int tb_bnb_set_node_cost(tb_bnb *b, double seconds);
+/* Bytes each queue of pending subproblems (the sequential search's, each
+ * master's, the supervisor's) may hold before it is searched depth first
+ * until it is down to half (default 256 MiB; 0: no limit).  Best first
+ * keeps the fewest nodes but its queue can grow without end on a hard
+ * instance; depth first empties it.  Each message of subproblems (a task,
+ * its answer, a transfer between groups) also stops at 8 MiB: a task whose
+ * subtree is wider returns what it has not expanded, still to be searched. */
+TB_API int tb_bnb_set_pool_limit(tb_bnb *b, size_t bytes);
 /* Seconds between a master's statuses to the supervisor (default 0.05). */
 TB_API int tb_bnb_set_status_interval(tb_bnb *b, double seconds);
 /* MPI runs: hold every message between groups (the supervisor counting as

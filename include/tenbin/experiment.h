@@ -34,6 +34,10 @@ TB_API int tb_bnb_set_sub_pad(tb_bnb *b, size_t bytes);
 /* Testing: the supervisor moves subproblems at every status (not only when
  * a group runs dry). */
 TB_API int tb_bnb_set_force_moves(tb_bnb *b, int on);
+/* Testing: the bytes of subproblems at which a message of them stops (a
+ * task's answer, a task, a transfer between groups; default 8 MiB, at
+ * least 1), so a test can make tasks stop at their budget on a small tree. */
+TB_API int tb_bnb_set_msg_budget(tb_bnb *b, size_t bytes);
 
 #ifdef __cplusplus
 }

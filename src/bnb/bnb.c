@@ -229,6 +229,8 @@ static tb_bnb *new_handle(const tb_bnb_ops *ops, void *ctx)
     b->node_cost = 1e-6;
     b->status_interval = 0.05;
     b->startup = 4;
+    b->pool_limit = TB__BNB_POOL_LIMIT;
+    b->msg_budget = TB__BNB_MSG_BUDGET;
     b->comm = MPI_COMM_NULL;
     return b;
 }
@@ -357,6 +359,14 @@ int tb_bnb_set_node_cost(tb_bnb *b, double s)
     return TB_OK;
 }
 
+int tb_bnb_set_pool_limit(tb_bnb *b, size_t bytes)
+{
+    if (!b)
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_pool_limit: the handle is NULL");
+    b->pool_limit = bytes;
+    return TB_OK;
+}
+
 int tb_bnb_set_status_interval(tb_bnb *b, double s)
 {
     if (!b || !(s > 0 && isfinite(s)))
@@ -445,6 +455,15 @@ int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
     return TB_OK;
 }
 
+int tb_bnb_set_msg_budget(tb_bnb *b, size_t bytes)
+{
+    if (!b || bytes == 0)
+        return TB__REFUSE_H(b, !b ? TB_ERR_INVALID : TB_ERR_RANGE, "tb_bnb_set_msg_budget: %s",
+                            !b ? "the handle is NULL" : "expected bytes >= 1; unchanged");
+    b->msg_budget = bytes;
+    return TB_OK;
+}
+
 int tb_bnb_set_force_moves(tb_bnb *b, int on)
 {
     if (!b)
@@ -479,7 +498,7 @@ static int run_serial(tb_bnb *b)
     tb__bnb_engine_init(&e, b->ops, b->ctx, b->gap);
     double lower = 0, t0 = tb_wtime();
     int proven = 0;
-    int rc = tb__bnb_serial(&e, 0, &lower, &proven);
+    int rc = tb__bnb_serial(&e, 0, b->pool_limit, &lower, &proven);
     double wall = tb_wtime() - t0;
     memset(&b->sum, 0, sizeof b->sum);
     if (rc == TB_OK) {
@@ -647,6 +666,7 @@ static int check_agreement(tb_bnb *b)
         tb__agree_int("the task padding", (int64_t)b->task_pad),
         tb__agree_int("the subproblem padding", (int64_t)b->sub_pad),
         tb__agree_int("forced moves", b->force_moves),
+        tb__agree_int("the message budget", (int64_t)b->msg_budget),
     };
     int arc = tb__run_agree(b->comm, "tb_bnb_run", items, (int)(sizeof items / sizeof items[0]));
     return arc != TB_OK ? arc : rc;
@@ -729,7 +749,7 @@ int tb_bnb_calibrate(const tb_bnb_ops *ops, void *ctx, double seconds, double *n
         tb__bnb_engine e;
         tb__bnb_engine_init(&e, ops, ctx, 0);
         double lower, c0 = tb_thread_cputime();
-        int proven, rc = tb__bnb_serial(&e, budget, &lower, &proven);
+        int proven, rc = tb__bnb_serial(&e, budget, 0, &lower, &proven);
         double cpu = tb_thread_cputime() - c0;
         uint64_t nodes = e.nodes;
         tb__bnb_engine_free(&e);

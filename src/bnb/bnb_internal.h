@@ -25,14 +25,29 @@ typedef struct tb__bnb_sub {
 
 /*
  * Queue of pending subproblems: best bound first, or deepest first while
- * `dive` is set (no incumbent yet).  Ties go to the deeper (then the
- * better-bounded) one, so the order is the same on every run.
+ * `dive` is set (no incumbent yet) or while the queue is `tight` (its bytes
+ * went over `limit`, until they are back under half of it: depth first
+ * expands the subproblems that end soonest, so the queue stops growing).
+ * Ties go to the deeper (then the better-bounded) one, so the order is the
+ * same on every run.
  */
 typedef struct tb__bnb_heap {
     tb__bnb_sub *a;
     size_t n, cap;
     int dive;
+    int tight;
+    size_t bytes; /* what the queue holds: the subs' bytes and their entries */
+    size_t limit; /* 0: no limit */
+    uint64_t tightened; /* times it went over its limit */
 } tb__bnb_heap;
+
+/* The default limit of a queue's bytes (tb_bnb_set_pool_limit). */
+#define TB__BNB_POOL_LIMIT ((size_t)256 << 20)
+/* The most bytes of subproblems one message carries: a task's answer stops
+ * descending once it holds this much and returns what it has not expanded
+ * (the rest stays searchable), and a task or a transfer of subproblems
+ * between groups stops adding at it. */
+#define TB__BNB_MSG_BUDGET ((size_t)8 << 20)
 
 int tb__bnb_heap_push(tb__bnb_heap *h, tb__bnb_sub s);
 /* Pop the first; 0 if empty. */
@@ -62,6 +77,7 @@ typedef struct tb__bnb_engine {
     double inc;     /* incumbent value (minimisation sense), +inf if none */
     tb_buf sol;     /* its bytes, when found here */
     int improved;   /* inc was improved by this engine since last cleared */
+    int cut;        /* an expansion stopped at its budget since last cleared */
     uint64_t nodes; /* subproblems expanded */
     tb_bnb_children kids;
     tb_buf cur;     /* the subproblem being expanded */
@@ -88,10 +104,12 @@ int tb__bnb_root(tb__bnb_engine *e, tb__bnb_sub *out);
  * Expand sub (the bytes, its bound, its depth) down to `levels` levels
  * below it, depth first.  Survivors (subproblems at that depth still worth
  * it) are appended to `out` in wire form (tb__bnb_pack_sub) and counted in
- * *nout.  levels = 0 is not allowed.
+ * *nout.  Once out holds `budget` bytes (0: no budget), the expansion stops
+ * and what it has not expanded yet goes to out as it is, at its own depth,
+ * and e->cut is set.  levels = 0 is not allowed.
  */
 int tb__bnb_expand(tb__bnb_engine *e, const void *data, size_t len, double bound, uint32_t depth,
-                   uint32_t levels, tb_buf *out, uint32_t *nout);
+                   uint32_t levels, size_t budget, tb_buf *out, uint32_t *nout);
 /* Expand one sub (one level), pushing the children worth it into h. */
 int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h);
 
@@ -101,7 +119,9 @@ int tb__bnb_pack_sub(tb_buf *b, double bound, uint32_t depth, const void *data, 
 int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out);
 
 /* The plain sequential best-first search (P = 1), stopping after max_nodes
- * expanded nodes if not 0; the solution stays in e->sol. */
-int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, double *bound_left, int *proven);
+ * expanded nodes if not 0, its queue limited to pool_limit bytes (0: no
+ * limit); the solution stays in e->sol. */
+int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, size_t pool_limit, double *bound_left,
+                   int *proven);
 
 #endif /* TB_BNB_INTERNAL_H */

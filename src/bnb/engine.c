@@ -5,6 +5,7 @@
  */
 #include "bnb/bnb_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 /* a comes before b */
 static int before(const tb__bnb_heap *h, const tb__bnb_sub *a, const tb__bnb_sub *b)
 {
-    if (h->dive) {
+    if (h->dive || h->tight) {
         if (a->depth != b->depth)
             return a->depth > b->depth;
         return a->bound < b->bound;
@@ -54,11 +55,41 @@ static void sift_down(tb__bnb_heap *h, size_t i)
     h->a[i] = s;
 }
 
+/* What a sub costs the queue: its bytes, its entry, the allocator's word. */
+static size_t sub_cost(const tb__bnb_sub *s) { return s->len + sizeof *s + 16; }
+
+static void heapify(tb__bnb_heap *h)
+{
+    for (size_t i = h->n / 2; i-- > 0;)
+        sift_down(h, i);
+}
+
+/* Over the limit: depth first until under half of it (the hysteresis keeps
+ * the O(n) reorder rare). */
+static void check_limit(tb__bnb_heap *h)
+{
+    int tight = h->tight;
+    if (h->limit && !tight && h->bytes > h->limit) {
+        tight = 1;
+        h->tightened++;
+    } else if (tight && (!h->limit || h->bytes < h->limit / 2)) {
+        tight = 0;
+    }
+    if (tight != h->tight) {
+        int was_depth_first = h->dive || h->tight;
+        h->tight = tight;
+        if (was_depth_first != (h->dive || h->tight))
+            heapify(h);
+    }
+}
+
 int tb__bnb_heap_push(tb__bnb_heap *h, tb__bnb_sub s)
 {
     TB_CHECK(tb_grow(&h->a, &h->cap, h->n, sizeof *h->a, 64));
     h->a[h->n++] = s;
+    h->bytes += sub_cost(&s);
     sift_up(h, h->n - 1);
+    check_limit(h);
     return TB_OK;
 }
 
@@ -67,9 +98,11 @@ int tb__bnb_heap_pop(tb__bnb_heap *h, tb__bnb_sub *out)
     if (h->n == 0)
         return 0;
     *out = h->a[0];
+    h->bytes -= sub_cost(out);
     h->a[0] = h->a[--h->n];
     if (h->n > 0)
         sift_down(h, 0);
+    check_limit(h);
     return 1;
 }
 
@@ -77,7 +110,7 @@ double tb__bnb_heap_min_bound(const tb__bnb_heap *h)
 {
     if (h->n == 0)
         return INFINITY;
-    if (!h->dive)
+    if (!h->dive && !h->tight)
         return h->a[0].bound;
     double m = INFINITY;
     for (size_t i = 0; i < h->n; i++)
@@ -93,14 +126,16 @@ size_t tb__bnb_heap_prune(tb__bnb_heap *h, double cutoff, int dive)
         if (h->a[i].bound < cutoff) {
             h->a[k++] = h->a[i];
         } else {
+            h->bytes -= sub_cost(&h->a[i]);
             free(h->a[i].data);
             dropped++;
         }
     }
     h->n = k;
     h->dive = dive;
-    for (size_t i = h->n / 2; i-- > 0;)
-        sift_down(h, i);
+    if (h->tight && h->bytes < h->limit / 2)
+        h->tight = 0;
+    heapify(h);
     return dropped;
 }
 
@@ -109,7 +144,11 @@ void tb__bnb_heap_free(tb__bnb_heap *h)
     for (size_t i = 0; i < h->n; i++)
         free(h->a[i].data);
     free(h->a);
+    size_t limit = h->limit;
+    uint64_t tightened = h->tightened;
     memset(h, 0, sizeof *h);
+    h->limit = limit; /* the queue stays usable with its settings */
+    h->tightened = tightened;
 }
 
 /* ---- children ---------------------------------------------------------- */
@@ -273,8 +312,24 @@ static int push_frame(tb__bnb_engine *e, const void *data, size_t len, double bo
     return TB_OK;
 }
 
+/* The budget is spent: what is left on the stack goes out as it is. */
+static int flush_stack(tb__bnb_engine *e, tb_buf *out, uint32_t *nout)
+{
+    double cut = tb__bnb_cutoff(e);
+    for (size_t i = 0; i < e->nstack; i++) {
+        const struct tb__bnb_frame *f = &e->stack[i];
+        if (!(f->bound < cut))
+            continue;
+        TB_CHECK(tb__bnb_pack_sub(out, f->bound, f->depth, e->arena.data + f->off, f->len));
+        (*nout)++;
+    }
+    e->nstack = 0;
+    e->cut = 1;
+    return TB_OK;
+}
+
 int tb__bnb_expand(tb__bnb_engine *e, const void *data, size_t len, double bound, uint32_t depth,
-                   uint32_t levels, tb_buf *out, uint32_t *nout)
+                   uint32_t levels, size_t budget, tb_buf *out, uint32_t *nout)
 {
     if (levels == 0)
         return TB_ERR_INVALID;
@@ -282,6 +337,8 @@ int tb__bnb_expand(tb__bnb_engine *e, const void *data, size_t len, double bound
     tb_buf_clear(&e->arena);
     TB_CHECK(push_frame(e, data, len, bound, depth));
     while (e->nstack > 0) {
+        if (budget && out->len >= budget)
+            return flush_stack(e, out, nout);
         struct tb__bnb_frame f = e->stack[--e->nstack];
         if (!(f.bound < tb__bnb_cutoff(e))) {
             e->arena.len = f.off;
@@ -338,9 +395,10 @@ int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out)
 
 /* ---- the sequential search --------------------------------------------- */
 
-int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, double *bound_left, int *proven)
+int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, size_t pool_limit, double *bound_left,
+                   int *proven)
 {
-    tb__bnb_heap h = {.dive = 1};
+    tb__bnb_heap h = {.dive = 1, .limit = pool_limit};
     tb__bnb_sub s = {0}; /* unset when the root or its bound fails */
     int rc = tb__bnb_root(e, &s);
     if (rc == TB_OK)
@@ -354,8 +412,10 @@ int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, double *bound_left, in
             tb__bnb_heap_prune(&h, tb__bnb_cutoff(e), 0);
             continue;
         }
-        /* Best first: with a gap, stop once the best bound is close enough. */
-        if (!dive && !(tb__bnb_heap_min_bound(&h) < tb__bnb_cutoff(e)))
+        /* Best first: with a gap, stop once the best bound is close enough
+         * (not while the queue is depth first for its size: its least
+         * bound is not at the top then). */
+        if (!dive && !h.tight && !(tb__bnb_heap_min_bound(&h) < tb__bnb_cutoff(e)))
             break;
         tb__bnb_heap_pop(&h, &s);
         rc = tb__bnb_expand_into(e, &s, &h);
@@ -370,6 +430,9 @@ int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, double *bound_left, in
         left = tb__bnb_cutoff(e);
     *proven = !(left < e->inc);
     *bound_left = left;
+    if (h.tightened)
+        TB_LOG_INFO("branch-and-bound: the queue went over %zu bytes %" PRIu64
+                    " times (depth first until half)", h.limit, h.tightened);
     tb__bnb_heap_free(&h);
     return rc;
 }

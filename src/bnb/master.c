@@ -7,6 +7,7 @@
  * GIVE_REQ, MOVE, INC_DOWN and STOP.  A master without workers computes its
  * tasks itself, through worker.c on the worker state it holds.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -36,6 +37,7 @@ int tb__bnb_master_init(tb__bnb_actor *a, int group)
     if (m->self)
         m->slots[0].rank = a->base.rank;
     m->q.dive = 1;
+    m->q.limit = b->pool_limit;
     return TB_OK;
 }
 
@@ -118,7 +120,7 @@ static int master_feed(tb__bnb_actor *a)
         double low = INFINITY;
         tb_buf_clear(&m->subs);
         tb__bnb_sub sub;
-        while (got < want && tb__bnb_heap_pop(&m->q, &sub)) {
+        while (got < want && m->subs.len < a->b->msg_budget && tb__bnb_heap_pop(&m->q, &sub)) {
             if (!(sub.bound < tb__bnb_cutoff(&m->eng))) {
                 free(sub.data); /* the incumbent beat it meanwhile */
                 continue;
@@ -209,6 +211,11 @@ static int master_try_close(tb__bnb_actor *a)
                            .depth = m->depth};
     TB_CHECK(tb__bnb_pack_final(&a->msg, &f));
     TB_CHECK(tb__bnb_send(a, 0, T_FINAL));
+    if (m->cuts || m->q.tightened)
+        TB_LOG_INFO("branch-and-bound: master %d: %" PRIu64 " task answers stopped at their "
+                    "budget of %zu bytes; its queue went over %zu bytes %" PRIu64 " times "
+                    "(depth first until half)",
+                    a->base.rank, m->cuts, a->b->msg_budget, m->q.limit, m->q.tightened);
     tb__bnb_close(a);
     return TB_OK;
 }
@@ -227,6 +234,20 @@ static int master_stop_slot(tb__bnb_actor *a, tb__bnb_slot *s)
 static void master_adapt(tb__bnb_actor *a, uint32_t levels, double seconds)
 {
     tb__bnb_master *m = &a->master;
+    if (levels == 0) {
+        /* The task stopped at its answer's budget: its subtree is wider
+         * than one message; smaller tasks from now on (a fixed depth stays,
+         * the budget keeps its answers bounded). */
+        m->cuts++;
+        if (m->auto_depth) {
+            if (m->batch > 1)
+                m->batch /= 2;
+            else if (m->depth > 1)
+                m->depth--;
+            m->ewma = -1;
+        }
+        return;
+    }
     if (!m->auto_depth || levels != m->depth)
         return;
     m->ewma = m->ewma < 0 ? seconds : 0.7 * m->ewma + 0.3 * seconds;
@@ -327,13 +348,15 @@ static int master_give(tb__bnb_actor *a, uint64_t want)
     /* At most half the queue: the donor keeps work for its own workers. */
     uint64_t k = want < m->q.n / 2 ? want : m->q.n / 2;
     tb_buf_clear(&m->subs);
-    for (uint64_t i = 0; i < k; i++) {
+    uint64_t i = 0;
+    for (; i < k && m->subs.len < a->b->msg_budget; i++) { /* no message over the budget */
         tb__bnb_sub sub;
         tb__bnb_heap_pop(&m->q, &sub);
         int rc = tb__bnb_pack_sub(&m->subs, sub.bound, sub.depth, sub.data, sub.len);
         free(sub.data);
         TB_CHECK(rc);
     }
+    k = i;
     TB_CHECK(tb__bnb_pack_give(&a->msg, (uint32_t)k, &m->subs, (size_t)k * a->b->sub_pad));
     m->moved_out += k;
     m->gives_sent++;

@@ -80,7 +80,7 @@ typedef struct tb__bnb_task_msg {
 
 typedef struct tb__bnb_result_msg {
     uint64_t id;
-    uint32_t levels; /* of the task */
+    uint32_t levels; /* of the task; 0: the answer stopped at its budget (TB__BNB_MSG_BUDGET) */
     uint64_t nodes;
     double seconds;
     double inc;        /* the worker's incumbent */

@@ -36,6 +36,8 @@ struct tb_bnb {
     int groups, sites, depth, startup, force_moves;
     size_t task_pad;
     size_t sub_pad; /* per subproblem returned or moved (tb_bnb_set_sub_pad) */
+    size_t pool_limit; /* bytes of each queue before it goes depth first (tb_bnb_set_pool_limit) */
+    size_t msg_budget; /* bytes of subproblems per message (TB__BNB_MSG_BUDGET) */
     tb_bnb_balance balance;
     FILE *progress;
     tb_bnb_watch_fn watch;    /* tb_bnb_set_watch, or NULL */
@@ -95,6 +97,7 @@ typedef struct tb__bnb_master {
     uint64_t next_id, tasks, nodes;
     double busy, idle, startup_idle;
     uint64_t gives_sent, moves_got, moved_in, moved_out;
+    uint64_t cuts; /* task answers that stopped at their budget */
     uint64_t to_sup, from_sup;
     int64_t stop_expect; /* -1 until STOP */
     int stopping, hungry_said, empty_said, dirty;

@@ -104,8 +104,9 @@ static int sup_deal(tb__bnb_actor *a, const double *w)
     uint32_t *cnt = calloc((size_t)G, sizeof *cnt);
     int rc = bufs && cnt ? TB_OK : TB_ERR_NOMEM;
     uint64_t dealt = 0;
+    size_t biggest = 0; /* no message over the budget: the rest waits for the next deal */
     tb__bnb_sub sub;
-    while (rc == TB_OK && tb__bnb_heap_pop(&s->pool, &sub)) {
+    while (rc == TB_OK && biggest < a->b->msg_budget && tb__bnb_heap_pop(&s->pool, &sub)) {
         dealt++;
         int best = -1;
         double bestv = -INFINITY;
@@ -121,6 +122,8 @@ static int sup_deal(tb__bnb_actor *a, const double *w)
         rc = tb__bnb_pack_sub(&bufs[best], sub.bound, sub.depth, sub.data, sub.len);
         free(sub.data);
         cnt[best]++;
+        if (bufs[best].len > biggest)
+            biggest = bufs[best].len;
     }
     for (int g = 0; g < G && rc == TB_OK; g++) {
         if (cnt[g] == 0)
@@ -356,6 +359,7 @@ int tb__bnb_sup_start(tb__bnb_actor *a)
     tb__bnb_sup *s = &a->sup;
     tb__bnb_sub root;
     s->pool.dive = 1;
+    s->pool.limit = a->b->pool_limit;
     TB_CHECK(tb__bnb_root(&s->eng, &root));
     int rc = tb__bnb_heap_push(&s->pool, root);
     if (rc != TB_OK) {
@@ -387,6 +391,10 @@ static int sup_try_close(tb__bnb_actor *a)
         if (!s->finaled[g] || s->got_from[g] < (uint64_t)s->final_expect[g])
             return TB_OK;
     s->t_end = tb_tp_now(&a->base);
+    if (s->pool.tightened)
+        TB_LOG_INFO("branch-and-bound: the supervisor's queue went over %zu bytes %" PRIu64
+                    " times (depth first until half)",
+                    s->pool.limit, s->pool.tightened);
     tb__bnb_close(a);
     return TB_OK;
 }

@@ -57,11 +57,17 @@ static int task_fn(void *arg)
     uint64_t n0 = w->eng.nodes;
     tb_buf_clear(&w->out);
     w->nout = 0;
+    w->eng.cut = 0;
     int rc = TB_OK;
     for (size_t i = 0; i < w->nsubs && rc == TB_OK; i++) {
         const tb__bnb_sub *t = &w->subs[i];
-        rc = tb__bnb_expand(&w->eng, t->data, t->len, t->bound, t->depth, w->levels, &w->out,
-                            &w->nout);
+        if (w->eng.cut) { /* the answer is full: the rest goes back as it came */
+            rc = tb__bnb_pack_sub(&w->out, t->bound, t->depth, t->data, t->len);
+            w->nout++;
+        } else {
+            rc = tb__bnb_expand(&w->eng, t->data, t->len, t->bound, t->depth, w->levels,
+                                a->b->msg_budget, &w->out, &w->nout);
+        }
     }
     clear_subs(w);
     a->last_nodes = w->eng.nodes - n0;
@@ -96,7 +102,7 @@ static int read_task(tb__bnb_worker *w, tb_buf *in)
 static int pack_result(tb__bnb_actor *a, tb__bnb_worker *w, tb_buf *m, double seconds)
 {
     tb__bnb_result_msg r = {.id = w->task_id,
-                            .levels = w->levels,
+                            .levels = w->eng.cut ? 0 : w->levels, /* 0: stopped at its budget */
                             .nodes = a->last_nodes,
                             .seconds = seconds,
                             .inc = w->eng.inc,

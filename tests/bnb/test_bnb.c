@@ -137,7 +137,9 @@ static size_t first_bad(const tree *t)
 typedef struct cfg {
     int groups, depth, startup, force;
     double gap;
-    size_t pad; /* task pad and per-subproblem pad, bytes */
+    size_t pad;    /* task pad and per-subproblem pad, bytes */
+    size_t budget; /* bytes of subproblems per message (0: the default) */
+    size_t pool;   /* bytes of a queue before it goes depth first (0: the default) */
 } cfg;
 
 static int configure(tb_bnb *b, const cfg *c)
@@ -150,6 +152,10 @@ static int configure(tb_bnb *b, const cfg *c)
     TB_CHECK(tb_bnb_set_task_time(b, 1e-3));
     TB_CHECK(tb_bnb_set_task_pad(b, c->pad));
     TB_CHECK(tb_bnb_set_sub_pad(b, c->pad));
+    if (c->budget)
+        TB_CHECK(tb_bnb_set_msg_budget(b, c->budget));
+    if (c->pool)
+        TB_CHECK(tb_bnb_set_pool_limit(b, c->pool));
     return tb_bnb_set_status_interval(b, 1e-3);
 }
 
@@ -205,12 +211,45 @@ static void check_mpi(uint32_t D, const cfg *c)
     TB_ASSERT(path >> D == 0 && leaf(path) == s.optimum);
 }
 
-static void test_mpi_once(void) { check_mpi(12, &(cfg){0, 2, 4, 0, 0, 0}); }
-static void test_mpi_once_auto_depth(void) { check_mpi(12, &(cfg){0, 0, 4, 0, 0, 0}); }
-static void test_mpi_once_groups_moves(void) { check_mpi(12, &(cfg){3, 1, 4, 1, 0, 0}); }
+static void test_mpi_once(void) { check_mpi(12, &(cfg){0, 2, 4, 0, 0, 0, 0, 0}); }
+static void test_mpi_once_auto_depth(void) { check_mpi(12, &(cfg){0, 0, 4, 0, 0, 0, 0, 0}); }
+static void test_mpi_once_groups_moves(void) { check_mpi(12, &(cfg){3, 1, 4, 1, 0, 0, 0, 0}); }
 /* Padded tasks, results, gives and moves: the receivers skip the padding. */
-static void test_mpi_once_padded(void) { check_mpi(11, &(cfg){2, 1, 4, 1, 0, 3000}); }
-static void test_mpi_once_no_startup(void) { check_mpi(11, &(cfg){2, 3, 0, 1, 0, 0}); }
+static void test_mpi_once_padded(void) { check_mpi(11, &(cfg){2, 1, 4, 1, 0, 3000, 0, 0}); }
+static void test_mpi_once_no_startup(void) { check_mpi(11, &(cfg){2, 3, 0, 1, 0, 0, 0, 0}); }
+
+/*
+ * A search that never dies of its own size: answers of at most ~100 bytes
+ * of subproblems (tasks stop descending and return what they have not
+ * expanded) and queues of 512 bytes (depth first while over it).  Still every
+ * node exactly once and the optimum; the log says both limits were hit.
+ */
+static int bounded_said[2];
+
+static void bounded_sink(void *ctx, tb_log_level level, int r, const char *line)
+{
+    (void)ctx, (void)level, (void)r;
+    if (strstr(line, "task answers stopped at their budget"))
+        bounded_said[0] = 1;
+    if (strstr(line, "went over 512 bytes"))
+        bounded_said[1] = 1;
+}
+
+static void test_mpi_bounded_messages_and_queues(void)
+{
+    memset(bounded_said, 0, sizeof bounded_said);
+    tb_log_level was = tb_log_get_level();
+    tb_log_set_sink(bounded_sink, NULL);
+    tb_log_set_level(TB_LOG_INFO);
+    check_mpi(12, &(cfg){2, 6, 4, 1, 0, 0, 100, 512});
+    tb_log_set_level(was);
+    tb_log_set_sink(NULL, NULL);
+    int said[2] = {bounded_said[0], bounded_said[1]}, all[2] = {0, 0};
+    MPI_Allreduce(said, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (size > 1) /* one rank: the sequential search, no tasks */
+        TB_ASSERT(all[0]);
+    TB_ASSERT(all[1]);
+}
 
 /* The exact bound prunes: still the optimum, proven. */
 static void test_mpi_prunes(void)
@@ -219,7 +258,7 @@ static void test_mpi_prunes(void)
     tree_init(&t, 12, 1);
     tb_bnb *b = NULL;
     TB_ASSERT_OK(tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, &t));
-    int rc = configure(b, &(cfg){0, 2, 2, 0, 0, 0});
+    int rc = configure(b, &(cfg){0, 2, 2, 0, 0, 0, 0, 0});
     if (rc == TB_OK)
         rc = tb_bnb_run(b);
     tb_bnb_summary s;
@@ -336,7 +375,7 @@ static void test_mpi_wan_delay_bnb(void)
     tb_bnb *b = NULL;
     int rc = tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, &t);
     if (rc == TB_OK)
-        rc = configure(b, &(cfg){size > 3 ? 2 : 1, 2, 2, 1, 0, 0});
+        rc = configure(b, &(cfg){size > 3 ? 2 : 1, 2, 2, 1, 0, 0, 0, 0});
     if (rc == TB_OK)
         rc = tb_bnb_set_wan_delay(b, 0.005);
     if (rc == TB_OK)
@@ -397,17 +436,22 @@ static void check_sim(uint32_t D, const char *spec, int P, const cfg *c, double 
         *makespan = s.makespan_s;
 }
 
-static void test_sim_once_small(void) { check_sim(10, "hosts=4,L=10us,o=2us", 3, &(cfg){0, 2, 4, 0, 0, 0}, NULL); }
-static void test_sim_once_self_master(void) { check_sim(10, "hosts=2", 2, &(cfg){0, 0, 4, 0, 0, 0}, NULL); }
+static void test_sim_once_small(void) { check_sim(10, "hosts=4,L=10us,o=2us", 3, &(cfg){0, 2, 4, 0, 0, 0, 0, 0}, NULL); }
+/* Small message budgets and queue limits, simulated across 3 clusters. */
+static void test_sim_once_bounded(void)
+{
+    check_sim(11, "hosts=9,clusters=3,wan-L=1ms", 9, &(cfg){0, 5, 2, 1, 0, 0, 80, 700}, NULL);
+}
+static void test_sim_once_self_master(void) { check_sim(10, "hosts=2", 2, &(cfg){0, 0, 4, 0, 0, 0, 0, 0}, NULL); }
 static void test_sim_once_64_clusters(void)
 {
     check_sim(14, "hosts=64,clusters=4,speed=0.2-5,L=20us,o=5us,wan-L=10ms", 64,
-              &(cfg){0, 0, 4, 1, 0, 0}, NULL);
+              &(cfg){0, 0, 4, 1, 0, 0, 0, 0}, NULL);
 }
 static void test_sim_once_1024(void)
 {
     check_sim(15, "hosts=1024,clusters=8,speed=0.5-2,L=5us,o=1us,wan-L=1ms", 1024,
-              &(cfg){0, 2, 2, 1, 0, 0}, NULL);
+              &(cfg){0, 2, 2, 1, 0, 0, 0, 0}, NULL);
 }
 /* Thousands of simulated ranks, three platform seeds (other speeds, so
  * other timings and moves). */
@@ -427,7 +471,7 @@ static void test_sim_once_4096_seeds(void)
         if (rc == TB_OK)
             rc = tb_bnb_create_sim(&b, plat, 4096, &tree_ops, &t);
         if (rc == TB_OK)
-            rc = configure(b, &(cfg){0, 1, 1, 1, 0, 0});
+            rc = configure(b, &(cfg){0, 1, 1, 1, 0, 0, 0, 0});
         if (rc == TB_OK)
             rc = tb_bnb_set_node_cost(b, 1e-3);
         if (rc == TB_OK)
@@ -446,16 +490,16 @@ static void test_sim_once_4096_seeds(void)
 
 static void test_sim_once_seed_balance_no_startup(void)
 {
-    check_sim(12, "hosts=32,clusters=4,speed=1-4,wan-L=5ms", 32, &(cfg){0, 1, 0, 1, 0, 0}, NULL);
+    check_sim(12, "hosts=32,clusters=4,speed=1-4,wan-L=5ms", 32, &(cfg){0, 1, 0, 1, 0, 0, 0, 0}, NULL);
 }
 
 /* Bit-reproducible: the same run twice gives the same makespan. */
 static void test_sim_deterministic(void)
 {
     double a = -1, b = -2;
-    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0, 0},
+    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0, 0, 0, 0},
               &a);
-    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0, 0},
+    check_sim(12, "hosts=16,clusters=2,speed=1-3,L=10us,wan-L=2ms", 16, &(cfg){0, 0, 4, 1, 0, 0, 0, 0},
               &b);
     if (size == 1)
         TB_ASSERT(a == b && a > 0);
@@ -466,8 +510,8 @@ static void test_sim_sub_pad(void)
 {
     double plain = -1, padded = -1;
     const char *spec = "hosts=8,clusters=2,L=10us,G=10ns,wan-L=2ms";
-    check_sim(12, spec, 8, &(cfg){0, 1, 4, 1, 0, 0}, &plain);
-    check_sim(12, spec, 8, &(cfg){0, 1, 4, 1, 0, 1 << 16}, &padded);
+    check_sim(12, spec, 8, &(cfg){0, 1, 4, 1, 0, 0, 0, 0}, &plain);
+    check_sim(12, spec, 8, &(cfg){0, 1, 4, 1, 0, 1 << 16, 0, 0}, &padded);
     if (size == 1)
         TB_ASSERT(padded > plain && plain > 0);
 }
@@ -482,7 +526,7 @@ static void test_sim_gap(void)
     tb_platform *plat = NULL;
     tb_bnb *b = NULL;
     tb_bnb_summary s;
-    int rc = run_sim(&t, "hosts=8", 8, &(cfg){0, 2, 4, 0, 0.5, 0}, &s, &plat, &b);
+    int rc = run_sim(&t, "hosts=8", 8, &(cfg){0, 2, 4, 0, 0.5, 0, 0, 0}, &s, &plat, &b);
     tb_bnb_destroy(&b);
     tb_platform_destroy(&plat);
     free(t.visits);
@@ -608,7 +652,7 @@ static void test_problem_error(void)
             tree_init(&t, 8, 0);
             tb_bnb *b = NULL;
             TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, P, &ops, &t));
-            TB_ASSERT_OK(configure(b, &(cfg){0, 2, 2, 0, 0, 0}));
+            TB_ASSERT_OK(configure(b, &(cfg){0, 2, 2, 0, 0, 0, 0, 0}));
             TB_ASSERT_EQ_INT(tb_bnb_run(b), TB_ERR_TASK);
             tb_bnb_destroy(&b);
             free(t.visits);
@@ -721,10 +765,12 @@ static const tb_test tests[] = {
     {"mpi_once_groups_moves", test_mpi_once_groups_moves},
     {"mpi_once_no_startup", test_mpi_once_no_startup},
     {"mpi_once_padded", test_mpi_once_padded},
+    {"mpi_bounded_messages_and_queues", test_mpi_bounded_messages_and_queues},
     {"mpi_prunes", test_mpi_prunes},
     {"mpi_wan_delay_rtt", test_mpi_wan_delay_rtt},
     {"mpi_wan_delay_bnb", test_mpi_wan_delay_bnb},
     {"sim_once_small", test_sim_once_small},
+    {"sim_once_bounded", test_sim_once_bounded},
     {"sim_once_self_master", test_sim_once_self_master},
     {"sim_once_64_clusters", test_sim_once_64_clusters},
     {"sim_once_1024", test_sim_once_1024},

@@ -39,7 +39,7 @@ static void search(const tb_bnb_problem *pb, void *ctx)
     tb__bnb_engine_init(&e, pb->ops, ctx, pb->default_gap);
     double left;
     int proven;
-    rc = tb__bnb_serial(&e, 30, &left, &proven);
+    rc = tb__bnb_serial(&e, 30, 0, &left, &proven);
     if (rc == TB_OK && e.sol.len > 0) {
         double value = e.max ? -e.inc : e.inc;
         if (pb->check(ctx, e.sol.data, e.sol.len, value) != TB_OK) {
