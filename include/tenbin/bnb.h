@@ -243,6 +243,7 @@ typedef struct tb_bnb_summary {
     double optimum;         /* the incumbent's value, in the problem's sense */
     double bound;           /* the best bound of what was left (== optimum when proven) */
     int proven;             /* nothing left: the incumbent is optimal */
+    int interrupted;        /* the signal that stopped the search (tb_signals_catch), or 0 */
     double gap;             /* |optimum - bound| / |optimum| (0 when proven) */
     uint64_t nodes;         /* subproblems expanded, supervisor's included */
     uint64_t tasks;

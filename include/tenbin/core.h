@@ -74,7 +74,8 @@ TB_API const char *tb_version_string(void);
     X(ERR_PROTOCOL, -11, "unexpected message")                              \
     X(ERR_NOTFOUND, -12, "not found")                                       \
     X(ERR_ABORTED, -13, "run stopped after a failure elsewhere")           \
-    X(ERR_TIMEOUT, -14, "timed out")
+    X(ERR_TIMEOUT, -14, "timed out")                                        \
+    X(ERR_INTERRUPTED, -15, "interrupted by a signal")
 
 typedef enum tb_err {
 #define TB__ERR_ENUM(name, val, msg) TB_##name = (val),
@@ -154,6 +155,34 @@ TB_API double tb_wtime(void);
 TB_API double tb_thread_cputime(void);
 /* CPU time consumed by the whole process, in seconds. */
 TB_API double tb_process_cputime(void);
+
+/* ------------------------------------------------------------------ */
+/* Signals                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A long run stopped from outside ends cleanly.  After tb_signals_catch,
+ * SIGINT (Ctrl-C), SIGTERM (kill, scancel, a launcher ending a job) and
+ * SIGUSR1 (what Slurm's --signal sends ahead of a time limit) no longer end
+ * the process: the first is noted, and the run in progress ends as soon as
+ * it can on rank 0, which every launcher signals (mpiexec forwards SIGUSR1
+ * and turns SIGINT and SIGTERM into SIGTERM to every rank; srun signals
+ * every rank).  Branch-and-bound stops its search as a reached gap would
+ * (the incumbent, unproven); the other mechanisms end with one line and
+ * TB_ERR_INTERRUPTED (under MPI: the job ends with exit status 128 + the
+ * signal, as a shell reports a process the signal killed).  A second SIGINT
+ * or SIGTERM ends the process at once, by the default action.
+ * tb_signals_release puts back the handlers that were there before.
+ */
+TB_API int tb_signals_catch(void);
+TB_API void tb_signals_release(void);
+/* The first signal noted since tb_signals_catch, or 0. */
+TB_API int tb_signals_pending(void);
+/* Whether tb_signals_catch is in force. */
+TB_API int tb_signals_caught(void);
+/* "SIGINT", "SIGTERM", ... ("signal" for one it does not name);
+ * async-signal-safe. */
+TB_API const char *tb_signal_name(int sig);
 
 /* ------------------------------------------------------------------ */
 /* Options / environment registry                                      */

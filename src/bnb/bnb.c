@@ -104,8 +104,18 @@ static int on_timer(tb_actor *ba, uint64_t id)
     return TB_OK;
 }
 
-static const tb_actor_ops actor_ops = {sizeof(tb_actor_ops), on_start, on_message, on_computed,
-                                       on_timer};
+/* Rank 0 (the supervisor, or a lone master) was signalled to stop. */
+static int on_interrupt(tb_actor *ba, int sig)
+{
+    tb__bnb_actor *a = (tb__bnb_actor *)ba;
+    if (a->role == ROLE_SUP)
+        return tb__bnb_sup_interrupt(a, sig);
+    TB__ERR_H(a->b, "rank %d: interrupted by %s", a->base.rank, tb_signal_name(sig));
+    return TB_ERR_INTERRUPTED;
+}
+
+static const tb_actor_ops actor_ops = {sizeof(tb_actor_ops), on_start,   on_message,
+                                       on_computed,          on_timer,   on_interrupt};
 
 static const char *role_name(const tb_bnb *b, int rank)
 {
@@ -503,6 +513,7 @@ static int run_serial(tb_bnb *b)
     memset(&b->sum, 0, sizeof b->sum);
     if (rc == TB_OK) {
         summary_base(b, &e, lower, proven);
+        b->sum.interrupted = proven ? 0 : tb_signals_pending();
         b->sum.nodes = e.nodes;
         b->sum.wall_s = wall;
         b->sum.makespan_s = wall;
@@ -551,6 +562,7 @@ static int finish_summary(tb_bnb *b, const tb__bnb_sup *sup, double makespan, do
 {
     summary_base(b, &sup->eng, sup->final_lower, sup->proven);
     tb_bnb_summary *s = &b->sum;
+    s->interrupted = sup->proven ? 0 : sup->interrupted; /* done anyway: not cut short */
     s->makespan_s = makespan;
     s->wall_s = wall;
     s->messages = msgs;
@@ -788,6 +800,7 @@ int tb_bnb_summary_json(const tb_bnb_summary *s, const char *extra, tb_buf *out)
     bad |= tb__json_num(o, "upper", s->found ? upper : NAN);
     bad |= tb__json_num(o, "lower", s->found ? lower : NAN);
     bad |= tb__json_bool(o, "proven", s->proven);
+    bad |= tb__json_str(o, "interrupted", s->interrupted ? tb_signal_name(s->interrupted) : NULL);
     bad |= tb__json_num(o, "gap", s->gap);
     bad |= tb__json_u64(o, "nodes", s->nodes);
     bad |= tb__json_u64(o, "tasks", s->tasks);

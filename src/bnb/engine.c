@@ -406,7 +406,8 @@ int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, size_t pool_limit, dou
     if (rc != TB_OK && rc != TB_ERR_NOMEM)
         free(s.data);
     int dive = 1;
-    while (rc == TB_OK && h.n > 0 && (max_nodes == 0 || e->nodes < max_nodes)) {
+    while (rc == TB_OK && h.n > 0 && (max_nodes == 0 || e->nodes < max_nodes) &&
+           !tb_signals_pending()) {
         if (dive && isfinite(e->inc)) {
             dive = 0;
             tb__bnb_heap_prune(&h, tb__bnb_cutoff(e), 0);

@@ -122,6 +122,7 @@ typedef struct tb__bnb_sup {
     int *req_out, *finaled;
     tb_bnb_group *gs;
     int stopping, proven;
+    int interrupted; /* the signal that asked for the stop, or 0 */
     double lower, final_lower;
     uint64_t nodes;
     double t_end;          /* when the last FINAL came */
@@ -201,5 +202,7 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
 /* The start-up expansion ended: deal its pool. */
 int tb__bnb_sup_startup_done(tb__bnb_actor *a);
 int tb__bnb_sup_timer(tb__bnb_actor *a, uint64_t id);
+/* A stop from outside: end the search as a reached gap would. */
+int tb__bnb_sup_interrupt(tb__bnb_actor *a, int sig);
 
 #endif /* TB_BNB_ROLES_H */

@@ -557,6 +557,22 @@ int tb__bnb_sup_startup_done(tb__bnb_actor *a)
     return sup_check(a);
 }
 
+int tb__bnb_sup_interrupt(tb__bnb_actor *a, int sig)
+{
+    tb__bnb_sup *s = &a->sup;
+    if (s->stopping || s->stop_asked)
+        return TB_OK;
+    s->interrupted = sig;
+    s->stop_asked = 1;
+    tb_bnb_state st;
+    sup_state(a, &st);
+    /* Said at once: a launcher may not wait long for the clean end. */
+    TB_LOG_WARN("bnb: %s: stopping the search; so far incumbent %.10g, bound %.10g, gap %.3g%%, "
+                "%" PRIu64 " nodes",
+                tb_signal_name(sig), st.incumbent, st.bound, 100 * st.gap, st.nodes);
+    return sup_check(a);
+}
+
 int tb__bnb_sup_timer(tb__bnb_actor *a, uint64_t id)
 {
     if (id != TIMER_PROGRESS || a->sup.stopping)

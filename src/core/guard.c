@@ -47,22 +47,6 @@ static size_t put_u64(char *b, size_t at, size_t cap, uint64_t v)
     return at;
 }
 
-static const char *signal_name(int sig)
-{
-    switch (sig) {
-    case SIGSEGV:
-        return "SIGSEGV";
-    case SIGBUS:
-        return "SIGBUS";
-    case SIGFPE:
-        return "SIGFPE";
-    case SIGILL:
-        return "SIGILL";
-    default:
-        return "?";
-    }
-}
-
 /* "tenbin: rank R: WHAT ID " */
 static size_t line_head(char *b, size_t cap)
 {
@@ -126,7 +110,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
         at = put_str(b, at, sizeof b, " crashed (signal ");
         at = put_u64(b, at, sizeof b, (uint64_t)sig);
         at = put_str(b, at, sizeof b, ", ");
-        at = put_str(b, at, sizeof b, signal_name(sig));
+        at = put_str(b, at, sizeof b, tb_signal_name(sig));
         at = put_str(b, at, sizeof b, "); ending the job\n");
         say(b, at);
         _exit(1);

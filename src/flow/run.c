@@ -152,7 +152,7 @@ static int on_computed(tb_actor *a, uint64_t job, int status)
 }
 
 static const tb_actor_ops actor_ops = {sizeof(tb_actor_ops), on_start, on_message, on_computed,
-                                       on_timer};
+                                       on_timer, NULL};
 
 /* ---- setting up, the log, tearing down ------------------------------------------ */
 

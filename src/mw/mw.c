@@ -81,6 +81,8 @@ static void init_defaults(tb_mw *mw)
 {
     tb__queue_init(&mw->bag, NULL, NULL);
     mw->cfg.nranks = mw->size;
+    mw->cfg.err = mw->err;
+    mw->cfg.errlen = sizeof mw->err;
     mw->cfg.nmasters = 1;
     /* The policy and chunk rule start as the registry's defaults, so that a
      * bad TENBIN_MW_POLICY or TENBIN_MW_CHUNK below leaves them there. */

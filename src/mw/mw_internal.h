@@ -108,6 +108,8 @@ typedef struct tb__mw_cfg {
     double wait_split;        /* dynamic:wait: split above this queueing share */
     tb__mw_promote_hook promote_hook;
     void *hook_ctx;
+    char *err;                /* the handle's error line (tb_mw_error) */
+    size_t errlen;
 } tb__mw_cfg;
 
 struct tb_mw;

@@ -17,9 +17,11 @@
  */
 #include "tenbin/core.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/errbuf.h"
 #include "mw/node_internal.h"
 
 static int child_start(tb__mw_node *n, int parent, const void *data, size_t len);
@@ -86,8 +88,24 @@ static int node_timer(tb_actor *a, uint64_t id)
     return tb__mw_master_check_done(n);
 }
 
+/* Rank 0 was signalled to stop: what was delivered is all that is kept. */
+static int node_interrupt(tb_actor *a, int sig)
+{
+    tb__mw_node *n = (tb__mw_node *)a;
+    (void)sig;
+    uint64_t got = tb__mw_node_results(n), of = n->cfg->ntasks;
+    if (of)
+        tb__errf(n->cfg->err, n->cfg->errlen, TB_ERR_INTERRUPTED,
+                 "%" PRIu64 " of %" PRIu64 " tasks were done and delivered", got, of);
+    else
+        tb__errf(n->cfg->err, n->cfg->errlen, TB_ERR_INTERRUPTED,
+                 "%" PRIu64 " tasks were done and delivered", got);
+    return TB_ERR_INTERRUPTED;
+}
+
 const tb_actor_ops tb__mw_node_ops = {
     sizeof(tb_actor_ops), node_start, node_message, tb__mw_worker_computed, node_timer,
+    node_interrupt,
 };
 
 /* The parts every master has: ownership, stacks, request targets. */

@@ -410,7 +410,8 @@ static int on_computed(tb_actor *a, uint64_t job, int status)
     return progress(k);
 }
 
-static const tb_actor_ops rs_ops = {sizeof(tb_actor_ops), on_start, on_message, on_computed, NULL};
+static const tb_actor_ops rs_ops = {sizeof(tb_actor_ops), on_start, on_message, on_computed, NULL,
+                                   NULL};
 
 /* The run layer's view of a rank (run/run.h). */
 static int rank_init(void *ctx, tb_actor *a, int rank)

@@ -17,7 +17,14 @@ static int abort_job(tb__run *run, int starting, int rc)
 {
     char line[1024];
     const char *why = run->err && run->err[0] ? run->err : tb_strerror(rc);
-    if (starting)
+    int sig = rc == TB_ERR_INTERRUPTED ? tb_signals_pending() : 0;
+    if (sig)
+        /* Stopped from outside: the exit status a shell gives a process
+         * the signal ended, so a launcher or a batch script can tell. */
+        snprintf(line, sizeof line, "rank %d: %s interrupted by %s: %s; ending the job",
+                 run->rank, run->what, tb_signal_name(sig),
+                 run->err && run->err[0] ? run->err : "nothing of it is kept");
+    else if (starting)
         snprintf(line, sizeof line, "rank %d: cannot start %s: %s; aborting the job", run->rank,
                  run->what, why);
     else
@@ -25,7 +32,7 @@ static int abort_job(tb__run *run, int starting, int rc)
                  run->what, why);
     tb__errf(run->err, run->errlen, rc, "%s", line);
     tb_log(TB_LOG_ERROR, "%s", line);
-    MPI_Abort(run->comm, 1);
+    MPI_Abort(run->comm, sig ? 128 + sig : 1);
     return rc;
 }
 

@@ -491,6 +491,10 @@ int tb_sim_run(tb_sim *s, tb_actor **actors)
     }
     tb_sim_event e;
     while (tb_sim_queue_pop(&s->q, &e)) {
+        if (tb_signals_pending()) {
+            s->end = e.t;
+            return TB_ERR_INTERRUPTED; /* every rank is this process */
+        }
         int rc = handle(s, &e);
         if (rc != TB_OK) {
             /* Where it failed said why, at error level, when it knew more. */

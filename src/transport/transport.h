@@ -63,7 +63,21 @@ typedef struct tb_actor_ops {
     int (*message)(tb_actor *a, int src, int tag, const void *data, size_t len);
     int (*computed)(tb_actor *a, uint64_t job, int status);
     int (*timer)(tb_actor *a, uint64_t id);
+    /* The process was signalled to stop (tb_signals_catch in tenbin/core.h):
+     * called once, on rank 0 only, under MPI (rank 0 ends the run for every
+     * rank; the other ranks' transports do not look).  NULL, or a table
+     * too small to have it: the run ends with TB_ERR_INTERRUPTED, as it
+     * does in the simulator, where every rank is this one process. */
+    int (*interrupt)(tb_actor *a, int sig);
 } tb_actor_ops;
+
+/* The actor's interrupt handler, or NULL. */
+static inline int (*tb_actor_interrupt_of(const tb_actor_ops *ops))(tb_actor *, int)
+{
+    return ops->size >= offsetof(tb_actor_ops, interrupt) + sizeof ops->interrupt
+               ? ops->interrupt
+               : NULL;
+}
 
 struct tb_actor {
     const tb_actor_ops *ops;

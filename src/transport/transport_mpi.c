@@ -593,7 +593,17 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
     TB_CHECK(a->ops->start(a));
     long backoff = 0;       /* ns, for WAIT_SLEEP */
     double idle_since = -1; /* start of the current empty polling, or -1 */
+    /* Rank 0 looks for a stop from outside, so it never blocks then. */
+    int watch = m->rank == 0 && tb_signals_caught(), told = 0;
     while (!a->finished) {
+        if (watch && !told && tb_signals_pending()) {
+            told = 1;
+            int (*interrupt)(tb_actor *, int) = tb_actor_interrupt_of(a->ops);
+            if (!interrupt)
+                return TB_ERR_INTERRUPTED;
+            TB_CHECK(interrupt(a, tb_signals_pending()));
+            continue;
+        }
         if (m->done_len > 0) {
             completion c = m->done[m->done_head];
             m->done_head = (m->done_head + 1) & (m->done_cap - 1);
@@ -607,7 +617,8 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
             continue;
         TB_CHECK(release_held(m));
         MPI_Status st;
-        if (m->nsends == 0 && m->ntimers == 0 && m->nheld == 0 && m->wait == WAIT_SPIN) {
+        if (m->nsends == 0 && m->ntimers == 0 && m->nheld == 0 && m->wait == WAIT_SPIN &&
+            !(watch && !told)) {
             int rc = m->preq != MPI_REQUEST_NULL
                          ? MPI_Wait(&m->preq, &st)
                          : MPI_Recv(m->pre, PRE_SIZE, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,

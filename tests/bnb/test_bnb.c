@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -251,6 +252,70 @@ static void test_mpi_bounded_messages_and_queues(void)
     TB_ASSERT(all[1]);
 }
 
+/*
+ * A stop from outside (tb_signals_catch): rank 0 is sent SIGUSR1 while the
+ * search runs (from the watch on the supervisor; from the search itself on
+ * one rank).  The run ends cleanly on every rank, unproven, with the
+ * incumbent it had and the signal in the summary.
+ */
+static int watch_calls;
+
+static int raise_on_second_watch(void *arg, const tb_bnb_state *st)
+{
+    (void)arg, (void)st;
+    if (++watch_calls == 2)
+        raise(SIGUSR1);
+    return 0;
+}
+
+static uint64_t evals;
+
+static int t_evaluate_raising(void *ctx, const void *sub, size_t len, double *v, tb_buf *sol)
+{
+    if (++evals == 5000)
+        raise(SIGUSR1);
+    return t_evaluate(ctx, sub, len, v, sol);
+}
+
+static void test_mpi_interrupted(void)
+{
+    tree t;
+    tree_init(&t, 20, 0); /* 2 M nodes: far more than the time to the signal */
+    tb_bnb_ops ops = tree_ops;
+    ops.evaluate = t_evaluate_raising;
+    watch_calls = 0;
+    evals = 0;
+    TB_ASSERT_OK(tb_signals_catch());
+    tb_bnb *b = NULL;
+    TB_ASSERT_OK(tb_bnb_create(&b, MPI_COMM_WORLD, size == 1 ? &ops : &tree_ops, &t));
+    int rc = configure(b, &(cfg){0, 2, 4, 0, 0, 0, 0, 0});
+    if (rc == TB_OK && size > 1)
+        rc = tb_bnb_set_watch(b, raise_on_second_watch, NULL, 0.01);
+    if (rc == TB_OK)
+        rc = tb_bnb_run(b);
+    tb_bnb_summary s;
+    if (rc == TB_OK)
+        rc = tb_bnb_get_summary(b, &s);
+    int pending = tb_signals_pending();
+    tb_signals_release();
+    tb_bnb_destroy(&b);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    if (rank != 0)
+        return;
+    TB_ASSERT_EQ_INT(pending, SIGUSR1);
+    if (size == 2) {
+        /* A group of one master and no worker runs its tasks back to back
+         * and hears of the stop only when its queue is empty. */
+        TB_ASSERT_EQ_INT(s.interrupted, s.proven ? 0 : SIGUSR1);
+        return;
+    }
+    TB_ASSERT_EQ_INT(s.interrupted, SIGUSR1);
+    TB_ASSERT(!s.proven && s.found);
+    TB_ASSERT(s.nodes < nnodes(20));
+    TB_ASSERT(s.bound <= s.optimum);
+}
+
 /* The exact bound prunes: still the optimum, proven. */
 static void test_mpi_prunes(void)
 {
@@ -322,7 +387,7 @@ static int ping_message(tb_actor *a, int src, int tag, const void *data, size_t 
     return rc;
 }
 
-static const tb_actor_ops ping_ops = {sizeof(tb_actor_ops), ping_start, ping_message, NULL, NULL};
+static const tb_actor_ops ping_ops = {sizeof(tb_actor_ops), ping_start, ping_message, NULL, NULL, NULL};
 
 static double measure_rtt(double delay)
 {
@@ -767,6 +832,7 @@ static const tb_test tests[] = {
     {"mpi_once_padded", test_mpi_once_padded},
     {"mpi_bounded_messages_and_queues", test_mpi_bounded_messages_and_queues},
     {"mpi_prunes", test_mpi_prunes},
+    {"mpi_interrupted", test_mpi_interrupted},
     {"mpi_wan_delay_rtt", test_mpi_wan_delay_rtt},
     {"mpi_wan_delay_bnb", test_mpi_wan_delay_bnb},
     {"sim_once_small", test_sim_once_small},

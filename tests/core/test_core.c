@@ -349,7 +349,7 @@ static const char *const all_names[] = {
 
 static void test_err_table(void)
 {
-    TB_ASSERT_EQ_INT(N_CODES, 15);
+    TB_ASSERT_EQ_INT(N_CODES, 16);
     TB_ASSERT_STR_EQ(tb_strerror(TB_OK), "success");
     TB_ASSERT_STR_EQ(tb_err_name(TB_ERR_NOMEM), "TB_ERR_NOMEM");
     TB_ASSERT_STR_EQ(tb_strerror(TB_ERR_PARSE), "malformed input");
@@ -363,7 +363,7 @@ static void test_err_table(void)
             TB_ASSERT(strcmp(tb_err_name(all_codes[i]), tb_err_name(all_codes[j])) != 0);
         }
     }
-    const int unknown[] = {1, -15, -1000, INT_MIN, INT_MAX};
+    const int unknown[] = {1, -16, -1000, INT_MIN, INT_MAX};
     for (size_t k = 0; k < sizeof unknown / sizeof unknown[0]; k++) {
         const char *m = tb_strerror(unknown[k]);
         TB_ASSERT(m != NULL && tb_err_name(unknown[k]) != NULL);

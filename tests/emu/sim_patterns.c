@@ -105,9 +105,9 @@ static int no_computed(tb_actor *a, uint64_t job, int status)
 }
 
 static const tb_actor_ops master_ops = {sizeof(tb_actor_ops), m_start, m_message, no_computed,
-                                        NULL};
+                                        NULL, NULL};
 static const tb_actor_ops pingpong_ops = {sizeof(tb_actor_ops), p_start, p_message, no_computed,
-                                          NULL};
+                                          NULL, NULL};
 
 int main(int argc, char **argv)
 {

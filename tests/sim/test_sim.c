@@ -420,7 +420,7 @@ static int probe_computed(tb_actor *a, uint64_t job, int status)
 }
 
 static const tb_actor_ops probe_ops = {sizeof(tb_actor_ops), probe_start, probe_message,
-                                       probe_computed, probe_timer};
+                                       probe_computed, probe_timer, NULL};
 
 static double given_work(void *ctx, tb_actor *a, uint64_t job, const tb_compute *c, double cpu)
 {

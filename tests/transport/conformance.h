@@ -152,7 +152,7 @@ static int conf_timer(tb_actor *a, uint64_t id)
 }
 
 static const tb_actor_ops conf_ops = {sizeof(tb_actor_ops), conf_start, conf_message,
-                                      conf_computed, conf_timer};
+                                      conf_computed, conf_timer, NULL};
 
 /* Set up an actor for a run of P ranks; conf_free after. */
 static inline int conf_init(conf_actor *c, int P)

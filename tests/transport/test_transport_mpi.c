@@ -80,7 +80,7 @@ static int s_message(tb_actor *a, int src, int tag, const void *data, size_t len
     return TB_OK;
 }
 
-static const tb_actor_ops s_ops = {sizeof(tb_actor_ops), s_start, s_message, NULL, NULL};
+static const tb_actor_ops s_ops = {sizeof(tb_actor_ops), s_start, s_message, NULL, NULL, NULL};
 
 /* One run; returns 1 on every rank when every rank saw everything right. */
 static int run(int polite, double delay)
