@@ -6,7 +6,8 @@
  * Saturation point (per variant): the smallest P whose predicted makespan
  * is within --tolerance (default 2 %) of the least makespan of the sweep:
  * adding ranks beyond it gains at most that much.  The best master count:
- * the variant with the least makespan (fewer masters on a tie).
+ * the variant with the least makespan (fewer masters on a tie).  Both are
+ * the library's (tb_emu_sweep_saturation), and so is --json.
  */
 #define _GNU_SOURCE
 #include "tenbin/core.h"
@@ -57,11 +58,6 @@ static void usage(FILE *out)
             MAX_P, MAX_M);
 }
 
-typedef struct cell {
-    int ok;
-    double makespan, compute, send, recv, idle; /* the master's, seconds */
-} cell;
-
 /* argv with {m} replaced by m (NULL-terminated; free with free_args). */
 static char **with_masters(char **argv, int argc, long m)
 {
@@ -98,7 +94,8 @@ static void free_args(char **a, int argc)
 }
 
 /* One emulation with the program's stdout sent to /dev/null. */
-static int run_one(tb_emu_opts *o, char **args, int master, cell *c, char *err, size_t errlen)
+static int run_one(tb_emu_opts *o, char **args, int master, tb_emu_sweep_point *c, char *err,
+                   size_t errlen)
 {
     fflush(stdout);
     int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -116,7 +113,7 @@ static int run_one(tb_emu_opts *o, char **args, int master, cell *c, char *err, 
     if (rc != TB_OK)
         return rc;
     const tb_emu_rank *k = &r->rank[master < r->ranks ? master : 0];
-    *c = (cell){1, r->makespan_s, k->compute_s, k->send_s, k->recv_s, k->idle_s};
+    *c = (tb_emu_sweep_point){1, r->makespan_s, k->compute_s, k->send_s, k->recv_s, k->idle_s};
     tb_emu_result_free(&r);
     return TB_OK;
 }
@@ -248,7 +245,7 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     size_t nv = nM ? nM : 1;
-    cell *cells = calloc(nv * nP, sizeof *cells);
+    tb_emu_sweep_point *cells = calloc(nv * nP, sizeof *cells);
     double *xs = calloc(nP, sizeof *xs), *ys = calloc(nv * nP, sizeof *ys);
     if (!cells || !xs || !ys) {
         free(cells), free(xs), free(ys);
@@ -284,31 +281,30 @@ int tb_cmd_emu_sweep(int argc, char **argv)
     }
     tb_progress_destroy(&prog);
     /* saturation and the best variant */
-    size_t best_v = 0;
-    double best = INFINITY;
-    long sat[MAX_M], bestP[MAX_M];
-    double least[MAX_M];
-    for (size_t v = 0; v < nv; v++) {
-        least[v] = INFINITY;
-        bestP[v] = sat[v] = 0;
-        for (size_t i = 0; i < nP; i++)
-            if (cells[v * nP + i].ok && cells[v * nP + i].makespan < least[v]) {
-                least[v] = cells[v * nP + i].makespan;
-                bestP[v] = P[i];
-            }
-        for (size_t i = 0; i < nP && isfinite(least[v]); i++)
-            if (cells[v * nP + i].ok && cells[v * nP + i].makespan <= (1 + tol) * least[v]) {
-                sat[v] = P[i];
-                break;
-            }
-        if (least[v] < best) {
-            best = least[v];
-            best_v = v;
-        }
-    }
-    /* the table */
-    tb_buf b = TB_BUF_INIT;
-    if (!json) {
+    tb_emu_sweep_variant var[MAX_M];
+    for (size_t v = 0; v < nv; v++)
+        var[v] = (tb_emu_sweep_variant){.masters = nM ? M[v] : 0, .point = cells + v * nP};
+    tb_emu_sweep_result sw = {.tolerance = tol, .ranks = P, .nranks = nP, .variant = var,
+                              .nvariants = nv, .failed_runs = failed};
+    tb_emu_sweep_saturation(&sw);
+    size_t best_v = sw.best;
+    double best = var[best_v].least_s;
+    int rc = failed ? TB_EXIT_FAIL : TB_EXIT_OK;
+    if (json) {
+        /* the sweep, after the command and the platform */
+        tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
+        int jrc = tb_buf_printf(&x, "{\"command\": \"emu sweep\", \"platform\": ");
+        jrc |= tb_buf_json_string(&x, platform);
+        jrc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
+        if (!jrc)
+            jrc = tb_emu_sweep_result_json(&sw, (const char *)x.data, &j);
+        if (tb_cli_json_line(cmd, jrc, &j) != TB_OK)
+            rc = TB_EXIT_FAIL;
+        tb_buf_free(&x);
+        tb_buf_free(&j);
+    } else {
+        /* the table */
+        tb_buf b = TB_BUF_INIT;
         tb_buf_printf(&b, "predicted makespan (s) on %s\n%6s", platform, "P");
         for (size_t v = 0; v < nv; v++) {
             char label[48] = "makespan";
@@ -321,69 +317,34 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         for (size_t i = 0; i < nP; i++) {
             tb_buf_printf(&b, "%6ld", P[i]);
             for (size_t v = 0; v < nv; v++) {
-                const cell *k = &cells[v * nP + i];
-                k->ok ? tb_buf_printf(&b, " %14.6f", k->makespan)
+                const tb_emu_sweep_point *k = &cells[v * nP + i];
+                k->ok ? tb_buf_printf(&b, " %14.6f", k->makespan_s)
                       : tb_buf_printf(&b, " %14s", "failed");
             }
-            const cell *k = &cells[best_v * nP + i];
+            const tb_emu_sweep_point *k = &cells[best_v * nP + i];
             if (k->ok)
-                tb_buf_printf(&b, "   %5.1f / %5.1f / %5.1f / %5.1f", pct(k->compute, k->makespan),
-                              pct(k->send, k->makespan), pct(k->recv, k->makespan),
-                              pct(k->idle, k->makespan));
+                tb_buf_printf(&b, "   %5.1f / %5.1f / %5.1f / %5.1f", pct(k->compute_s, k->makespan_s),
+                              pct(k->send_s, k->makespan_s), pct(k->recv_s, k->makespan_s),
+                              pct(k->idle_s, k->makespan_s));
             tb_buf_printf(&b, "\n");
         }
         for (size_t v = 0; v < nv; v++) {
-            if (!isfinite(least[v]))
+            if (!isfinite(var[v].least_s))
                 continue;
             if (nM)
                 tb_buf_printf(&b, "%ld master(s): ", M[v]);
             tb_buf_printf(&b,
                           "saturation point P = %ld (within %.3g %% of the least makespan, "
                           "%.6f s at P = %ld)\n",
-                          sat[v], 100 * tol, least[v], bestP[v]);
+                          var[v].saturation_P, 100 * tol, var[v].least_s, var[v].best_P);
         }
         if (nM && isfinite(best))
             tb_buf_printf(&b, "best master count: %ld (%.6f s at P = %ld)\n", M[best_v], best,
-                          bestP[best_v]);
-    } else {
-        tb_buf_printf(&b, "{\"command\": \"emu sweep\", \"platform\": ");
-        tb_buf_json_string(&b, platform);
-        tb_buf_printf(&b, ", \"tolerance\": %.17g, \"ranks\": [", tol);
-        for (size_t i = 0; i < nP; i++)
-            tb_buf_printf(&b, "%s%ld", i ? ", " : "", P[i]);
-        tb_buf_printf(&b, "], \"variants\": [");
-        for (size_t v = 0; v < nv; v++) {
-            tb_buf_printf(&b, "%s{\"masters\": ", v ? ", " : "");
-            nM ? tb_buf_printf(&b, "%ld", M[v]) : tb_buf_printf(&b, "null");
-            const char *key[] = {"makespan_s", "master_compute_s", "master_send_s", "master_recv_s",
-                                 "master_idle_s"};
-            for (int q = 0; q < 5; q++) {
-                tb_buf_printf(&b, ", \"%s\": [", key[q]);
-                for (size_t i = 0; i < nP; i++) {
-                    const cell *k = &cells[v * nP + i];
-                    double val[] = {k->makespan, k->compute, k->send, k->recv, k->idle};
-                    k->ok ? tb_buf_printf(&b, "%s%.17g", i ? ", " : "", val[q])
-                          : tb_buf_printf(&b, "%snull", i ? ", " : "");
-                }
-                tb_buf_printf(&b, "]");
-            }
-            if (isfinite(least[v]))
-                tb_buf_printf(&b,
-                              ", \"saturation_P\": %ld, \"best_P\": %ld, \"best_makespan_s\": "
-                              "%.17g}",
-                              sat[v], bestP[v], least[v]);
-            else
-                tb_buf_printf(&b, ", \"saturation_P\": null, \"best_P\": null, "
-                                  "\"best_makespan_s\": null}");
-        }
-        tb_buf_printf(&b, "], \"best_masters\": ");
-        nM &&isfinite(best) ? tb_buf_printf(&b, "%ld", M[best_v]) : tb_buf_printf(&b, "null");
-        tb_buf_printf(&b, ", \"failed_runs\": %d}\n", failed);
+                          var[best_v].best_P);
+        fwrite(b.data, 1, b.len, stdout);
+        fflush(stdout);
+        tb_buf_free(&b);
     }
-    fwrite(b.data, 1, b.len, stdout);
-    fflush(stdout);
-    tb_buf_free(&b);
-    int rc = failed ? TB_EXIT_FAIL : TB_EXIT_OK;
     if (svg) {
         tb_cli_series s[MAX_M];
         char names[MAX_M][48];
@@ -391,7 +352,7 @@ int tb_cmd_emu_sweep(int argc, char **argv)
             xs[i] = (double)P[i];
         for (size_t v = 0; v < nv; v++) {
             for (size_t i = 0; i < nP; i++)
-                ys[v * nP + i] = cells[v * nP + i].ok ? cells[v * nP + i].makespan : NAN;
+                ys[v * nP + i] = cells[v * nP + i].ok ? cells[v * nP + i].makespan_s : NAN;
             if (nM)
                 snprintf(names[v], sizeof names[v], "%ld master%s", M[v], M[v] == 1 ? "" : "s");
             else

@@ -114,6 +114,57 @@ TB_API void tb_emu_result_free(tb_emu_result **r);
  */
 TB_API int tb_emu_result_json(const tb_emu_result *r, const char *extra, tb_buf *out);
 
+/*
+ * A sweep (`tenbin emu sweep`): one program emulated at every rank count P
+ * of ranks[], once per variant (a master count M, or the program as given).
+ * The caller runs the points (tb_emu_run) and fills them in; the arrays
+ * are the caller's.
+ */
+typedef struct tb_emu_sweep_point {
+    int ok;                 /* predicted; 0: the run failed (the rest unset) */
+    double makespan_s;      /* the run's predicted makespan */
+    double compute_s, send_s, recv_s, idle_s; /* the master rank's (tb_emu_rank) */
+} tb_emu_sweep_point;
+
+typedef struct tb_emu_sweep_variant {
+    long masters;           /* M; 0: the program as given (no master count) */
+    tb_emu_sweep_point *point; /* [nranks], in the order of ranks */
+    /* set by tb_emu_sweep_saturation: */
+    double least_s;         /* the least makespan predicted; INFINITY: none */
+    long best_P;            /* the P of least_s (the smallest on a tie); 0: none */
+    long saturation_P;      /* the smallest P within tolerance of least_s; 0: none */
+} tb_emu_sweep_variant;
+
+typedef struct tb_emu_sweep_result {
+    double tolerance;       /* saturation: within this fraction of least_s */
+    const long *ranks;      /* [nranks] the rank counts P, ascending */
+    size_t nranks;
+    tb_emu_sweep_variant *variant; /* [nvariants] */
+    size_t nvariants;
+    int failed_runs;        /* runs that failed, or could not be started */
+    size_t best;            /* set by tb_emu_sweep_saturation: the variant of
+                               the least makespan (the first on a tie) */
+} tb_emu_sweep_result;
+
+/*
+ * Each variant's least makespan, its P, and its saturation point: the
+ * smallest P whose makespan is within tolerance of the least (adding ranks
+ * beyond it gains at most that much); then the best variant.
+ */
+TB_API void tb_emu_sweep_saturation(tb_emu_sweep_result *s);
+
+/*
+ * Append the sweep (after tb_emu_sweep_saturation) to out as one JSON
+ * object on one line (no newline): tolerance, ranks, variants ([{masters
+ * (null when 0), makespan_s, master_compute_s, master_send_s, master_recv_s,
+ * master_idle_s (arrays by P, null where the run failed), saturation_P,
+ * best_P, best_makespan_s (null when no run of it was predicted)}]),
+ * best_masters (null without master counts or predictions), failed_runs.
+ * extra, NaN and errors as tb_emu_result_json.
+ */
+TB_API int tb_emu_sweep_result_json(const tb_emu_sweep_result *s, const char *extra,
+                                    tb_buf *out);
+
 #ifdef __cplusplus
 }
 #endif

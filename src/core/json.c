@@ -87,12 +87,14 @@ int tb__json_str(cJSON *obj, const char *key, const char *v)
     return add(obj, key, v ? cJSON_CreateString(v) : cJSON_CreateNull());
 }
 
-int tb__json_num_array(cJSON *obj, const char *key, const double *v, size_t n)
+/* An array of the n items item(v, i) under key; 1 when out of memory. */
+static int add_array(cJSON *obj, const char *key, const void *v, size_t n,
+                     cJSON *(*item)(const void *v, size_t i))
 {
     cJSON *a = cJSON_CreateArray();
     int bad = a == NULL;
     for (size_t i = 0; i < n && !bad; i++) {
-        cJSON *x = tb__json_num_item(v[i]);
+        cJSON *x = item(v, i);
         bad = !x || !cJSON_AddItemToArray(a, x);
     }
     if (bad) {
@@ -102,19 +104,34 @@ int tb__json_num_array(cJSON *obj, const char *key, const double *v, size_t n)
     return add(obj, key, a);
 }
 
+static cJSON *num_at(const void *v, size_t i)
+{
+    return tb__json_num_item(((const double *)v)[i]);
+}
+
+static cJSON *u64_at(const void *v, size_t i)
+{
+    return tb__json_u64_item(((const uint64_t *)v)[i]);
+}
+
+static cJSON *long_at(const void *v, size_t i)
+{
+    return long_item(((const long *)v)[i]);
+}
+
+int tb__json_num_array(cJSON *obj, const char *key, const double *v, size_t n)
+{
+    return add_array(obj, key, v, n, num_at);
+}
+
 int tb__json_u64_array(cJSON *obj, const char *key, const uint64_t *v, size_t n)
 {
-    cJSON *a = cJSON_CreateArray();
-    int bad = a == NULL;
-    for (size_t i = 0; i < n && !bad; i++) {
-        cJSON *x = tb__json_u64_item(v[i]);
-        bad = !x || !cJSON_AddItemToArray(a, x);
-    }
-    if (bad) {
-        cJSON_Delete(a);
-        return 1;
-    }
-    return add(obj, key, a);
+    return add_array(obj, key, v, n, u64_at);
+}
+
+int tb__json_int_array(cJSON *obj, const char *key, const long *v, size_t n)
+{
+    return add_array(obj, key, v, n, long_at);
 }
 
 /* cJSON's compact text with a space after every ',' and ':' outside

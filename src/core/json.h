@@ -46,9 +46,11 @@ int tb__json_int(cJSON *obj, const char *key, long v);
 int tb__json_bool(cJSON *obj, const char *key, int v);
 /* A string; NULL gives null. */
 int tb__json_str(cJSON *obj, const char *key, const char *v);
-/* An array of n doubles (null for those NaN or infinite) or counts. */
+/* An array of n doubles (null for those NaN or infinite), counts or
+ * integers. */
 int tb__json_num_array(cJSON *obj, const char *key, const double *v, size_t n);
 int tb__json_u64_array(cJSON *obj, const char *key, const uint64_t *v, size_t n);
+int tb__json_int_array(cJSON *obj, const char *key, const long *v, size_t n);
 /* The item of a double for an array: null when NaN or infinite; NULL when
  * out of memory. */
 cJSON *tb__json_num_item(double v);

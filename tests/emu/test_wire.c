@@ -280,6 +280,61 @@ static void test_result_json(void)
     tb_buf_free(&b);
 }
 
+/* A sweep: each variant's least makespan, its P and saturation point (the
+ * first P within the tolerance), the best variant (the first on a tie), and
+ * the JSON, null where a run failed or a variant has no prediction. */
+static void test_sweep_json(void)
+{
+    static const long P[] = {2, 4, 8};
+    tb_emu_sweep_point pt[3][3] = {
+        {{1, 10, 1, 0.25, 0.125, 8.625}, {1, 5.05, 1, 1, 1, 2.05}, {1, 5, 1, 1, 1, NAN}},
+        {{0, 0, 0, 0, 0, 0}, {1, 4, 1, 1, 1, 1}, {1, 4, 2, 1, 1, 0}},
+        {{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}},
+    };
+    tb_emu_sweep_variant v[3] = {{.masters = 1, .point = pt[0]},
+                                 {.masters = 2, .point = pt[1]},
+                                 {.masters = 4, .point = pt[2]}};
+    tb_emu_sweep_result s = {.tolerance = 0.02, .ranks = P, .nranks = 3, .variant = v,
+                             .nvariants = 3, .failed_runs = 4};
+    tb_emu_sweep_saturation(&s);
+    TB_ASSERT(v[0].least_s == 5 && v[0].best_P == 8 && v[0].saturation_P == 4);
+    TB_ASSERT(v[1].least_s == 4 && v[1].best_P == 4 && v[1].saturation_P == 4);
+    TB_ASSERT(isinf(v[2].least_s) && v[2].best_P == 0 && v[2].saturation_P == 0);
+    TB_ASSERT_EQ_INT((int)s.best, 1);
+    tb_buf b = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_emu_sweep_result_json(&s, "{\"command\": \"emu sweep\"}", &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    const char *t = (const char *)b.data;
+    static const char head[] = "{\"command\": \"emu sweep\", \"tolerance\": 0.02, \"ranks\": [2, 4, 8], "
+        "\"variants\": [{\"masters\": 1, \"makespan_s\": [10, 5.05, 5], "
+        "\"master_compute_s\": [1, 1, 1], \"master_send_s\": [0.25, 1, 1], "
+        "\"master_recv_s\": [0.125, 1, 1], \"master_idle_s\": [8.625, 2.05, null], "
+        "\"saturation_P\": 4, \"best_P\": 8, \"best_makespan_s\": 5}, ";
+    TB_ASSERT(strncmp(t, head, sizeof head - 1) == 0);
+    TB_ASSERT(strstr(t, "{\"masters\": 2, \"makespan_s\": [null, 4, 4], ") != NULL);
+    TB_ASSERT(strstr(t, "\"saturation_P\": null, \"best_P\": null, \"best_makespan_s\": null}], "
+                        "\"best_masters\": 2, \"failed_runs\": 4}") != NULL);
+    TB_ASSERT(t[strlen(t) - 1] == '}');
+    cJSON *j = cJSON_Parse(t);
+    TB_ASSERT(j != NULL);
+    cJSON_Delete(j);
+    /* without master counts (the program as given): masters and best_masters null */
+    tb_emu_sweep_variant one = {.masters = 0, .point = pt[0]};
+    tb_emu_sweep_result s1 = {.tolerance = 0.5, .ranks = P, .nranks = 3, .variant = &one,
+                              .nvariants = 1};
+    tb_emu_sweep_saturation(&s1);
+    TB_ASSERT(one.saturation_P == 4);
+    tb_buf_clear(&b);
+    TB_ASSERT_OK(tb_emu_sweep_result_json(&s1, NULL, &b));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    t = (const char *)b.data;
+    static const char head1[] = "{\"tolerance\": 0.5, \"ranks\": [2, 4, 8], "
+                                "\"variants\": [{\"masters\": null, ";
+    TB_ASSERT(strncmp(t, head1, sizeof head1 - 1) == 0);
+    TB_ASSERT(strstr(t, "], \"best_masters\": null, \"failed_runs\": 0}") != NULL);
+    tb_buf_free(&b);
+}
+
 static const tb_test tests[] = {
     {"several_in_one_read", test_several_in_one_read},
     {"cut_across_reads", test_cut_across_reads},
@@ -288,6 +343,7 @@ static const tb_test tests[] = {
     {"close", test_close},
     {"ring_frames", test_ring_frames},
     {"result_json", test_result_json},
+    {"sweep_json", test_sweep_json},
     {NULL, NULL},
 };
 TB_TEST_MAIN(tests)
