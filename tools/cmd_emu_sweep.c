@@ -123,7 +123,26 @@ static double pct(double x, double t)
     return t > 0 ? 100 * x / t : 0;
 }
 
-int tb_cmd_emu_sweep(int argc, char **argv)
+/* The command's options, then the sweep's points and what they make. */
+typedef struct sweep {
+    const char *platform, *svg, *mpiexec, *listen;
+    int progress, quiet, json;
+    long P[MAX_P], M[MAX_M], master, seed;
+    size_t nP, nM;
+    double tol, timeout;
+    char **prog; /* the program and its arguments */
+    int nargs;
+    char lib[PATH_MAX + 64];
+    tb_emu_opts o;
+    size_t nv;                 /* variants: the master counts, or the program as given */
+    tb_emu_sweep_point *cells; /* [nv * nP], variant after variant */
+    double *xs, *ys;           /* the plot's: [nP], [nv * nP] */
+    tb_emu_sweep_variant var[MAX_M];
+    tb_emu_sweep_result res;
+} sweep;
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_opts(int argc, char **argv, sweep *s)
 {
     static const struct option opts[] = {
         {"platform", required_argument, NULL, 'P'},
@@ -142,57 +161,52 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
-    const char *platform = NULL, *svg = NULL, *mpiexec = NULL, *listen = NULL;
-    int progress = 0, quiet = 0;
-    long P[MAX_P], M[MAX_M], master = 0, seed = 1;
-    size_t nP = 0, nM = 0;
-    double tol = 0.02, timeout = 0;
-    int json = 0, c;
+    int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+:hq", opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'p':
-            progress = 1;
+            s->progress = 1;
             break;
         case 'q':
-            quiet = 1;
+            s->quiet = 1;
             break;
         case 'P':
-            platform = optarg;
+            s->platform = optarg;
             break;
         case 'n':
-            bad = tb_cli_long_list(cmd, "--ranks", optarg, 1, 1 << 20, P, MAX_P, &nP);
+            bad = tb_cli_long_list(cmd, "--ranks", optarg, 1, 1 << 20, s->P, MAX_P, &s->nP);
             break;
         case 'M':
-            bad = tb_cli_long_list(cmd, "--masters", optarg, 1, 1 << 20, M, MAX_M, &nM);
+            bad = tb_cli_long_list(cmd, "--masters", optarg, 1, 1 << 20, s->M, MAX_M, &s->nM);
             break;
         case 'g':
-            svg = optarg;
+            s->svg = optarg;
             break;
         case 'm':
-            bad = tb_cli_long(cmd, "--master", optarg, 0, 1 << 20, &master);
+            bad = tb_cli_long(cmd, "--master", optarg, 0, 1 << 20, &s->master);
             break;
         case 'j':
-            json = 1;
+            s->json = 1;
             break;
         case 's':
-            bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &seed);
+            bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &s->seed);
             break;
         case 'x':
-            mpiexec = optarg;
+            s->mpiexec = optarg;
             break;
         case 'L':
-            listen = optarg;
+            s->listen = optarg;
             break;
         case 'o':
             bad = tb_cli_double(cmd, "--tolerance", optarg, 0, 1, TB_CLI_BELOW,
-                                "a fraction in [0, 1)", &tol);
+                                "a fraction in [0, 1)", &s->tol);
             break;
         case 'T':
             bad = tb_cli_double(cmd, "--timeout", optarg, 0, DBL_MAX, TB_CLI_ABOVE, "seconds > 0",
-                                &timeout);
+                                &s->timeout);
             break;
         case 'h':
             usage(stdout);
@@ -203,168 +217,252 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         if (bad)
             return TB_EXIT_USAGE;
     }
-    progress = tb_progress_wanted(progress, quiet);
-    if (!platform || nP == 0) {
+    s->progress = tb_progress_wanted(s->progress, s->quiet);
+    s->prog = argv + optind;
+    s->nargs = argc - optind;
+    return -1;
+}
+
+/* What the options say together, and the program's {m}: -1 to go on, or
+ * an exit status. */
+static int check_opts(const sweep *s)
+{
+    if (!s->platform || s->nP == 0) {
         tb_cli_error(cmd, "--platform and --ranks are required (tenbin emu sweep --help)");
         return TB_EXIT_USAGE;
     }
-    if (optind >= argc) {
+    if (s->nargs <= 0) {
         tb_cli_error(cmd, "no program given (tenbin emu sweep ... -- PROGRAM ARGS)");
         return TB_EXIT_USAGE;
     }
-    int nargs = argc - optind, has_m = 0;
-    for (int i = optind; i < argc; i++)
-        has_m |= strstr(argv[i], "{m}") != NULL;
-    if (nM > 0 && !has_m) {
+    int has_m = 0;
+    for (int i = 0; i < s->nargs; i++)
+        has_m |= strstr(s->prog[i], "{m}") != NULL;
+    if (s->nM > 0 && !has_m) {
         tb_cli_error(cmd, "--masters: no {m} in the program's arguments to put the count in");
         return TB_EXIT_USAGE;
     }
-    if (nM == 0 && has_m) {
+    if (s->nM == 0 && has_m) {
         tb_cli_error(cmd, "the program's arguments have {m} but no --masters LIST was given");
         return TB_EXIT_USAGE;
     }
-    if (master >= P[0]) {
-        tb_cli_error(cmd, "--master %ld: the smallest P has only %ld ranks", master, P[0]);
+    if (s->master >= s->P[0]) {
+        tb_cli_error(cmd, "--master %ld: the smallest P has only %ld ranks", s->master, s->P[0]);
         return TB_EXIT_USAGE;
     }
-    if (svg && tb_cli_writable(cmd, "--svg", svg))
+    if (s->svg && tb_cli_writable(cmd, "--svg", s->svg))
         return TB_EXIT_FAIL;
-    char lib[PATH_MAX + 64];
-    tb_emu_opts o;
-    if (tb_cli_emu_opts(cmd, &o, lib, sizeof lib, platform, seed, mpiexec, timeout, listen))
+    return -1;
+}
+
+/* The emulator's options, and a platform that holds the largest P (refused
+ * now, not after the sweep): -1 to go on, or an exit status. */
+static int open_emulator(sweep *s)
+{
+    if (tb_cli_emu_opts(cmd, &s->o, s->lib, sizeof s->lib, s->platform, s->seed, s->mpiexec,
+                        s->timeout, s->listen))
         return TB_EXIT_FAIL;
-    /* The platform must hold the largest P: refuse now, not after the sweep. */
     tb_platform *plat = NULL;
-    if (tb_cli_platform(cmd, platform, (uint64_t)seed, &plat) != 0)
+    if (tb_cli_platform(cmd, s->platform, (uint64_t)s->seed, &plat) != 0)
         return TB_EXIT_USAGE;
     size_t cores = tb_platform_cores(plat);
     tb_platform_destroy(&plat);
-    if ((size_t)P[nP - 1] > cores) {
-        tb_cli_error(cmd, "--ranks: P = %ld does not fit the platform's %zu cores", P[nP - 1],
-                     cores);
+    if ((size_t)s->P[s->nP - 1] > cores) {
+        tb_cli_error(cmd, "--ranks: P = %ld does not fit the platform's %zu cores",
+                     s->P[s->nP - 1], cores);
         return TB_EXIT_USAGE;
     }
-    size_t nv = nM ? nM : 1;
-    tb_emu_sweep_point *cells = calloc(nv * nP, sizeof *cells);
-    double *xs = calloc(nP, sizeof *xs), *ys = calloc(nv * nP, sizeof *ys);
-    if (!cells || !xs || !ys) {
-        free(cells), free(xs), free(ys);
-        return TB_EXIT_FAIL;
+    return -1;
+}
+
+/* The points and the plot's arrays; the result over them.  0, or -1 when
+ * out of memory. */
+static int alloc_points(sweep *s)
+{
+    s->nv = s->nM ? s->nM : 1;
+    s->cells = calloc(s->nv * s->nP, sizeof *s->cells);
+    s->xs = calloc(s->nP, sizeof *s->xs);
+    s->ys = calloc(s->nv * s->nP, sizeof *s->ys);
+    if (!s->cells || !s->xs || !s->ys)
+        return -1;
+    for (size_t v = 0; v < s->nv; v++)
+        s->var[v] = (tb_emu_sweep_variant){.masters = s->nM ? s->M[v] : 0,
+                                           .point = s->cells + v * s->nP};
+    s->res = (tb_emu_sweep_result){.tolerance = s->tol, .ranks = s->P, .nranks = s->nP,
+                                   .variant = s->var, .nvariants = s->nv};
+    return 0;
+}
+
+static void free_points(sweep *s)
+{
+    free(s->cells), free(s->xs), free(s->ys);
+}
+
+/* Every P of variant v, a progress line each; a failed run: one line. */
+static void run_variant(sweep *s, size_t v, tb_progress *prog)
+{
+    size_t nP = s->nP, n = s->nv * nP;
+    char **args = with_masters(s->prog, s->nargs, s->nM ? s->M[v] : 0);
+    for (size_t i = 0; args && i < nP; i++) {
+        s->o.ranks = (int)s->P[i];
+        char err[1024] = "";
+        size_t k = v * nP + i + 1;
+        if (s->nM)
+            tb_progress_note(prog, tb_wtime(), 0,
+                             "tenbin emu sweep: point %zu/%zu: P = %ld, %ld master(s)", k, n,
+                             s->P[i], s->M[v]);
+        else
+            tb_progress_note(prog, tb_wtime(), 0, "tenbin emu sweep: point %zu/%zu: P = %ld", k,
+                             n, s->P[i]);
+        int rc = run_one(&s->o, args, (int)s->master, &s->cells[v * nP + i], err, sizeof err);
+        if (rc != TB_OK) {
+            s->res.failed_runs++;
+            tb_cli_error(cmd, "P = %ld: %s", s->P[i], err);
+        }
     }
-    int failed = 0;
+    if (!args)
+        s->res.failed_runs++;
+    free_args(args, s->nargs);
+}
+
+/* Every point of every variant, then the saturation points. */
+static void run_sweep(sweep *s)
+{
     /* A line per point (interval 0); without the stream, none. */
     tb_progress *prog = NULL;
-    if (tb_progress_create(&prog, progress ? stderr : NULL, "points", nv * nP, 0) != TB_OK)
+    if (tb_progress_create(&prog, s->progress ? stderr : NULL, "points", s->nv * s->nP, 0) !=
+        TB_OK)
         prog = NULL;
-    for (size_t v = 0; v < nv; v++) {
-        char **args = with_masters(argv + optind, nargs, nM ? M[v] : 0);
-        for (size_t i = 0; args && i < nP; i++) {
-            o.ranks = (int)P[i];
-            char err[1024] = "";
-            size_t k = v * nP + i + 1;
-            if (nM)
-                tb_progress_note(prog, tb_wtime(), 0,
-                                 "tenbin emu sweep: point %zu/%zu: P = %ld, %ld master(s)", k,
-                                 nv * nP, P[i], M[v]);
-            else
-                tb_progress_note(prog, tb_wtime(), 0, "tenbin emu sweep: point %zu/%zu: P = %ld",
-                                 k, nv * nP, P[i]);
-            int rc = run_one(&o, args, (int)master, &cells[v * nP + i], err, sizeof err);
-            if (rc != TB_OK) {
-                failed++;
-                tb_cli_error(cmd, "P = %ld: %s", P[i], err);
-            }
-        }
-        if (!args)
-            failed++;
-        free_args(args, nargs);
-    }
+    for (size_t v = 0; v < s->nv; v++)
+        run_variant(s, v, prog);
     tb_progress_destroy(&prog);
-    /* saturation and the best variant */
-    tb_emu_sweep_variant var[MAX_M];
-    for (size_t v = 0; v < nv; v++)
-        var[v] = (tb_emu_sweep_variant){.masters = nM ? M[v] : 0, .point = cells + v * nP};
-    tb_emu_sweep_result sw = {.tolerance = tol, .ranks = P, .nranks = nP, .variant = var,
-                              .nvariants = nv, .failed_runs = failed};
-    tb_emu_sweep_saturation(&sw);
-    size_t best_v = sw.best;
-    double best = var[best_v].least_s;
-    int rc = failed ? TB_EXIT_FAIL : TB_EXIT_OK;
-    if (json) {
-        /* the sweep, after the command and the platform */
-        tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
-        int jrc = tb_buf_printf(&x, "{\"command\": \"emu sweep\", \"platform\": ");
-        jrc |= tb_buf_json_string(&x, platform);
-        jrc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
-        if (!jrc)
-            jrc = tb_emu_sweep_result_json(&sw, (const char *)x.data, &j);
-        if (tb_cli_json_line(cmd, jrc, &j) != TB_OK)
-            rc = TB_EXIT_FAIL;
-        tb_buf_free(&x);
-        tb_buf_free(&j);
-    } else {
-        /* the table */
-        tb_buf b = TB_BUF_INIT;
-        tb_buf_printf(&b, "predicted makespan (s) on %s\n%6s", platform, "P");
-        for (size_t v = 0; v < nv; v++) {
-            char label[48] = "makespan";
-            if (nM)
-                snprintf(label, sizeof label, "%ld master%s", M[v], M[v] == 1 ? "" : "s");
-            tb_buf_printf(&b, " %14s", label);
+    tb_emu_sweep_saturation(&s->res);
+}
+
+/* Variant v's name: "M master(s)", or single without master counts. */
+static void variant_name(const sweep *s, size_t v, const char *single, char *out, size_t n)
+{
+    if (s->nM)
+        snprintf(out, n, "%ld master%s", s->M[v], s->M[v] == 1 ? "" : "s");
+    else
+        snprintf(out, n, "%s", single);
+}
+
+/* A row per P: the makespan of every variant, the best one's shares. */
+static void table_rows(const sweep *s, tb_buf *b)
+{
+    size_t nP = s->nP;
+    for (size_t i = 0; i < nP; i++) {
+        tb_buf_printf(b, "%6ld", s->P[i]);
+        for (size_t v = 0; v < s->nv; v++) {
+            const tb_emu_sweep_point *k = &s->cells[v * nP + i];
+            k->ok ? tb_buf_printf(b, " %14.6f", k->makespan_s)
+                  : tb_buf_printf(b, " %14s", "failed");
         }
-        tb_buf_printf(&b, "   master (rank %ld) of %s: compute / send / receive / idle %%\n",
-                      master, nM ? "the best master count" : "the run");
-        for (size_t i = 0; i < nP; i++) {
-            tb_buf_printf(&b, "%6ld", P[i]);
-            for (size_t v = 0; v < nv; v++) {
-                const tb_emu_sweep_point *k = &cells[v * nP + i];
-                k->ok ? tb_buf_printf(&b, " %14.6f", k->makespan_s)
-                      : tb_buf_printf(&b, " %14s", "failed");
-            }
-            const tb_emu_sweep_point *k = &cells[best_v * nP + i];
-            if (k->ok)
-                tb_buf_printf(&b, "   %5.1f / %5.1f / %5.1f / %5.1f", pct(k->compute_s, k->makespan_s),
-                              pct(k->send_s, k->makespan_s), pct(k->recv_s, k->makespan_s),
-                              pct(k->idle_s, k->makespan_s));
-            tb_buf_printf(&b, "\n");
-        }
-        for (size_t v = 0; v < nv; v++) {
-            if (!isfinite(var[v].least_s))
-                continue;
-            if (nM)
-                tb_buf_printf(&b, "%ld master(s): ", M[v]);
-            tb_buf_printf(&b,
-                          "saturation point P = %ld (within %.3g %% of the least makespan, "
-                          "%.6f s at P = %ld)\n",
-                          var[v].saturation_P, 100 * tol, var[v].least_s, var[v].best_P);
-        }
-        if (nM && isfinite(best))
-            tb_buf_printf(&b, "best master count: %ld (%.6f s at P = %ld)\n", M[best_v], best,
-                          var[best_v].best_P);
-        fwrite(b.data, 1, b.len, stdout);
-        fflush(stdout);
-        tb_buf_free(&b);
+        const tb_emu_sweep_point *k = &s->cells[s->res.best * nP + i];
+        if (k->ok)
+            tb_buf_printf(b, "   %5.1f / %5.1f / %5.1f / %5.1f", pct(k->compute_s, k->makespan_s),
+                          pct(k->send_s, k->makespan_s), pct(k->recv_s, k->makespan_s),
+                          pct(k->idle_s, k->makespan_s));
+        tb_buf_printf(b, "\n");
     }
-    if (svg) {
-        tb_cli_series s[MAX_M];
-        char names[MAX_M][48];
+}
+
+/* The table, each variant's saturation point and the best master count. */
+static void print_table(const sweep *s)
+{
+    tb_buf b = TB_BUF_INIT;
+    tb_buf_printf(&b, "predicted makespan (s) on %s\n%6s", s->platform, "P");
+    for (size_t v = 0; v < s->nv; v++) {
+        char label[48];
+        variant_name(s, v, "makespan", label, sizeof label);
+        tb_buf_printf(&b, " %14s", label);
+    }
+    tb_buf_printf(&b, "   master (rank %ld) of %s: compute / send / receive / idle %%\n",
+                  s->master, s->nM ? "the best master count" : "the run");
+    table_rows(s, &b);
+    for (size_t v = 0; v < s->nv; v++) {
+        const tb_emu_sweep_variant *V = &s->var[v];
+        if (!isfinite(V->least_s))
+            continue;
+        if (s->nM)
+            tb_buf_printf(&b, "%ld master(s): ", s->M[v]);
+        tb_buf_printf(&b,
+                      "saturation point P = %ld (within %.3g %% of the least makespan, "
+                      "%.6f s at P = %ld)\n",
+                      V->saturation_P, 100 * s->tol, V->least_s, V->best_P);
+    }
+    const tb_emu_sweep_variant *best = &s->var[s->res.best];
+    if (s->nM && isfinite(best->least_s))
+        tb_buf_printf(&b, "best master count: %ld (%.6f s at P = %ld)\n", s->M[s->res.best],
+                      best->least_s, best->best_P);
+    fwrite(b.data, 1, b.len, stdout);
+    fflush(stdout);
+    tb_buf_free(&b);
+}
+
+/* The library's sweep, after the command and the platform; 0, or -1 after
+ * one line. */
+static int print_json(const sweep *s)
+{
+    tb_buf x = TB_BUF_INIT, j = TB_BUF_INIT;
+    int rc = tb_buf_printf(&x, "{\"command\": \"emu sweep\", \"platform\": ");
+    rc |= tb_buf_json_string(&x, s->platform);
+    rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
+    if (!rc)
+        rc = tb_emu_sweep_result_json(&s->res, (const char *)x.data, &j);
+    rc = tb_cli_json_line(cmd, rc, &j);
+    tb_buf_free(&x);
+    tb_buf_free(&j);
+    return rc == TB_OK ? 0 : -1;
+}
+
+/* --svg: makespan against P, a line per variant; 0, or -1 after one line. */
+static int plot(sweep *s)
+{
+    tb_cli_series ser[MAX_M];
+    char names[MAX_M][48];
+    size_t nP = s->nP;
+    for (size_t i = 0; i < nP; i++)
+        s->xs[i] = (double)s->P[i];
+    for (size_t v = 0; v < s->nv; v++) {
         for (size_t i = 0; i < nP; i++)
-            xs[i] = (double)P[i];
-        for (size_t v = 0; v < nv; v++) {
-            for (size_t i = 0; i < nP; i++)
-                ys[v * nP + i] = cells[v * nP + i].ok ? cells[v * nP + i].makespan_s : NAN;
-            if (nM)
-                snprintf(names[v], sizeof names[v], "%ld master%s", M[v], M[v] == 1 ? "" : "s");
-            else
-                snprintf(names[v], sizeof names[v], "predicted");
-            s[v] = (tb_cli_series){names[v], ys + v * nP};
-        }
-        if (tb_cli_line_chart(svg, "tenbin emu sweep: predicted makespan", "ranks P",
-                              "makespan (s)", xs, nP, s, nv, 0, 0) != TB_OK) {
-            tb_cli_error(cmd, "--svg %s: cannot write it", svg);
-            rc = TB_EXIT_FAIL;
-        }
+            s->ys[v * nP + i] = s->cells[v * nP + i].ok ? s->cells[v * nP + i].makespan_s : NAN;
+        variant_name(s, v, "predicted", names[v], sizeof names[v]);
+        ser[v] = (tb_cli_series){names[v], s->ys + v * nP};
     }
-    free(cells), free(xs), free(ys);
+    if (tb_cli_line_chart(s->svg, "tenbin emu sweep: predicted makespan", "ranks P",
+                          "makespan (s)", s->xs, nP, ser, s->nv, 0, 0) != TB_OK) {
+        tb_cli_error(cmd, "--svg %s: cannot write it", s->svg);
+        return -1;
+    }
+    return 0;
+}
+
+int tb_cmd_emu_sweep(int argc, char **argv)
+{
+    sweep sw = {.tol = 0.02, .seed = 1}, *s = &sw;
+    int st = parse_opts(argc, argv, s);
+    if (st < 0)
+        st = check_opts(s);
+    if (st < 0)
+        st = open_emulator(s);
+    if (st >= 0)
+        return st;
+    if (alloc_points(s) != 0) {
+        free_points(s);
+        return TB_EXIT_FAIL;
+    }
+    run_sweep(s);
+    int rc = s->res.failed_runs ? TB_EXIT_FAIL : TB_EXIT_OK;
+    if (s->json) {
+        if (print_json(s) != 0)
+            rc = TB_EXIT_FAIL;
+    } else {
+        print_table(s);
+    }
+    if (s->svg && plot(s) != 0)
+        rc = TB_EXIT_FAIL;
+    free_points(s);
     return rc;
 }
