@@ -109,7 +109,64 @@ static int bad_value(const char *opt, const char *val, const char *want)
     return TB_EXIT_USAGE;
 }
 
-/* Returns -1 to continue, or an exit status. */
+/* PROBLEM FILE after the options: -1 to go on, or an exit status. */
+static int take_operands(int argc, char **argv, bnb_opts *o)
+{
+    if (optind >= argc) {
+        tb_cli_error(cmd, "which problem? (knapsack, tsp or bmi FILE; tenbin bnb --help)");
+        return TB_EXIT_USAGE;
+    }
+    const char *name = argv[optind++];
+    for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++)
+        if (strcmp(name, problems[i]->name) == 0)
+            o->prob = problems[i];
+    if (!o->prob) {
+        tb_cli_error(cmd, "unknown problem '%s' (expected knapsack, tsp or bmi)", name);
+        return TB_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        tb_cli_error(cmd, "%s: which file?", name);
+        return TB_EXIT_USAGE;
+    }
+    o->file = argv[optind++];
+    if (optind < argc) {
+        tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* What the options say together: -1 to go on, or an exit status. */
+static int check_opts(bnb_opts *o)
+{
+    if (o->prob->default_gap > 0 && o->gap == 0) {
+        tb_cli_error(cmd, "%s: --gap must be above 0 (a continuous problem is never proven "
+                          "exactly)", o->prob->name);
+        return TB_EXIT_USAGE;
+    }
+    if (o->gap < 0) /* not given */
+        o->gap = o->prob->default_gap;
+    if (o->sim && o->wan_delay_ms > 0) {
+        tb_cli_error(cmd, "--wan-delay is for real runs; simulated, the platform's wan-L is the "
+                          "delay between clusters");
+        return TB_EXIT_USAGE;
+    }
+    if ((o->history && tb_cli_writable(cmd, "--history", o->history)) ||
+        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)))
+        return TB_EXIT_USAGE;
+    if (o->web_public && !o->web) {
+        tb_cli_error(cmd, "--web-public goes with --web");
+        return TB_EXIT_USAGE;
+    }
+    if (!o->sim && (o->sim_ranks || o->node_cost >= 0)) {
+        tb_cli_error(cmd, "--ranks and --node-cost go with --sim");
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The options, then PROBLEM FILE, then what they say together: -1 to
+ * continue, or an exit status. */
 static int parse_opts(int argc, char **argv, bnb_opts *o)
 {
     static const struct option opts[] = {
@@ -229,51 +286,8 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             return tb_cli_bad_option(cmd, "tenbin bnb --help", c, argv);
         }
     }
-    if (optind >= argc) {
-        tb_cli_error(cmd, "which problem? (knapsack, tsp or bmi FILE; tenbin bnb --help)");
-        return TB_EXIT_USAGE;
-    }
-    const char *name = argv[optind++];
-    for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++)
-        if (strcmp(name, problems[i]->name) == 0)
-            o->prob = problems[i];
-    if (!o->prob) {
-        tb_cli_error(cmd, "unknown problem '%s' (expected knapsack, tsp or bmi)", name);
-        return TB_EXIT_USAGE;
-    }
-    if (optind >= argc) {
-        tb_cli_error(cmd, "%s: which file?", name);
-        return TB_EXIT_USAGE;
-    }
-    o->file = argv[optind++];
-    if (optind < argc) {
-        tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
-        return TB_EXIT_USAGE;
-    }
-    if (o->prob->default_gap > 0 && o->gap == 0) {
-        tb_cli_error(cmd, "%s: --gap must be above 0 (a continuous problem is never proven "
-                          "exactly)", o->prob->name);
-        return TB_EXIT_USAGE;
-    }
-    if (o->gap < 0) /* not given */
-        o->gap = o->prob->default_gap;
-    if (o->sim && o->wan_delay_ms > 0) {
-        tb_cli_error(cmd, "--wan-delay is for real runs; simulated, the platform's wan-L is the "
-                          "delay between clusters");
-        return TB_EXIT_USAGE;
-    }
-    if ((o->history && tb_cli_writable(cmd, "--history", o->history)) ||
-        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)))
-        return TB_EXIT_USAGE;
-    if (o->web_public && !o->web) {
-        tb_cli_error(cmd, "--web-public goes with --web");
-        return TB_EXIT_USAGE;
-    }
-    if (!o->sim && (o->sim_ranks || o->node_cost >= 0)) {
-        tb_cli_error(cmd, "--ranks and --node-cost go with --sim");
-        return TB_EXIT_USAGE;
-    }
-    return -1;
+    int st = take_operands(argc, argv, o);
+    return st >= 0 ? st : check_opts(o);
 }
 
 /* The live view: the supervisor's state as the page's JSON. */
