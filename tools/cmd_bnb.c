@@ -749,35 +749,53 @@ static void bcast_wait(void *buf, int count, MPI_Datatype t)
     }
 }
 
-/* tenbin bnb serve --web [HOST:]PORT [--web-public] [--max-upload BYTES], under
- * mpiexec: the page starts runs on these ranks, one at a time, until POST
- * /api/quit. */
-static int serve(int argc, char **argv)
+/* tenbin bnb serve: the job the web server's thread hands over (rank 0),
+ * the live view, and this rank's scratch directory. */
+typedef struct server {
+    serve_job job;
+    web_run web;
+    const char *spec; /* --web [HOST:]PORT */
+    int pub;          /* --web-public */
+    long max_upload;
+    int rank, size;
+    const char *tmp;  /* uploads are kept there while they run */
+    char mydir[160];  /* the scratch directory of a rank other than 0 */
+    char err[512];
+} server;
+
+/* The next run, as rank 0 broadcasts it. */
+typedef struct serve_run {
+    long hdr[4]; /* quit, problem, groups, bytes */
+    double gap;
+    char name[128];
+    char path[320]; /* the upload, in this rank's scratch directory */
+} serve_run;
+
+/* serve's options: -1 to go on, or an exit status. */
+static int serve_opts(int argc, char **argv, server *sv)
 {
     static const struct option opts[] = {{"web", required_argument, NULL, 'W'},
                                          {"web-public", no_argument, NULL, 'U'},
                                          {"max-upload", required_argument, NULL, 'M'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *spec = NULL;
-    int pub = 0, c, rank = tb_cli_rank(), size = 1;
-    long max_upload = 16L << 20;
+    int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'W':
-            spec = optarg;
+            sv->spec = optarg;
             break;
         case 'U':
-            pub = 1;
+            sv->pub = 1;
             break;
         case 'M':
-            if (tb_cli_long(cmd, "--max-upload", optarg, 1, 1L << 30, &max_upload))
+            if (tb_cli_long(cmd, "--max-upload", optarg, 1, 1L << 30, &sv->max_upload))
                 return TB_EXIT_USAGE;
             break;
         case 'h':
-            if (rank == 0)
+            if (sv->rank == 0)
                 printf("usage: mpiexec -n P tenbin bnb serve --web [HOST:]PORT [--web-public]\n"
                        "                                 [--max-upload BYTES]\n"
                        "Serve a page that starts branch-and-bound runs on these ranks from an\n"
@@ -788,154 +806,205 @@ static int serve(int argc, char **argv)
             return tb_cli_bad_option(cmd, "tenbin bnb serve --help", c, argv);
         }
     }
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (optind != argc || !spec) {
+    MPI_Comm_size(MPI_COMM_WORLD, &sv->size);
+    if (optind != argc || !sv->spec) {
         tb_cli_error(cmd, "serve: expected 'serve --web [HOST:]PORT'");
         return TB_EXIT_USAGE;
     }
-    if (size < 2) {
+    if (sv->size < 2) {
         tb_cli_error(cmd, "serve needs 2 ranks or more (mpiexec -n P tenbin bnb serve ...)");
         return TB_EXIT_USAGE;
     }
-    serve_job job = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    const char *tmp = getenv("TMPDIR"); /* uploads are kept there while they run */
-    if (!tmp || !*tmp || strlen(tmp) > 100)
-        tmp = "/tmp";
-    web_run web = {0};
-    web.serve = 1;
-    char err[512] = "";
+    return -1;
+}
+
+/* Rank 0's scratch directory and web server, agreed on by every rank: 0,
+ * or -1 after one line. */
+static int serve_listen(server *sv)
+{
     int ok = 1;
-    if (rank == 0) {
-        snprintf(job.dir, sizeof job.dir, "%s/tenbin-serve-XXXXXX", tmp);
-        if (!mkdtemp(job.dir)) {
+    if (sv->rank == 0) {
+        snprintf(sv->job.dir, sizeof sv->job.dir, "%s/tenbin-serve-XXXXXX", sv->tmp);
+        if (!mkdtemp(sv->job.dir)) {
             tb_cli_error(cmd, "serve: no scratch directory: %s", strerror(errno));
             ok = 0;
-        } else if (tb_web_start(&web.web, spec, pub, err, sizeof err) != 0) {
-            tb_cli_error(cmd, "%s", err);
-            rmdir(job.dir);
+        } else if (tb_web_start(&sv->web.web, sv->spec, sv->pub, sv->err, sizeof sv->err) != 0) {
+            tb_cli_error(cmd, "%s", sv->err);
+            rmdir(sv->job.dir);
             ok = 0;
         }
     }
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok) {
-        tb_web_destroy(&web.web);
+    if (!ok)
+        tb_web_destroy(&sv->web.web);
+    return ok ? 0 : -1;
+}
+
+/* Rank 0: the idle page, which offers to start runs, and its address. */
+static void serve_announce(server *sv)
+{
+    static const char idle[] = "{\"running\": false, \"serve\": true, \"idle\": true}";
+    tb_web *w = sv->web.web;
+    tb_web_set_problem(w, "{\"serve\": true, \"problem\": null}", 32);
+    tb_web_publish(w, idle, sizeof idle - 1, NULL, 0, 0);
+    tb_web_set_serve(w, serve_start, serve_quit, &sv->job, (size_t)sv->max_upload);
+    if (sv->pub)
+        fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this machine: "
+                        "anyone who reaches it sees the runs\n",
+                tb_web_host(w));
+    fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(w),
+            tb_web_port(w), tb_web_token(w));
+    fflush(stderr);
+}
+
+/* Rank 0 waits for the next run or the quit, and every rank learns which:
+ * 1 to run, 0 to quit. */
+static int serve_next(server *sv, serve_run *r)
+{
+    serve_job *j = &sv->job;
+    if (sv->rank == 0) {
+        pthread_mutex_lock(&j->mu);
+        while (!j->have && !j->quit)
+            pthread_cond_wait(&j->cv, &j->mu);
+        r->hdr[0] = j->quit;
+        if (!j->quit) {
+            r->hdr[1] = j->prob;
+            r->hdr[2] = j->groups;
+            r->hdr[3] = (long)j->bytes.len;
+            r->gap = j->gap;
+            snprintf(r->name, sizeof r->name, "%s", j->name);
+            j->busy = 1;
+            j->have = 0;
+        }
+        pthread_mutex_unlock(&j->mu);
+    }
+    bcast_wait(r->hdr, 4, MPI_LONG);
+    if (r->hdr[0])
+        return 0;
+    bcast_wait(&r->gap, 1, MPI_DOUBLE);
+    bcast_wait(r->name, (int)sizeof r->name, MPI_CHAR);
+    return 1;
+}
+
+/* The upload, from rank 0 to every rank, written at r->path: 1 if it was. */
+static int serve_receive(server *sv, serve_run *r)
+{
+    char *bytes = malloc((size_t)r->hdr[3] + 1);
+    if (!bytes) /* cannot take part: the others would wait for ever */
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    if (sv->rank == 0)
+        memcpy(bytes, sv->job.bytes.data, (size_t)r->hdr[3]);
+    bcast_wait(bytes, (int)r->hdr[3], MPI_BYTE);
+    snprintf(r->path, sizeof r->path, "%s/%s", sv->rank == 0 ? sv->job.dir : sv->mydir, r->name);
+    int wrote = tb_write_file_atomic(r->path, bytes, (size_t)r->hdr[3]) == TB_OK;
+    free(bytes);
+    return wrote;
+}
+
+/* Rank 0: the live view watches the run of o (its problem, a new history). */
+static void serve_watch(server *sv, const bnb_opts *o, void *ctx, tb_bnb *b)
+{
+    web_run *w = &sv->web;
+    w->o = o;
+    w->ctx = ctx;
+    tb_buf_clear(&w->hist);
+    free(w->last_nodes);
+    free(w->rate);
+    w->last_nodes = calloc((size_t)sv->size, sizeof *w->last_nodes);
+    w->rate = calloc((size_t)sv->size, sizeof *w->rate);
+    w->last_t = 0; /* the stop flag was cleared when the run was accepted */
+    tb_web_set_history(w->web, "", 0);
+    if (web_problem(w) == TB_OK)
+        tb_web_set_problem(w->web, (const char *)w->problem.data, w->problem.len);
+    if (w->last_nodes && w->rate)
+        tb_bnb_set_watch(b, web_watch, w, 0.5);
+}
+
+/* Rank 0: the run's end, on the page and in a line on stderr. */
+static void serve_report(server *sv, const bnb_opts *o, tb_bnb *b, int rc)
+{
+    tb_bnb_summary s;
+    if (rc == TB_OK && tb_bnb_get_summary(b, &s) == TB_OK) {
+        web_final(&sv->web, &s);
+        fprintf(stderr, "tenbin: %s %s: %s %.10g\n", o->prob->name, o->file,
+                s.proven ? "proven" : "stopped at", s.optimum);
+    } else {
+        tb_cli_error(cmd, "serve: the run of %s failed: %s", o->file, tb_strerror(rc));
+    }
+}
+
+/* The run of the upload written at r->path (wrote: on this rank), on every
+ * rank; its scratch file removed. */
+static void serve_one(server *sv, const serve_run *r, int wrote)
+{
+    bnb_opts o = {.prob = problems[r->hdr[1]], .file = r->name, .gap = r->gap,
+                  .task_time = 0.01, .node_cost = -1, .status_interval = 0.05, .startup = 4,
+                  .groups = r->hdr[2]};
+    void *ctx = NULL;
+    int rc = wrote ? o.prob->load(r->path, &ctx, sv->err, sizeof sv->err) : TB_ERR_IO;
+    int all = rc == TB_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    tb_bnb *b = NULL;
+    if (all && tb_bnb_create(&b, MPI_COMM_WORLD, o.prob->ops, ctx) == TB_OK) {
+        tb_bnb_set_gap(b, o.gap);
+        tb_bnb_set_groups(b, (int)o.groups <= sv->size - 1 ? (int)o.groups : 0);
+        tb_bnb_set_task_time(b, o.task_time);
+        if (sv->rank == 0)
+            serve_watch(sv, &o, ctx, b);
+        rc = tb_bnb_run(b);
+        if (sv->rank == 0)
+            serve_report(sv, &o, b, rc);
+        sv->web.o = NULL; /* o ends here */
+        tb_bnb_destroy(&b);
+    } else if (sv->rank == 0) {
+        tb_cli_error(cmd, "serve: %s: could not be started on every rank", r->name);
+    }
+    if (ctx)
+        o.prob->destroy(ctx);
+    unlink(r->path);
+}
+
+/* tenbin bnb serve --web [HOST:]PORT [--web-public] [--max-upload BYTES], under
+ * mpiexec: the page starts runs on these ranks, one at a time, until POST
+ * /api/quit. */
+static int serve(int argc, char **argv)
+{
+    server sv = {.job = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER},
+                 .max_upload = 16L << 20, .rank = tb_cli_rank(), .size = 1};
+    int st = serve_opts(argc, argv, &sv);
+    if (st >= 0)
+        return st;
+    sv.tmp = getenv("TMPDIR");
+    if (!sv.tmp || !*sv.tmp || strlen(sv.tmp) > 100)
+        sv.tmp = "/tmp";
+    sv.web.serve = 1;
+    if (serve_listen(&sv) != 0)
         return TB_EXIT_USAGE;
-    }
-    if (rank == 0) {
-        static const char idle[] = "{\"running\": false, \"serve\": true, \"idle\": true}";
-        tb_web_set_problem(web.web, "{\"serve\": true, \"problem\": null}", 32);
-        tb_web_publish(web.web, idle, sizeof idle - 1, NULL, 0, 0);
-        tb_web_set_serve(web.web, serve_start, serve_quit, &job, (size_t)max_upload);
-        if (pub)
-            fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this machine: "
-                            "anyone who reaches it sees the runs\n",
-                    tb_web_host(web.web));
-        fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(web.web),
-                tb_web_port(web.web), tb_web_token(web.web));
-        fflush(stderr);
-    }
-    int exit_code = TB_EXIT_OK;
-    char mydir[160] = "";
-    if (rank != 0) {
-        snprintf(mydir, sizeof mydir, "%s/tenbin-serve-XXXXXX", tmp);
-        if (!mkdtemp(mydir))
-            mydir[0] = 0;
+    if (sv.rank == 0) {
+        serve_announce(&sv);
+    } else {
+        snprintf(sv.mydir, sizeof sv.mydir, "%s/tenbin-serve-XXXXXX", sv.tmp);
+        if (!mkdtemp(sv.mydir))
+            sv.mydir[0] = 0;
     }
     for (;;) {
-        long hdr[4] = {0, 0, 0, 0}; /* quit, problem, groups, bytes */
-        double gap = 0;
-        char name[128] = "";
-        if (rank == 0) {
-            pthread_mutex_lock(&job.mu);
-            while (!job.have && !job.quit)
-                pthread_cond_wait(&job.cv, &job.mu);
-            hdr[0] = job.quit;
-            if (!job.quit) {
-                hdr[1] = job.prob;
-                hdr[2] = job.groups;
-                hdr[3] = (long)job.bytes.len;
-                gap = job.gap;
-                snprintf(name, sizeof name, "%s", job.name);
-                job.busy = 1;
-                job.have = 0;
-            }
-            pthread_mutex_unlock(&job.mu);
-        }
-        bcast_wait(hdr, 4, MPI_LONG);
-        if (hdr[0])
+        serve_run r = {.gap = 0};
+        if (!serve_next(&sv, &r))
             break;
-        bcast_wait(&gap, 1, MPI_DOUBLE);
-        bcast_wait(name, (int)sizeof name, MPI_CHAR);
-        char *bytes = malloc((size_t)hdr[3] + 1);
-        if (!bytes) /* cannot take part: the others would wait for ever */
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        if (rank == 0)
-            memcpy(bytes, job.bytes.data, (size_t)hdr[3]);
-        bcast_wait(bytes, (int)hdr[3], MPI_BYTE);
-        char path[320];
-        snprintf(path, sizeof path, "%s/%s", rank == 0 ? job.dir : mydir, name);
-        int wrote = tb_write_file_atomic(path, bytes, (size_t)hdr[3]) == TB_OK;
-        free(bytes);
-        bnb_opts o = {.prob = problems[hdr[1]], .file = name, .gap = gap, .task_time = 0.01,
-                      .node_cost = -1, .status_interval = 0.05, .startup = 4,
-                      .groups = hdr[2]};
-        void *ctx = NULL;
-        int rc = wrote ? o.prob->load(path, &ctx, err, sizeof err) : TB_ERR_IO;
-        int all = rc == TB_OK;
-        MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        tb_bnb *b = NULL;
-        if (all && tb_bnb_create(&b, MPI_COMM_WORLD, o.prob->ops, ctx) == TB_OK) {
-            tb_bnb_set_gap(b, o.gap);
-            tb_bnb_set_groups(b, (int)o.groups <= size - 1 ? (int)o.groups : 0);
-            tb_bnb_set_task_time(b, o.task_time);
-            if (rank == 0) {
-                web.o = &o;
-                web.ctx = ctx;
-                tb_buf_clear(&web.hist);
-                free(web.last_nodes);
-                free(web.rate);
-                web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);
-                web.rate = calloc((size_t)size, sizeof *web.rate);
-                web.last_t = 0; /* the stop flag was cleared when the run was accepted */
-                tb_web_set_history(web.web, "", 0);
-                if (web_problem(&web) == TB_OK)
-                    tb_web_set_problem(web.web, (const char *)web.problem.data, web.problem.len);
-                if (web.last_nodes && web.rate)
-                    tb_bnb_set_watch(b, web_watch, &web, 0.5);
-            }
-            rc = tb_bnb_run(b);
-            if (rank == 0) {
-                tb_bnb_summary s;
-                if (rc == TB_OK && tb_bnb_get_summary(b, &s) == TB_OK) {
-                    web_final(&web, &s);
-                    fprintf(stderr, "tenbin: %s %s: %s %.10g\n", o.prob->name, name,
-                            s.proven ? "proven" : "stopped at", s.optimum);
-                } else {
-                    tb_cli_error(cmd, "serve: the run of %s failed: %s", name, tb_strerror(rc));
-                }
-            }
-            tb_bnb_destroy(&b);
-        } else if (rank == 0) {
-            tb_cli_error(cmd, "serve: %s: could not be started on every rank", name);
-        }
-        if (ctx)
-            o.prob->destroy(ctx);
-        unlink(path);
-        if (rank == 0) {
-            pthread_mutex_lock(&job.mu);
-            job.busy = 0;
-            pthread_mutex_unlock(&job.mu);
+        serve_one(&sv, &r, serve_receive(&sv, &r));
+        if (sv.rank == 0) {
+            pthread_mutex_lock(&sv.job.mu);
+            sv.job.busy = 0;
+            pthread_mutex_unlock(&sv.job.mu);
         }
     }
-    if (rank == 0) {
-        web.o = NULL;
-        rmdir(job.dir);
-    } else if (mydir[0]) {
-        rmdir(mydir);
-    }
-    web_run_free(&web);
-    tb_buf_free(&job.bytes);
-    return exit_code;
+    if (sv.rank == 0)
+        rmdir(sv.job.dir);
+    else if (sv.mydir[0])
+        rmdir(sv.mydir);
+    web_run_free(&sv.web);
+    tb_buf_free(&sv.job.bytes);
+    return TB_EXIT_OK;
 }
 
 /* tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S] */
