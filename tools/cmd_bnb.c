@@ -1066,6 +1066,179 @@ static int generate(int argc, char **argv)
     return TB_EXIT_OK;
 }
 
+/* tenbin bnb PROBLEM FILE: the options, the instance, the live view, the
+ * platform when simulated, and the engine. */
+typedef struct bnb_run {
+    bnb_opts o;
+    int rank, size;
+    void *ctx; /* the instance */
+    web_run web;
+    tb_platform *plat;
+    tb_bnb *b;
+    char err[512];
+} bnb_run;
+
+/* Every rank reads the instance (workers expand it); all agree on the
+ * outcome.  -1 to go on, or an exit status. */
+static int load_instance(bnb_run *r)
+{
+    int rc = r->o.prob->load(r->o.file, &r->ctx, r->err, sizeof r->err);
+    int ok = rc == TB_OK;
+    if (!r->o.sim)
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        if (rc != TB_OK)
+            tb_cli_error(cmd, "%s", r->err);
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* --web: rank 0 serves the live view, where the supervisor runs, and says
+ * where.  -1 to go on, or an exit status. */
+static int open_web(bnb_run *r)
+{
+    const bnb_opts *o = &r->o;
+    int ok = 1;
+    if (r->rank == 0 &&
+        tb_web_start(&r->web.web, o->web, o->web_public, r->err, sizeof r->err) != 0) {
+        tb_cli_error(cmd, "%s", r->err);
+        ok = 0;
+    } else if (!o->sim && r->size < 2) {
+        tb_cli_error(cmd, "--web needs 2 ranks or more (one rank runs the sequential search, "
+                          "which has no supervisor to watch)");
+        tb_web_destroy(&r->web.web);
+        ok = 0;
+    }
+    if (!o->sim)
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok)
+        return TB_EXIT_USAGE;
+    if (r->rank == 0) {
+        tb_web *w = r->web.web;
+        if (web_problem(&r->web) == TB_OK)
+            tb_web_set_problem(w, (const char *)r->web.problem.data, r->web.problem.len);
+        if (o->web_public)
+            fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this "
+                            "machine: anyone who reaches it sees the run\n",
+                    tb_web_host(w));
+        fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(w),
+                tb_web_port(w), tb_web_token(w));
+        fflush(stderr);
+    }
+    return -1;
+}
+
+/* The engine, on --sim's platform or on MPI_COMM_WORLD, if the ranks hold
+ * --sites and --groups.  -1 to go on, or an exit status. */
+static int create_engine(bnb_run *r)
+{
+    const bnb_opts *o = &r->o;
+    int rc;
+    if (o->sim) {
+        if (tb_cli_platform(cmd, o->sim, 1, &r->plat) != 0)
+            return TB_EXIT_USAGE;
+        r->size = o->sim_ranks ? (int)o->sim_ranks : (int)tb_platform_cores(r->plat);
+        rc = tb_bnb_create_sim(&r->b, r->plat, r->size, o->prob->ops, r->ctx);
+        if (rc == TB_ERR_SIZE) {
+            tb_cli_error(cmd, "--ranks %d does not fit the platform: it has %zu cores", r->size,
+                         tb_platform_cores(r->plat));
+            return TB_EXIT_USAGE;
+        }
+    } else {
+        rc = tb_bnb_create(&r->b, MPI_COMM_WORLD, o->prob->ops, r->ctx);
+    }
+    int size = r->size;
+    if (rc == TB_OK && o->sites > 0 && size > 1 && o->sites > size - 1) {
+        tb_cli_error(cmd, "--sites %ld needs at least %ld ranks, but mpiexec started %d", o->sites,
+                     o->sites + 1, size);
+        return TB_EXIT_USAGE;
+    }
+    if (rc == TB_OK && o->groups > 0 && size > 1 && o->groups > size - 1) {
+        tb_cli_error(cmd, "--groups %ld needs at least %ld ranks (a supervisor and a master per "
+                          "group), but %s %d",
+                     o->groups, o->groups + 1, o->sim ? "the simulation has" : "mpiexec started",
+                     size);
+        return TB_EXIT_USAGE;
+    }
+    if (rc != TB_OK) {
+        tb_cli_error(cmd, "cannot start: %s", tb_strerror(rc));
+        return TB_EXIT_FAIL;
+    }
+    return -1;
+}
+
+/* The options into the engine; the node cost, when simulated without one,
+ * calibrated here (and printed for reruns); progress and the watch on
+ * rank 0. */
+static void configure(bnb_run *r)
+{
+    bnb_opts *o = &r->o;
+    tb_bnb *b = r->b;
+    tb_bnb_set_gap(b, o->gap);
+    tb_bnb_set_depth(b, (int)o->depth);
+    tb_bnb_set_task_time(b, o->task_time);
+    tb_bnb_set_groups(b, (int)o->groups);
+    tb_bnb_set_startup(b, (int)o->startup);
+    tb_bnb_set_balance(b, o->balance_seed ? TB_BNB_BALANCE_SEED : TB_BNB_BALANCE_THROUGHPUT);
+    tb_bnb_set_status_interval(b, o->status_interval);
+    tb_bnb_set_force_moves(b, o->force_moves);
+    tb_bnb_set_wan_delay(b, o->wan_delay_ms / 1000);
+    tb_bnb_set_task_pad(b, (size_t)o->task_pad);
+    tb_bnb_set_sub_pad(b, (size_t)o->sub_pad);
+    tb_bnb_set_sites(b, (int)o->sites);
+    if (o->trace)
+        tb_bnb_set_trace_file(b, o->trace);
+    if (o->sim && o->node_cost < 0 &&
+        tb_bnb_calibrate(o->prob->ops, r->ctx, 0.2, &o->node_cost) != TB_OK)
+        o->node_cost = 1e-6;
+    if (o->sim)
+        tb_bnb_set_node_cost(b, o->node_cost);
+    if (r->rank == 0 && tb_progress_wanted(o->progress, o->quiet))
+        tb_bnb_set_progress(b, stderr);
+    web_run *w = &r->web;
+    if (r->rank == 0 && (w->web || o->history)) {
+        w->last_nodes = calloc((size_t)r->size, sizeof *w->last_nodes);
+        w->rate = calloc((size_t)r->size, sizeof *w->rate);
+        /* Out of memory here: the run goes on unwatched (every rank
+         * must call tb_bnb_run), and --history says so at the end. */
+        if (w->last_nodes && w->rate && (w->web || web_problem(w) == TB_OK))
+            tb_bnb_set_watch(b, web_watch, w, 0.5);
+    }
+}
+
+/* The run, then on rank 0 the result checked and printed, the live view's
+ * last state and --history.  Returns the exit status. */
+static int run_and_report(bnb_run *r)
+{
+    const bnb_opts *o = &r->o;
+    int rc = tb_bnb_run(r->b);
+    if (rc != TB_OK) {
+        tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
+        return TB_EXIT_FAIL;
+    }
+    if (r->rank != 0)
+        return TB_EXIT_OK;
+    int exit_code = TB_EXIT_OK;
+    tb_bnb_summary s;
+    tb_bnb_get_summary(r->b, &s);
+    if (s.found && o->prob->check(r->ctx, s.solution, s.solution_len, s.optimum) != TB_OK) {
+        tb_cli_error(cmd, "internal error: the solution found is not feasible or not "
+                          "worth %.17g",
+                     s.optimum);
+        exit_code = TB_EXIT_FAIL;
+    } else {
+        print_result(o, r->ctx, &s);
+    }
+    if (r->web.web || o->history)
+        web_final(&r->web, &s);
+    if (o->history && write_history(&r->web) != TB_OK) {
+        tb_cli_error(cmd, "--history %s: cannot write it", o->history);
+        exit_code = TB_EXIT_FAIL;
+    }
+    return exit_code;
+}
+
 int tb_cmd_bnb(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "generate") == 0)
@@ -1074,153 +1247,30 @@ int tb_cmd_bnb(int argc, char **argv)
         return replay(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "serve") == 0)
         return serve(argc - 1, argv + 1);
-    bnb_opts o = {.gap = -1, .task_time = 0.01, .node_cost = -1, .status_interval = 0.05,
-                  .startup = 4};
-    int st = parse_opts(argc, argv, &o);
+    bnb_run run = {.o = {.gap = -1, .task_time = 0.01, .node_cost = -1, .status_interval = 0.05,
+                         .startup = 4},
+                   .size = 1};
+    bnb_run *r = &run;
+    int st = parse_opts(argc, argv, &r->o);
     if (st >= 0)
         return st;
-    int rank = tb_cli_rank(), size = 1;
-    if (!o.sim)
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* Every rank reads the instance (workers expand it); all agree on the outcome. */
-    void *ctx = NULL;
-    char err[512] = "";
-    int rc = o.prob->load(o.file, &ctx, err, sizeof err);
-    int ok = rc == TB_OK;
-    if (!o.sim)
-        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok) {
-        if (rc != TB_OK)
-            tb_cli_error(cmd, "%s", err);
-        o.prob->destroy(ctx);
-        return TB_EXIT_USAGE;
+    r->rank = tb_cli_rank();
+    if (!r->o.sim)
+        MPI_Comm_size(MPI_COMM_WORLD, &r->size);
+    st = load_instance(r);
+    r->web.o = &r->o;
+    r->web.ctx = r->ctx;
+    if (st < 0 && r->o.web)
+        st = open_web(r);
+    if (st < 0)
+        st = create_engine(r);
+    if (st < 0) {
+        configure(r);
+        st = run_and_report(r);
     }
-    /* The live view: served by rank 0, where the supervisor runs. */
-    web_run web = {0};
-    web.o = &o;
-    web.ctx = ctx;
-    if (o.web) {
-        ok = 1;
-        if (rank == 0 && tb_web_start(&web.web, o.web, o.web_public, err, sizeof err) != 0) {
-            tb_cli_error(cmd, "%s", err);
-            ok = 0;
-        } else if (!o.sim && size < 2) {
-            tb_cli_error(cmd, "--web needs 2 ranks or more (one rank runs the sequential search, "
-                              "which has no supervisor to watch)");
-            tb_web_destroy(&web.web);
-            ok = 0;
-        }
-        if (!o.sim)
-            MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (!ok) {
-            o.prob->destroy(ctx);
-            return TB_EXIT_USAGE;
-        }
-        if (rank == 0) {
-            if (web_problem(&web) == TB_OK)
-                tb_web_set_problem(web.web, (const char *)web.problem.data, web.problem.len);
-            if (o.web_public)
-                fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this "
-                                "machine: anyone who reaches it sees the run\n",
-                        tb_web_host(web.web));
-            fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(web.web),
-                    tb_web_port(web.web), tb_web_token(web.web));
-            fflush(stderr);
-        }
-    }
-    tb_platform *plat = NULL;
-    tb_bnb *b = NULL;
-    int exit_code = TB_EXIT_OK;
-    if (o.sim) {
-        if (tb_cli_platform(cmd, o.sim, 1, &plat) != 0) {
-            o.prob->destroy(ctx);
-            return TB_EXIT_USAGE;
-        }
-        size = o.sim_ranks ? (int)o.sim_ranks : (int)tb_platform_cores(plat);
-        rc = tb_bnb_create_sim(&b, plat, size, o.prob->ops, ctx);
-        if (rc == TB_ERR_SIZE) {
-            tb_cli_error(cmd, "--ranks %d does not fit the platform: it has %zu cores", size,
-                         tb_platform_cores(plat));
-            exit_code = TB_EXIT_USAGE;
-        }
-    } else {
-        rc = tb_bnb_create(&b, MPI_COMM_WORLD, o.prob->ops, ctx);
-    }
-    if (rc == TB_OK && o.sites > 0 && size > 1 && o.sites > size - 1) {
-        tb_cli_error(cmd, "--sites %ld needs at least %ld ranks, but mpiexec started %d", o.sites,
-                     o.sites + 1, size);
-        exit_code = TB_EXIT_USAGE;
-        rc = TB_ERR_SIZE;
-    }
-    if (rc == TB_OK && o.groups > 0 && size > 1 && o.groups > size - 1) {
-        tb_cli_error(cmd, "--groups %ld needs at least %ld ranks (a supervisor and a master per "
-                          "group), but %s %d",
-                     o.groups, o.groups + 1, o.sim ? "the simulation has" : "mpiexec started",
-                     size);
-        exit_code = TB_EXIT_USAGE;
-        rc = TB_ERR_SIZE;
-    }
-    if (rc == TB_OK) {
-        tb_bnb_set_gap(b, o.gap);
-        tb_bnb_set_depth(b, (int)o.depth);
-        tb_bnb_set_task_time(b, o.task_time);
-        tb_bnb_set_groups(b, (int)o.groups);
-        tb_bnb_set_startup(b, (int)o.startup);
-        tb_bnb_set_balance(b, o.balance_seed ? TB_BNB_BALANCE_SEED : TB_BNB_BALANCE_THROUGHPUT);
-        tb_bnb_set_status_interval(b, o.status_interval);
-        tb_bnb_set_force_moves(b, o.force_moves);
-        tb_bnb_set_wan_delay(b, o.wan_delay_ms / 1000);
-        tb_bnb_set_task_pad(b, (size_t)o.task_pad);
-        tb_bnb_set_sub_pad(b, (size_t)o.sub_pad);
-        tb_bnb_set_sites(b, (int)o.sites);
-        if (o.trace)
-            tb_bnb_set_trace_file(b, o.trace);
-        if (o.sim && o.node_cost < 0) { /* calibrated here, printed for reruns */
-            rc = tb_bnb_calibrate(o.prob->ops, ctx, 0.2, &o.node_cost);
-            if (rc != TB_OK)
-                o.node_cost = 1e-6;
-        }
-        if (o.sim)
-            tb_bnb_set_node_cost(b, o.node_cost);
-        if (rank == 0 && tb_progress_wanted(o.progress, o.quiet))
-            tb_bnb_set_progress(b, stderr);
-        if (rank == 0 && (web.web || o.history)) {
-            web.last_nodes = calloc((size_t)size, sizeof *web.last_nodes);
-            web.rate = calloc((size_t)size, sizeof *web.rate);
-            /* Out of memory here: the run goes on unwatched (every rank
-             * must call tb_bnb_run), and --history says so at the end. */
-            if (web.last_nodes && web.rate && (web.web || web_problem(&web) == TB_OK))
-                tb_bnb_set_watch(b, web_watch, &web, 0.5);
-        }
-        rc = tb_bnb_run(b);
-        if (rc != TB_OK) {
-            tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
-            exit_code = TB_EXIT_FAIL;
-        } else if (rank == 0) {
-            tb_bnb_summary s;
-            tb_bnb_get_summary(b, &s);
-            if (s.found && o.prob->check(ctx, s.solution, s.solution_len, s.optimum) != TB_OK) {
-                tb_cli_error(cmd, "internal error: the solution found is not feasible or not "
-                                  "worth %.17g",
-                             s.optimum);
-                exit_code = TB_EXIT_FAIL;
-            } else {
-                print_result(&o, ctx, &s);
-            }
-            if (web.web || o.history)
-                web_final(&web, &s);
-            if (o.history && write_history(&web) != TB_OK) {
-                tb_cli_error(cmd, "--history %s: cannot write it", o.history);
-                exit_code = TB_EXIT_FAIL;
-            }
-        }
-    } else if (exit_code == TB_EXIT_OK) {
-        tb_cli_error(cmd, "cannot start: %s", tb_strerror(rc));
-        exit_code = TB_EXIT_FAIL;
-    }
-    web_run_free(&web);
-    tb_bnb_destroy(&b);
-    tb_platform_destroy(&plat);
-    o.prob->destroy(ctx);
-    return exit_code;
+    web_run_free(&r->web);
+    tb_bnb_destroy(&r->b);
+    tb_platform_destroy(&r->plat);
+    r->o.prob->destroy(r->ctx);
+    return st;
 }
