@@ -154,6 +154,85 @@ static int parse_guards(const char *s, unsigned *out)
     return 0;
 }
 
+/* --size: XS, S, M, L or IxJxK; 0, or -1 after one line. */
+static int parse_size(const char *arg, himeno_opts *o)
+{
+    if ((o->size = tb_himeno_size_find(arg)))
+        return 0;
+    int mi, mj, mk, len = 0;
+    if (sscanf(arg, "%dx%dx%d%n", &mi, &mj, &mk, &len) != 3 || arg[len] != '\0' || mi < 3 ||
+        mj < 3 || mk < 3 || mi > 1 << 24 || mj > 1 << 16 || mk > 1 << 16) {
+        tb_cli_error(cmd, "--size: expected XS, S, M, L or IxJxK (each >= 3), got '%s'", arg);
+        return -1;
+    }
+    o->custom = (tb_himeno_size){"custom", mi, mj, mk};
+    o->size = &o->custom;
+    return 0;
+}
+
+/* --balance on|off|nopredict|all; 0, or -1 after one line. */
+static int parse_balance(const char *arg, himeno_opts *o)
+{
+    if (strcmp(arg, "on") == 0)
+        o->balance = TB_REDIST_PREDICT;
+    else if (strcmp(arg, "off") == 0)
+        o->balance = TB_REDIST_OFF;
+    else if (strcmp(arg, "nopredict") == 0)
+        o->balance = TB_REDIST_NO_PREDICT;
+    else if (strcmp(arg, "all") == 0)
+        o->all_modes = 1;
+    else {
+        tb_cli_error(cmd, "--balance: expected on, off, nopredict or all, got '%s'", arg);
+        return -1;
+    }
+    return 0;
+}
+
+/* One more --slowdown, in iterations; 0, or -1 after one line. */
+static int add_slowdown(const char *arg, himeno_opts *o)
+{
+    if (o->nslow == MAX_SLOW) {
+        tb_cli_error(cmd, "--slowdown: at most %d of them", MAX_SLOW);
+        return -1;
+    }
+    tb_cli_slowdown sd;
+    if (tb_cli_parse_slowdown(cmd, arg, 0, &sd))
+        return -1;
+    o->slow[o->nslow++] =
+        (slowdown){sd.rank, sd.factor, (long)sd.from, isinf(sd.to) ? LONG_MAX : (long)sd.to};
+    return 0;
+}
+
+/* What the options say together (the simulation's go with --sim, the real
+ * run's without): -1 to go on, or an exit status. */
+static int check_opts(const himeno_opts *o)
+{
+    if (!o->sim && (o->nranks || o->point_cost > 0 || o->calibrate || o->replay || o->svg ||
+                    o->all_modes || o->size == &o->custom)) {
+        tb_cli_error(cmd, "--ranks, --point-cost, --calibrate, --replay, --svg, --balance all "
+                          "and --size IxJxK go with --sim");
+        return TB_EXIT_USAGE;
+    }
+    if (o->sim && (o->force_moves || o->record)) {
+        tb_cli_error(cmd, "--force-moves and --record are for real runs");
+        return TB_EXIT_USAGE;
+    }
+    if (o->sim && !o->nranks && !o->replay) {
+        tb_cli_error(cmd, "--sim needs --ranks P");
+        return TB_EXIT_USAGE;
+    }
+    if (o->replay && (o->nranks > 1 || o->all_modes)) {
+        tb_cli_error(cmd, "--replay takes one run: one --ranks, one --balance");
+        return TB_EXIT_USAGE;
+    }
+    if (o->svg && o->nranks < 2) {
+        tb_cli_error(cmd, "--svg charts several rank counts: give --ranks a list");
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The options: -1 to go on, or an exit status. */
 static int parse_opts(int argc, char **argv, himeno_opts *o)
 {
     static const struct option opts[] = {
@@ -174,37 +253,16 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
     while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
-            if (!(o->size = tb_himeno_size_find(optarg))) {
-                int mi, mj, mk, len = 0;
-                if (sscanf(optarg, "%dx%dx%d%n", &mi, &mj, &mk, &len) != 3 ||
-                    optarg[len] != '\0' || mi < 3 || mj < 3 || mk < 3 || mi > 1 << 24 ||
-                    mj > 1 << 16 || mk > 1 << 16) {
-                    tb_cli_error(cmd, "--size: expected XS, S, M, L or IxJxK (each >= 3), got "
-                                      "'%s'", optarg);
-                    return TB_EXIT_USAGE;
-                }
-                o->custom = (tb_himeno_size){"custom", mi, mj, mk};
-                o->size = &o->custom;
-            }
+            if (parse_size(optarg, o))
+                return TB_EXIT_USAGE;
             break;
         case 'n':
             if (tb_cli_long(cmd, "--iters", optarg, 1, 100000000L, &o->iters))
                 return TB_EXIT_USAGE;
             break;
         case 'b':
-            if (strcmp(optarg, "on") == 0)
-                o->balance = TB_REDIST_PREDICT;
-            else if (strcmp(optarg, "off") == 0)
-                o->balance = TB_REDIST_OFF;
-            else if (strcmp(optarg, "nopredict") == 0)
-                o->balance = TB_REDIST_NO_PREDICT;
-            else if (strcmp(optarg, "all") == 0)
-                o->all_modes = 1;
-            else {
-                tb_cli_error(cmd, "--balance: expected on, off, nopredict or all, got '%s'",
-                             optarg);
+            if (parse_balance(optarg, o))
                 return TB_EXIT_USAGE;
-            }
             break;
         case 'I':
             if (tb_cli_long(cmd, "--interval", optarg, 1, 100000000L, &o->interval))
@@ -216,15 +274,8 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
                 return TB_EXIT_USAGE;
             break;
         case 'S':
-            if (o->nslow == MAX_SLOW) {
-                tb_cli_error(cmd, "--slowdown: at most %d of them", MAX_SLOW);
+            if (add_slowdown(optarg, o))
                 return TB_EXIT_USAGE;
-            }
-            tb_cli_slowdown sd;
-            if (tb_cli_parse_slowdown(cmd, optarg, 0, &sd))
-                return TB_EXIT_USAGE;
-            o->slow[o->nslow++] = (slowdown){sd.rank, sd.factor, (long)sd.from,
-                                             isinf(sd.to) ? LONG_MAX : (long)sd.to};
             break;
         case 'F':
             if (tb_cli_long(cmd, "--force-moves", optarg, 1, 100000000L, &o->force_moves))
@@ -292,29 +343,7 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         return TB_EXIT_USAGE;
     }
     o->progress = tb_cli_rank() == 0 && tb_progress_wanted(o->progress, o->quiet);
-    if (!o->sim && (o->nranks || o->point_cost > 0 || o->calibrate || o->replay || o->svg ||
-                    o->all_modes || o->size == &o->custom)) {
-        tb_cli_error(cmd, "--ranks, --point-cost, --calibrate, --replay, --svg, --balance all "
-                          "and --size IxJxK go with --sim");
-        return TB_EXIT_USAGE;
-    }
-    if (o->sim && (o->force_moves || o->record)) {
-        tb_cli_error(cmd, "--force-moves and --record are for real runs");
-        return TB_EXIT_USAGE;
-    }
-    if (o->sim && !o->nranks && !o->replay) {
-        tb_cli_error(cmd, "--sim needs --ranks P");
-        return TB_EXIT_USAGE;
-    }
-    if (o->replay && (o->nranks > 1 || o->all_modes)) {
-        tb_cli_error(cmd, "--replay takes one run: one --ranks, one --balance");
-        return TB_EXIT_USAGE;
-    }
-    if (o->svg && o->nranks < 2) {
-        tb_cli_error(cmd, "--svg charts several rank counts: give --ranks a list");
-        return TB_EXIT_USAGE;
-    }
-    return -1;
+    return check_opts(o);
 }
 
 /* The slowdown factor of this rank at sweep it. */
