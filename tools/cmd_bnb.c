@@ -454,6 +454,19 @@ static int write_history(web_run *w)
     return rc;
 }
 
+/* Where the live view is, on stderr; first a warning if it is public
+ * (what: what anyone who reaches it sees). */
+static void say_web(tb_web *w, int pub, const char *what)
+{
+    if (pub)
+        fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this machine: "
+                        "anyone who reaches it sees %s\n",
+                tb_web_host(w), what);
+    fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(w),
+            tb_web_port(w), tb_web_token(w));
+    fflush(stderr);
+}
+
 static void web_run_free(web_run *w)
 {
     tb_web_destroy(&w->web);
@@ -848,13 +861,7 @@ static void serve_announce(server *sv)
     tb_web_set_problem(w, "{\"serve\": true, \"problem\": null}", 32);
     tb_web_publish(w, idle, sizeof idle - 1, NULL, 0, 0);
     tb_web_set_serve(w, serve_start, serve_quit, &sv->job, (size_t)sv->max_upload);
-    if (sv->pub)
-        fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this machine: "
-                        "anyone who reaches it sees the runs\n",
-                tb_web_host(w));
-    fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(w),
-            tb_web_port(w), tb_web_token(w));
-    fflush(stderr);
+    say_web(w, sv->pub, "the runs");
 }
 
 /* Rank 0 waits for the next run or the quit, and every rank learns which:
@@ -1118,13 +1125,7 @@ static int open_web(bnb_run *r)
         tb_web *w = r->web.web;
         if (web_problem(&r->web) == TB_OK)
             tb_web_set_problem(w, (const char *)r->web.problem.data, r->web.problem.len);
-        if (o->web_public)
-            fprintf(stderr, "tenbin: warning: the web view is served on %s, beyond this "
-                            "machine: anyone who reaches it sees the run\n",
-                    tb_web_host(w));
-        fprintf(stderr, "tenbin: web view at http://%s:%d/ (token %s)\n", tb_web_host(w),
-                tb_web_port(w), tb_web_token(w));
-        fflush(stderr);
+        say_web(w, o->web_public, "the run");
     }
     return -1;
 }
