@@ -513,11 +513,20 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
         }
         tb_buf_free(&x);
     } else {
-        if (s->found)
+        if (s->found && s->interrupted)
+            tb_buf_printf(&j,
+                          "%s %s: best found %.10g (not proven: stopped by %s), bound %.10g, "
+                          "gap %.3g%%\nsolution: %.*s\n",
+                          o->prob->name, o->file, s->optimum, tb_signal_name(s->interrupted),
+                          s->bound, 100 * s->gap, (int)sol.len, (const char *)sol.data);
+        else if (s->found)
             tb_buf_printf(&j, "%s %s: optimum %.10g (%s), bound %.10g\nsolution: %.*s\n",
                           o->prob->name, o->file, s->optimum,
                           s->proven ? "proven" : "within the gap", s->bound, (int)sol.len,
                           (const char *)sol.data);
+        else if (s->interrupted)
+            tb_buf_printf(&j, "%s %s: no feasible solution found before %s\n", o->prob->name,
+                          o->file, tb_signal_name(s->interrupted));
         else
             tb_buf_printf(&j, "%s %s: no feasible solution (%s)\n", o->prob->name, o->file,
                           s->proven ? "proven" : "not proven");

@@ -308,6 +308,29 @@ static int outside_mpi(const char *name, int argc, char **argv)
     return rank == 0 ? -1 : TB_EXIT_OK;
 }
 
+/* The commands whose runs end cleanly on SIGINT, SIGTERM and SIGUSR1
+ * (tb_signals_catch): a run of the library on rank 0 notices them.  The
+ * others keep the default action, so Ctrl-C ends them at once. */
+static int stops_cleanly(const char *name, int argc, char **argv)
+{
+    if (strcmp(name, "bnb") == 0)
+        return !(argc > 2 && strcmp(argv[2], "serve") == 0);
+    if (strcmp(name, "flow") == 0)
+        return argc > 2 && strcmp(argv[2], "run") == 0;
+    return strcmp(name, "mandel") == 0 || strcmp(name, "himeno") == 0 ||
+           strcmp(name, "sim") == 0;
+}
+
+/* A run stopped by a signal: the status a shell gives a process the signal
+ * ended (the command said what it kept). */
+static int interrupted_status(int rc)
+{
+    int sig = tb_signals_pending();
+    if (sig && (rc == TB_EXIT_OK || rc == TB_EXIT_FAIL))
+        return 128 + sig;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -355,7 +378,11 @@ int main(int argc, char **argv)
         int flow_run = strcmp(c->name, "flow") == 0 && argc > 2 && strcmp(argv[2], "run") == 0;
         if ((!c->needs_mpi && !flow_run) || bnb_tool) {
             int st = outside_mpi(c->name, argc, argv);
-            return st >= 0 ? st : with_note(c->run(argc - 1, argv + 1));
+            if (st >= 0)
+                return st;
+            int caught = stops_cleanly(c->name, argc, argv) && tb_signals_catch() == TB_OK;
+            st = with_note(c->run(argc - 1, argv + 1));
+            return caught ? interrupted_status(st) : st;
         }
         /* Funneled: only this thread calls MPI (bnb --web serves from
          * threads of its own that never do). */
@@ -363,7 +390,10 @@ int main(int argc, char **argv)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
         tb_log_set_rank(mpi_rank);
+        int caught = stops_cleanly(c->name, argc, argv) && tb_signals_catch() == TB_OK;
         int rc = with_note(c->run(argc - 1, argv + 1));
+        if (caught)
+            rc = interrupted_status(rc);
         MPI_Finalize();
         return rc;
     }

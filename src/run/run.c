@@ -72,6 +72,13 @@ static int go_sim(tb__run *run, const tb__run_ops *ops, void *ctx)
     rc = tb_sim_run(run->sim, run->actors);
     run->wall_s = tb_wtime() - run->t0;
     run->end_s = tb_sim_end_time(run->sim);
+    if (rc == TB_ERR_INTERRUPTED) {
+        tb__errf(run->err, run->errlen, rc,
+                 "the simulation of %s interrupted by %s at %.9g s of virtual time (%.3g s of "
+                 "real time); nothing of it is kept",
+                 run->what, tb_signal_name(tb_signals_pending()), run->end_s, run->wall_s);
+        tb_log(TB_LOG_ERROR, "%s", run->err ? run->err : "simulation interrupted");
+    }
     run->events = tb_sim_events(run->sim);
     for (int r = 0; r < run->ranks; r++) {
         tb__run_counts *c = &run->counts[r];

@@ -1,0 +1,101 @@
+#!/bin/sh
+# A run stopped from outside ends cleanly: SIGINT (Ctrl-C), SIGTERM (kill,
+# scancel, a launcher) and SIGUSR1 (Slurm's --signal ahead of a time limit).
+#   - bnb says what it has (the incumbent, unproven, "interrupted" in --json)
+#     and exits 128 + the signal where the launcher passes the status on;
+#   - mandel ends the job with one line saying how many tasks were done, and
+#     writes no image;
+#   - a simulation ends with one line and 128 + the signal;
+#   - Ctrl-C typed on a terminal (the whole foreground group) works too;
+#   - no process of the run is left behind.
+# The instance is a 0/1 knapsack of the hard class (profit = weight + 100,
+# capacity half the weights) that runs for minutes: every signal comes long
+# before it could end.  No timing is asserted.
+# Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, TB_TEST_TMP.
+set -eu
+cd "$TB_TEST_TMP"
+. "$TB_SOURCE_DIR/tests/cli/expect.inc"
+NP=${MPIEXEC_NUMPROC_FLAG:--n}
+
+awk -v s=5 'BEGIN { n = 300
+    for (i = 0; i < n; i++) { s = (s * 16807) % 2147483647; w[i] = 1 + int(s / 2147483647 * 1000); t += w[i] }
+    printf "%d %d\n", n, int(t / 2)
+    for (i = 0; i < n; i++) printf "%d ", w[i] + 100; print ""
+    for (i = 0; i < n; i++) printf "%d ", w[i]; print "" }' > hard.txt
+
+# run_signalled SIGNAL AFTER CMD...: start CMD (stdout out.txt, stderr
+# err.txt), send SIGNAL to it after AFTER seconds, wait; its status in $st.
+run_signalled() {
+    sig=$1 after=$2
+    shift 2
+    "$@" > out.txt 2> err.txt &
+    pid=$!
+    sleep "$after"
+    kill -s "$sig" "$pid"
+    set +e
+    wait "$pid"
+    st=$?
+    set -e
+}
+
+# nothing of the run may be left: every rank gone within a few seconds
+none_left() {
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        pgrep -f "$TENBIN.*hard.txt|$TENBIN mandel" > /dev/null || return 0
+        sleep 1
+    done
+    fail "$1: processes left: $(pgrep -af "$TENBIN" || true)"
+}
+
+json_field() { grep -o "\"$1\": [^,}]*" out.txt | head -1; }
+
+# 1. one rank, SIGINT: the sequential search stops between nodes
+run_signalled INT 2 "$TENBIN" bnb knapsack hard.txt --json
+[ "$st" = 130 ] || fail "bnb, one rank, SIGINT: exit $st, want 130: $(cat err.txt)"
+[ "$(json_field interrupted)" = '"interrupted": "SIGINT"' ] || fail "bnb SIGINT: $(cat out.txt)"
+[ "$(json_field proven)" = '"proven": false' ] || fail "bnb SIGINT proven: $(cat out.txt)"
+grep -q '"optimum": [0-9]' out.txt || fail "bnb SIGINT: no incumbent: $(cat out.txt)"
+none_left "bnb SIGINT"
+
+# 2. four ranks, SIGUSR1 to mpiexec (forwarded to every rank): the search
+# stops as a reached gap would; one line on stderr says so at once
+run_signalled USR1 3 "$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack hard.txt --json
+[ "$st" = 138 ] || fail "bnb, 4 ranks, SIGUSR1: exit $st, want 138: $(cat err.txt)"
+[ "$(json_field interrupted)" = '"interrupted": "SIGUSR1"' ] || fail "bnb SIGUSR1: $(cat out.txt)"
+[ "$(json_field proven)" = '"proven": false' ] || fail "bnb SIGUSR1 proven: $(cat out.txt)"
+[ "$(grep -c 'bnb: SIGUSR1: stopping the search; so far incumbent' err.txt)" = 1 ] ||
+    fail "bnb SIGUSR1: no single line: $(cat err.txt)"
+none_left "bnb SIGUSR1"
+
+# 3. SIGTERM to mpiexec (it passes SIGTERM to every rank, then SIGKILL 1 s
+# later): the text result comes before that
+run_signalled TERM 3 "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack hard.txt
+[ "$st" != 0 ] || fail "bnb SIGTERM: exit 0"
+grep -q '^knapsack hard.txt: best found [0-9]* (not proven: stopped by SIGTERM), bound' out.txt ||
+    fail "bnb SIGTERM: $(cat out.txt) $(cat err.txt)"
+none_left "bnb SIGTERM"
+
+# 4. mandel: one line with what was done, no image
+rm -f m.png
+run_signalled TERM 2 "$MPIEXEC" $NP 3 "$TENBIN" mandel --width 4000 --height 4000 --max-iter 3000 --out m.png
+[ "$st" != 0 ] || fail "mandel SIGTERM: exit 0"
+[ "$(grep -c 'the master-worker run interrupted by SIGTERM: [0-9]* of 4000 tasks were done and delivered; ending the job' err.txt)" = 1 ] ||
+    fail "mandel SIGTERM: no single line: $(cat err.txt)"
+[ ! -e m.png ] || fail "mandel SIGTERM: an image was written"
+none_left "mandel SIGTERM"
+
+# 5. a simulation: one line, 128 + the signal
+run_signalled INT 1 "$TENBIN" sim mw --platform hosts=64 --ranks 64 --tasks 100000000 --chunk 1
+[ "$st" = 130 ] || fail "sim SIGINT: exit $st, want 130: $(cat err.txt)"
+[ "$(grep -c 'the simulation of the master-worker run interrupted by SIGINT at [0-9.e-]* s of virtual time' err.txt)" = 1 ] ||
+    fail "sim SIGINT: no single line: $(cat err.txt)"
+
+# 6. Ctrl-C typed on a terminal: the whole foreground group (mpiexec and,
+# through it, the ranks) gets SIGINT
+if command -v script > /dev/null; then
+    (sleep 3; printf '\003'; sleep 5) |
+        script -qec "\"$MPIEXEC\" $NP 3 \"$TENBIN\" bnb knapsack hard.txt" /dev/null > tty.txt 2>&1 || true
+    grep -aq 'not proven: stopped by SIG' tty.txt || fail "Ctrl-C on a terminal: $(cat tty.txt)"
+    none_left "Ctrl-C"
+fi
+echo "ok signals"
