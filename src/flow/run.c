@@ -151,8 +151,32 @@ static int on_computed(tb_actor *a, uint64_t job, int status)
     return TB_OK;
 }
 
+static int write_log(runner *r, const char *path);
+
+/* Rank 0 was signalled to stop: the log of what ended so far is written
+ * (the tasks' files stay in the work directory), so that --resume LOG runs
+ * only the rest; then the job ends. */
+static int on_interrupt(tb_actor *a, int sig)
+{
+    runner *r = (runner *)a;
+    (void)sig;
+    size_t ok = 0;
+    for (size_t i = 0; i < r->nlog; i++)
+        ok += r->log[i].exit_code == 0 && !r->log[i].signo;
+    if (!r->o->log)
+        snprintf(r->err, sizeof r->err,
+                 "%zu of %zu tasks had ended well; without --log nothing is kept", ok, r->f->n);
+    else if (write_log(r, r->o->log) != TB_OK)
+        snprintf(r->err, sizeof r->err, "%zu of %zu tasks had ended well; the log %s could not "
+                 "be written", ok, r->f->n, r->o->log);
+    else
+        snprintf(r->err, sizeof r->err, "%zu of %zu tasks had ended well; --resume %s runs the "
+                 "rest", ok, r->f->n, r->o->log);
+    return TB_ERR_INTERRUPTED;
+}
+
 static const tb_actor_ops actor_ops = {sizeof(tb_actor_ops), on_start, on_message, on_computed,
-                                       on_timer, NULL};
+                                       on_timer, on_interrupt};
 
 /* ---- setting up, the log, tearing down ------------------------------------------ */
 

@@ -5,6 +5,8 @@
 #     and exits 128 + the signal where the launcher passes the status on;
 #   - mandel ends the job with one line saying how many tasks were done, and
 #     writes no image;
+#   - himeno stops before a sweep on every rank; flow run writes its log, and
+#     --resume LOG runs only the rest;
 #   - a simulation ends with one line and 128 + the signal;
 #   - Ctrl-C typed on a terminal (the whole foreground group) works too;
 #   - no process of the run is left behind.
@@ -41,7 +43,7 @@ run_signalled() {
 # nothing of the run may be left: every rank gone within a few seconds
 none_left() {
     for _ in 1 2 3 4 5 6 7 8 9 10; do
-        pgrep -f "$TENBIN.*hard.txt|$TENBIN mandel" > /dev/null || return 0
+        pgrep -f "$TENBIN.*(hard.txt|mandel|himeno|chain.json)" > /dev/null || return 0
         sleep 1
     done
     fail "$1: processes left: $(pgrep -af "$TENBIN" || true)"
@@ -84,13 +86,55 @@ run_signalled TERM 2 "$MPIEXEC" $NP 3 "$TENBIN" mandel --width 4000 --height 400
 [ ! -e m.png ] || fail "mandel SIGTERM: an image was written"
 none_left "mandel SIGTERM"
 
-# 5. a simulation: one line, 128 + the signal
+# 5. himeno: every rank agrees to stop before the next sweep; one line
+run_signalled USR1 3 "$MPIEXEC" $NP 2 "$TENBIN" himeno --size S --iters 100000
+[ "$st" = 138 ] || fail "himeno SIGUSR1: exit $st, want 138: $(cat err.txt)"
+[ "$(grep -c '^tenbin himeno: interrupted by SIGUSR1 before sweep [0-9]* of 100000; nothing is written' err.txt)" = 1 ] ||
+    fail "himeno SIGUSR1: no single line: $(cat err.txt)"
+none_left "himeno"
+
+# 6. flow run: SIGTERM writes the log of what ended; --resume LOG runs the
+# rest and the result is the whole chain's
+python3 - <<'EOF'
+import json
+n = 8
+tasks, ex, files = [], [], []
+for i in range(n):
+    tasks.append({"name": "t%d" % i, "id": "t%d" % i,
+                  "parents": ["t%d" % (i - 1)] if i else [],
+                  "children": ["t%d" % (i + 1)] if i < n - 1 else [],
+                  "inputFiles": ["f%d.txt" % (i - 1)] if i else [],
+                  "outputFiles": ["f%d.txt" % i]})
+    prev = "cat f%d.txt" % (i - 1) if i else "echo 0"
+    ex.append({"id": "t%d" % i, "runtimeInSeconds": 0.4,
+               "command": {"program": "sh", "arguments": ["-c", "sleep 0.4; echo $((1 + $(%s))) > f%d.txt" % (prev, i)]}})
+    files.append({"id": "f%d.txt" % i, "sizeInBytes": 2})
+json.dump({"name": "chain", "schemaVersion": "1.5", "workflow": {
+    "specification": {"tasks": tasks, "files": files},
+    "execution": {"makespanInSeconds": 4, "executedAt": "20260101T000000+0000", "tasks": ex}}},
+    open("chain.json", "w"))
+EOF
+mkdir -p in
+export TMPDIR="$TB_TEST_TMP/tmp" && rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
+rm -rf out log1.json log2.json
+run_signalled TERM 2 "$MPIEXEC" $NP 2 "$TENBIN" flow run chain.json --input-dir in --out-dir out --log log1.json
+[ "$st" != 0 ] || fail "flow run SIGTERM: exit 0"
+[ "$(grep -c 'the workflow run interrupted by SIGTERM: [0-9] of 8 tasks had ended well; --resume log1.json runs the rest' err.txt)" = 1 ] ||
+    fail "flow run SIGTERM: no single line: $(cat err.txt)"
+[ ! -e out ] || fail "flow run SIGTERM: outputs written as if complete"
+none_left "flow run"
+"$MPIEXEC" $NP 2 "$TENBIN" flow run chain.json --input-dir in --out-dir out --log log2.json \
+    --resume log1.json --json > out.txt 2> err.txt || fail "flow run --resume: $(cat err.txt)"
+[ "$(cat out/f7.txt)" = 8 ] || fail "flow run --resume: f7.txt is $(cat out/f7.txt)"
+grep -q '"resumed": [1-9]' out.txt || fail "flow run --resume resumed nothing: $(cat out.txt)"
+
+# 7. a simulation: one line, 128 + the signal
 run_signalled INT 1 "$TENBIN" sim mw --platform hosts=64 --ranks 64 --tasks 100000000 --chunk 1
 [ "$st" = 130 ] || fail "sim SIGINT: exit $st, want 130: $(cat err.txt)"
 [ "$(grep -c 'the simulation of the master-worker run interrupted by SIGINT at [0-9.e-]* s of virtual time' err.txt)" = 1 ] ||
     fail "sim SIGINT: no single line: $(cat err.txt)"
 
-# 6. Ctrl-C typed on a terminal: the whole foreground group (mpiexec and,
+# 8. Ctrl-C typed on a terminal: the whole foreground group (mpiexec and,
 # through it, the ranks) gets SIGINT
 if command -v script > /dev/null; then
     (sleep 3; printf '\003'; sleep 5) |
