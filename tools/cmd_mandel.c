@@ -33,6 +33,9 @@ typedef struct mandel_opts {
     const char *chunk;    /* --chunk: a count or a chunk rule */
     double task_timeout;  /* --task-timeout: seconds, or < 0 for TENBIN_MW_TASK_TIMEOUT's */
     const struct tb_platform *plat; /* the simulated platform, for the summary */
+    const char *checkpoint; /* --checkpoint FILE */
+    double ckpt_interval;   /* --checkpoint-interval S */
+    const char *resume;     /* --resume FILE */
 } mandel_opts;
 
 typedef struct mandel_app {
@@ -60,6 +63,12 @@ static void mandel_usage(FILE *out)
             "                         (default dynamic, or TENBIN_MW_POLICY)\n"
             "  --out FILE.png|FILE.pgm    write the image (PGM holds the raw values)\n"
             "  --trace FILE.json      write a Chrome trace (open it in ui.perfetto.dev)\n"
+            "  --checkpoint FILE      keep every row delivered in FILE (a journal, on the disk\n"
+            "                         at most every --checkpoint-interval seconds, default 10,\n"
+            "                         and when the run is interrupted)\n"
+            "  --checkpoint-interval S  seconds between the checkpoint's writes\n"
+            "  --resume FILE          take the rows FILE holds and compute only the others (on\n"
+            "                         any number of ranks): the same image and checksum\n"
             "  --task-timeout S       a task running longer than S seconds ends the job, with a\n"
             "                         line naming it (default 0: no limit, or TENBIN_MW_TASK_TIMEOUT)\n"
             "  --checksum             print the sum of all pixel values\n"
@@ -108,6 +117,9 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         {"ranks", required_argument, NULL, 'n'},   {"iter-cost", required_argument, NULL, 'I'},
         {"chunk", required_argument, NULL, 'k'},
         {"task-timeout", required_argument, NULL, 'T'},
+        {"checkpoint", required_argument, NULL, 'C'},
+        {"checkpoint-interval", required_argument, NULL, 'V'},
+        {"resume", required_argument, NULL, 'U'},
         {NULL, 0, NULL, 0},
     };
     long v;
@@ -184,6 +196,19 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
                               &o->iter_cost))
                 return TB_EXIT_USAGE;
             break;
+        case 'C':
+            if (tb_cli_writable(cmd, "--checkpoint", optarg))
+                return TB_EXIT_USAGE;
+            o->checkpoint = optarg;
+            break;
+        case 'V':
+            if (tb_cli_double(cmd, "--checkpoint-interval", optarg, 0, 1e9, 0,
+                              "seconds from 0 to 1e9", &o->ckpt_interval))
+                return TB_EXIT_USAGE;
+            break;
+        case 'U':
+            o->resume = optarg;
+            break;
         case 'h':
             if (tb_cli_rank() == 0)
                 mandel_usage(stdout);
@@ -194,6 +219,11 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
     }
     if (optind < argc) {
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    if (o->sim && (o->checkpoint || o->resume)) {
+        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint",
+                     o->checkpoint ? "checkpoint" : "resume");
         return TB_EXIT_USAGE;
     }
     /* A task's result must fit one message (1 GiB). */
@@ -368,6 +398,19 @@ static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
     if (o->sim)
         tb_mw_set_cost(mw, mandel_cost, &app);
     int rc = o->trace ? tb_mw_set_trace_file(mw, o->trace) : TB_OK;
+    if (rc == TB_OK && (o->checkpoint || o->resume)) {
+        /* what the rows are: a checkpoint of another picture is refused */
+        char what[256];
+        snprintf(what, sizeof what,
+                 "mandel %dx%d max-iter %u region %.17g,%.17g,%.17g,%.17g rows-per-task %ld",
+                 o->m.width, o->m.height, (unsigned)o->m.max_iter, o->m.xmin, o->m.xmax,
+                 o->m.ymin, o->m.ymax, o->rows_per_task);
+        rc = tb_mw_set_identity(mw, what);
+        if (rc == TB_OK && o->checkpoint)
+            rc = tb_mw_set_checkpoint(mw, o->checkpoint, o->ckpt_interval);
+        if (rc == TB_OK && o->resume)
+            rc = tb_mw_set_resume(mw, o->resume);
+    }
     if (rc == TB_OK)
         rc = tb_mw_run(mw);
     tb_mw_summary s;
@@ -379,7 +422,10 @@ static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
             tb_cli_error(cmd, "run failed: task %" PRIu64 " on rank %d: %s", s.failed_task,
                          s.failed_rank, tb_strerror(s.failed_code));
         } else if (rc != TB_OK && !o->trace) {
-            tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
+            if (tb_mw_error(mw)[0]) /* it says what and where */
+                tb_cli_error(cmd, "%s", tb_mw_error(mw));
+            else
+                tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
         } else if (rc == TB_OK || o->trace) {
             /* A trace that could not be written has been reported; the image
              * and the summary are still good. */
@@ -437,7 +483,7 @@ static int mandel_sim(mandel_opts *o, int size)
 int tb_cmd_mandel(int argc, char **argv)
 {
     mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0,
-                     NULL, 0, -1.0, NULL, -1.0, NULL};
+                     NULL, 0, -1.0, NULL, -1.0, NULL, NULL, 10.0, NULL};
     int quiet_env;
     tb_env_bool("TENBIN_QUIET", &quiet_env);
     tb_env_string("TENBIN_TRACE", &o.trace);

@@ -449,7 +449,7 @@ TB_API int tb_parse_double(const char *s, double *out);
  * larger than MAX bytes", TB_ERR_NOMEM. */
 TB_API int tb_read_file(const char *path, size_t max, char **data, size_t *len, char *err,
                         size_t errlen);
-/* Write a whole file atomically (PATH.tmp then rename). */
+/* Write a whole file atomically (PATH.tmp, fsync, then rename). */
 TB_API int tb_write_file_atomic(const char *path, const void *data, size_t len);
 /* Make room for one more item in a growable array: `items` is the address of
  * the array pointer (e.g. &q->heap), *cap its capacity in items, len the

@@ -217,6 +217,28 @@ TB_API int tb_mw_set_cost(tb_mw *mw, tb_mw_cost_fn fn, void *ctx);
 TB_API int tb_mw_set_progress(tb_mw *mw, FILE *stream);
 
 /*
+ * Checkpoints (real runs; a bag whose results go to a result function).
+ * tb_mw_set_checkpoint: rank 0 keeps a journal at path of every result it
+ * delivers (the task id: the generator's index, or the order of
+ * tb_mw_add_task; and the result's bytes), on the disk (fsync) at most
+ * every interval_s seconds, at the end, and when the run is interrupted
+ * (tb_signals_catch).  tb_mw_set_resume: before the run, rank 0 hands the
+ * results of the checkpoint at path to the result function, in the order
+ * they were delivered, and runs only the other tasks; on any number of
+ * ranks.  The same path for both continues the journal.  A checkpoint of
+ * another program or input (tb_mw_set_identity, and the bag's size), a
+ * damaged one or one that is not a checkpoint stops tb_mw_run on every rank
+ * with one line (tb_mw_error on rank 0); a last record cut short by a kill
+ * is dropped and its task runs again.  Set on every rank (rank 0 uses them).
+ */
+TB_API int tb_mw_set_checkpoint(tb_mw *mw, const char *path, double interval_s);
+TB_API int tb_mw_set_resume(tb_mw *mw, const char *path);
+/* What this run is, in words (the program and its input: "mandel 1024x1024
+ * max-iter 1000 ..."): a checkpoint keeps it, and a resume refuses a
+ * checkpoint whose words differ. */
+TB_API int tb_mw_set_identity(tb_mw *mw, const char *what);
+
+/*
  * Run the bag to completion.  Collective over the handle's communicator.
  * Returns the same code on every rank: TB_OK, TB_ERR_TASK when a task or the
  * result function failed, or another error (bad configuration).  A handle
@@ -262,6 +284,8 @@ typedef struct tb_mw_summary {
     uint64_t tasks;           /* tasks in the bag */
     uint64_t results;         /* results delivered on rank 0, or folded on every
                                  master (tb_mw_set_reduce) */
+    uint64_t resumed;         /* of results: handed over from a checkpoint
+                                 (tb_mw_set_resume), not computed in this run */
     int reduced;              /* results were folded where they arrived */
     int simulated;            /* a simulated run */
     double makespan_s;        /* start to end of the run: wall time, or virtual */

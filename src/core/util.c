@@ -74,6 +74,9 @@ static int write_all(FILE *f, const void *data, size_t len)
         err = errno ? errno : EIO;
     if (fflush(f) != 0 && err == 0)
         err = errno ? errno : EIO;
+    /* on the disk before the rename makes it the file */
+    if (err == 0 && fsync(fileno(f)) != 0)
+        err = errno;
     if (fclose(f) != 0 && err == 0)
         err = errno ? errno : EIO;
     return err;

@@ -220,6 +220,8 @@ static int master_deliver(tb__mw_node *n, uint64_t id, const void *data, uint32_
             return master_fail(n, id, tb__mw_self_rank(n), rc);
         }
     }
+    if (n->cfg->journal && !m->failed) /* delivered: kept for a resumed run */
+        TB_CHECK(tb__mw_journal_add(n->cfg->journal, id, data, len));
     if (n->progress)
         tb_progress_update(n->progress, m->results);
     return TB_OK;

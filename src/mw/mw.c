@@ -44,6 +44,11 @@ struct tb_mw {
     tb_mw_masters_point *mchanges; /* rank 0: the summary's masters_changes */
     tb_buf partial;         /* tb_mw_set_reduce: this rank's partial after the run */
     double task_timeout;    /* real runs: seconds a task may run, 0: no limit */
+    char *ckpt_path;        /* tb_mw_set_checkpoint, or NULL */
+    double ckpt_interval;
+    char *resume_path;      /* tb_mw_set_resume, or NULL */
+    char *identity;         /* tb_mw_set_identity, or NULL */
+    tb__mw_journal journal; /* rank 0 */
 };
 
 int tb_mw_create(tb_mw **out, MPI_Comm comm)
@@ -120,6 +125,10 @@ void tb_mw_destroy(tb_mw **pmw)
     free(mw->infos);
     free(mw->mchanges);
     free(mw->trace_path);
+    free(mw->ckpt_path);
+    free(mw->resume_path);
+    free(mw->identity);
+    tb__mw_journal_close(&mw->journal, NULL, 0);
     tb_buf_free(&mw->partial);
     tb__run_comm_free(&mw->comm);
     free(mw);
@@ -304,6 +313,87 @@ int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx)
     return TB_OK;
 }
 
+/* A copy of s into *slot (NULL clears it). */
+static int set_str(char **slot, const char *s)
+{
+    char *c = s ? strdup(s) : NULL;
+    if (s && !c)
+        return TB_ERR_NOMEM;
+    free(*slot);
+    *slot = c;
+    return TB_OK;
+}
+
+int tb_mw_set_checkpoint(tb_mw *mw, const char *path, double interval_s)
+{
+    if (!mw || (path && !*path) || !(interval_s >= 0 && isfinite(interval_s)))
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_checkpoint: %s",
+                            !mw ? "the handle is NULL"
+                                : path && !*path ? "an empty path"
+                                                 : "expected an interval in seconds >= 0");
+    if (mw->plat)
+        return TB__REFUSE_H(mw, TB_ERR_UNSUPPORTED,
+                            "tb_mw_set_checkpoint: a simulated run keeps no checkpoint");
+    mw->ckpt_interval = interval_s;
+    return set_str(&mw->ckpt_path, path);
+}
+
+int tb_mw_set_resume(tb_mw *mw, const char *path)
+{
+    if (!mw || (path && !*path))
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_resume: %s",
+                            !mw ? "the handle is NULL" : "an empty path");
+    if (mw->plat)
+        return TB__REFUSE_H(mw, TB_ERR_UNSUPPORTED,
+                            "tb_mw_set_resume: a simulated run resumes nothing");
+    return set_str(&mw->resume_path, path);
+}
+
+int tb_mw_set_identity(tb_mw *mw, const char *what)
+{
+    if (!mw)
+        return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_identity: the handle is NULL");
+    return set_str(&mw->identity, what);
+}
+
+/* Rank 0, before a real run: the results of --resume handed over, the
+ * tasks left queued, the checkpoint opened; every rank learns the verdict. */
+static int prepare_checkpoint(tb_mw *mw)
+{
+    int rc = TB_OK;
+    tb__mw_journal *j = &mw->journal;
+    int same = mw->resume_path && mw->ckpt_path && strcmp(mw->resume_path, mw->ckpt_path) == 0;
+    if (mw->rank == 0 && (mw->cfg.fold || mw->cfg.combine) && (mw->ckpt_path || mw->resume_path))
+        rc = TB__FAIL_H(mw, TB_ERR_UNSUPPORTED,
+                        "tb_mw_run: a run whose results are folded (tb_mw_set_reduce) keeps no "
+                        "checkpoint: it has no result per task to keep");
+    /* a new file gets what the old one had as it is read */
+    if (rc == TB_OK && mw->rank == 0 && mw->ckpt_path && !same)
+        rc = tb__mw_journal_open(j, mw->ckpt_path, mw->ckpt_interval, 0, mw->identity,
+                                 mw->cfg.ntasks, mw->err, sizeof mw->err);
+    if (rc == TB_OK && mw->rank == 0 && mw->resume_path)
+        rc = tb__mw_journal_resume(j, mw->resume_path, mw->identity, mw->cfg.ntasks,
+                                   mw->cfg.result, mw->cfg.result_ctx, mw->err, sizeof mw->err);
+    if (rc == TB_OK && mw->rank == 0 && same)
+        rc = tb__mw_journal_open(j, mw->ckpt_path, mw->ckpt_interval, 1, mw->identity,
+                                 mw->cfg.ntasks, mw->err, sizeof mw->err);
+    if (rc == TB_OK && mw->rank == 0)
+        rc = tb__mw_journal_sync(j, mw->err, sizeof mw->err);
+    if (rc == TB_OK && mw->rank == 0) {
+        if (mw->have_gen)
+            rc = j->done ? tb__queue_push_unmarked(&mw->bag, mw->cfg.ntasks, j->done)
+                         : tb__queue_push_range(&mw->bag, 0, mw->cfg.ntasks);
+        else if (j->done)
+            tb__queue_drop_marked(&mw->bag, j->done);
+    }
+    if (mw->rank == 0 && rc != TB_OK && !mw->err[0])
+        TB__ERR_H(mw, "tb_mw_run: cannot queue the tasks: %s", tb_strerror(rc));
+    if (rc == TB_OK && mw->rank == 0 && mw->journal.open)
+        mw->cfg.journal = j;
+    tb__run_bcast(mw->comm, &rc, sizeof rc);
+    return rc;
+}
+
 int tb_mw_add_task(tb_mw *mw, const void *data, size_t len)
 {
     if (!mw)
@@ -431,7 +521,8 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
     s->events = events;
     if (mw->rank != 0)
         return;
-    s->results = tb__mw_node_results(node);
+    s->resumed = mw->journal.resumed;
+    s->results = tb__mw_node_results(node) + s->resumed;
     s->reduced = mw->cfg.fold != NULL;
     if (s->reduced) {
         s->results = 0;
@@ -456,7 +547,7 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
         if (ri->promotions && (s->first_promotion_s < 0 || ri->first_promotion_s < s->first_promotion_s))
             s->first_promotion_s = ri->first_promotion_s;
     }
-    s->tasks_per_s = makespan > 0 ? (double)s->results / makespan : 0.0;
+    s->tasks_per_s = makespan > 0 ? (double)(s->results - s->resumed) / makespan : 0.0;
     s->rank = mw->infos;
     s->failed = tb__mw_node_failure(node, &s->failed_task, &s->failed_rank, &s->failed_code);
     double *idle = malloc((size_t)mw->size * sizeof *idle);
@@ -661,11 +752,8 @@ int tb_mw_run(tb_mw *mw)
         uint64_t n = mw->nadded;
         tb__run_bcast(mw->comm, &n, sizeof n);
         mw->cfg.ntasks = n;
-    } else if (mw->rank == 0) {
-        int rc = tb__queue_push_range(&mw->bag, 0, mw->cfg.ntasks);
-        if (rc != TB_OK)
-            return abort_run(mw, "cannot queue the tasks", rc);
     }
+    TB_CHECK(prepare_checkpoint(mw));
 
     tb_progress *prog = NULL;
     if (mw->rank == 0 && mw->progress) {
@@ -687,6 +775,11 @@ int tb_mw_run(tb_mw *mw)
         return rc;
     }
     tb__mw_node *node = (tb__mw_node *)run.actors[0];
+    if (mw->rank == 0 && mw->journal.open) { /* the whole run is in it */
+        char why[256];
+        if (tb__mw_journal_close(&mw->journal, why, sizeof why) != TB_OK)
+            TB_LOG_ERR("checkpoint: %s", why);
+    }
     tb__mw_node_finish_info(node);
     node->info.msgs_sent = run.counts[0].msgs_sent;
     node->info.msgs_recv = run.counts[0].msgs_recv;
@@ -788,6 +881,7 @@ int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
     bad |= tb__json_str(o, "chunking", s->chunking);
     bad |= tb__json_u64(o, "tasks", s->tasks);
     bad |= tb__json_u64(o, "results", s->results);
+    bad |= tb__json_u64(o, "resumed", s->resumed);
     bad |= tb__json_bool(o, "simulated", s->simulated);
     bad |= tb__json_num(o, "makespan_s", s->makespan_s);
     bad |= tb__json_num(o, "last_task_end_s", s->last_task_end_s);

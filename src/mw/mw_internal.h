@@ -66,6 +66,7 @@
 
 #include <stdint.h>
 
+#include "core/ckpt.h"
 #include "tenbin/core.h"
 #include "tenbin/mw.h"
 #include "mw/queue.h"
@@ -110,7 +111,31 @@ typedef struct tb__mw_cfg {
     void *hook_ctx;
     char *err;                /* the handle's error line (tb_mw_error) */
     size_t errlen;
+    struct tb__mw_journal *journal; /* rank 0: the checkpoint being written, or NULL */
 } tb__mw_cfg;
+
+/* ---- journal.c: the checkpoint (results delivered on rank 0) ---------- */
+
+typedef struct tb__mw_journal {
+    tb__ckpt_writer w;
+    int open;
+    double interval, last; /* seconds between fsyncs; the last one (tb_wtime) */
+    unsigned char *done;   /* resumed: bit per task whose result came from the file */
+    uint64_t resumed;
+} tb__mw_journal;
+
+/* Read the checkpoint at path and hand its results to result(), marking
+ * their tasks done in j->done. */
+int tb__mw_journal_resume(tb__mw_journal *j, const char *path, const char *what, uint64_t ntasks,
+                          tb_mw_result_fn result, void *result_ctx, char *err, size_t errlen);
+/* Start writing the checkpoint at path (append: continue the one there). */
+int tb__mw_journal_open(tb__mw_journal *j, const char *path, double interval, int append,
+                        const char *what, uint64_t ntasks, char *err, size_t errlen);
+/* A result delivered: into the journal (durable at the next interval). */
+int tb__mw_journal_add(tb__mw_journal *j, uint64_t id, const void *data, size_t len);
+int tb__mw_journal_sync(tb__mw_journal *j, char *err, size_t errlen);
+uint64_t tb__mw_journal_records(const tb__mw_journal *j);
+int tb__mw_journal_close(tb__mw_journal *j, char *err, size_t errlen);
 
 struct tb_mw;
 /* Tests: install a promotion hook on a handle (before tb_mw_run). */

@@ -93,13 +93,19 @@ static int node_interrupt(tb_actor *a, int sig)
 {
     tb__mw_node *n = (tb__mw_node *)a;
     (void)sig;
-    uint64_t got = tb__mw_node_results(n), of = n->cfg->ntasks;
-    if (of)
-        tb__errf(n->cfg->err, n->cfg->errlen, TB_ERR_INTERRUPTED,
-                 "%" PRIu64 " of %" PRIu64 " tasks were done and delivered", got, of);
-    else
-        tb__errf(n->cfg->err, n->cfg->errlen, TB_ERR_INTERRUPTED,
-                 "%" PRIu64 " tasks were done and delivered", got);
+    const tb__mw_cfg *c = n->cfg;
+    uint64_t got = tb__mw_node_results(n) + (c->journal ? c->journal->resumed : 0);
+    char kept[512] = "";
+    if (c->journal && c->journal->open) {
+        char why[256];
+        if (tb__mw_journal_sync(c->journal, why, sizeof why) == TB_OK)
+            snprintf(kept, sizeof kept, "; the checkpoint %s holds %" PRIu64 " of them",
+                     c->journal->w.path, tb__mw_journal_records(c->journal));
+        else
+            snprintf(kept, sizeof kept, "; the checkpoint could not be written: %s", why);
+    }
+    tb__errf(c->err, c->errlen, TB_ERR_INTERRUPTED,
+             "%" PRIu64 " of %" PRIu64 " tasks were done and delivered%s", got, c->ntasks, kept);
     return TB_ERR_INTERRUPTED;
 }
 

@@ -57,6 +57,41 @@ static void compact(tb__queue *q)
     }
 }
 
+void tb__queue_drop_marked(tb__queue *q, const unsigned char *marked)
+{
+    compact(q);
+    size_t k = 0;
+    uint64_t at = 0;
+    for (size_t i = 0; i < q->tail; i++) {
+        uint64_t id = q->ids[i], lo = q->off[i], len = q->off[i + 1] - lo;
+        if (marked[id / 8] >> (id % 8) & 1)
+            continue;
+        memmove(q->arena + at, q->arena + lo, len);
+        q->ids[k] = id;
+        q->off[k] = at;
+        at += len;
+        k++;
+    }
+    q->tail = k;
+    q->off[k] = at;
+    q->arena_len = at;
+}
+
+int tb__queue_push_unmarked(tb__queue *q, uint64_t n, const unsigned char *marked)
+{
+    uint64_t lo = 0;
+    while (lo < n) {
+        while (lo < n && (marked[lo / 8] >> (lo % 8) & 1))
+            lo++;
+        uint64_t hi = lo;
+        while (hi < n && !(marked[hi / 8] >> (hi % 8) & 1))
+            hi++;
+        TB_CHECK(tb__queue_push_range(q, lo, hi));
+        lo = hi;
+    }
+    return TB_OK;
+}
+
 static int grow_entries(tb__queue *q, size_t need)
 {
     if (need <= q->cap)

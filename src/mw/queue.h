@@ -69,6 +69,13 @@ int tb__queue_give(tb__queue *q, uint64_t n, size_t max_bytes, tb_buf *msg, uint
 /* Add the tasks of a give message (at the tail). */
 int tb__queue_take(tb__queue *q, const void *data, size_t len);
 
+/* Drop the explicit tasks whose id has its bit set in marked (a task done
+ * in an earlier run); order kept. */
+void tb__queue_drop_marked(tb__queue *q, const unsigned char *marked);
+/* Queue the generator's tasks [0, n) whose bit is not set in marked, as
+ * ranges. */
+int tb__queue_push_unmarked(tb__queue *q, uint64_t n, const unsigned char *marked);
+
 /* Patch a u32 placeholder at offset `at` of msg (little-endian). */
 void tb__patch_u32(tb_buf *msg, size_t at, uint32_t v);
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../tb_test.h"
+#include "core/ckpt.h"
 #include "core/json.h"
 #include "core/proc.h"
 
@@ -1502,9 +1503,117 @@ static void test_json_writer(void)
     tb_buf_free(&b);
 }
 
+/* Read every record of the checkpoint at path: how many, or -1 on error. */
+static long ckpt_count(const char *path, const char *identity, size_t *torn, char *err)
+{
+    tb__ckpt_reader r;
+    if (tb__ckpt_read(&r, path, "test", identity, err, 256) != TB_OK)
+        return -1;
+    uint64_t key;
+    const void *d;
+    size_t n;
+    long k = 0;
+    int rc;
+    while ((rc = tb__ckpt_next(&r, &key, &d, &n, err, 256)) == 1) {
+        /* record i holds key i and i bytes of value i */
+        if (key != (uint64_t)k || n != (size_t)k || (n && ((const unsigned char *)d)[0] != k))
+            rc = -100;
+        if (rc < 0)
+            break;
+        k++;
+    }
+    *torn = r.torn;
+    tb__ckpt_reader_free(&r);
+    return rc < 0 ? -1 : k;
+}
+
+/*
+ * A journal cut at every byte (a kill in the middle of a write) reads as
+ * its whole records before the cut, never as an error; one byte changed in
+ * a record before the last is an error; a continued journal drops its torn
+ * tail; a snapshot is all or nothing; kind and identity are checked.
+ */
+static void test_ckpt_journal_cut_anywhere(void)
+{
+    char path[600], cut[600], err[256];
+    TB_ASSERT(make_scratch());
+    scratch_path(path, sizeof path, "j.ck");
+    scratch_path(cut, sizeof cut, "cut.ck");
+    tb__ckpt_writer w;
+    TB_ASSERT_OK(tb__ckpt_journal_open(&w, path, "test", "run A", 0, err, sizeof err));
+    unsigned char v[8];
+    for (int i = 0; i < 8; i++) {
+        memset(v, i, sizeof v);
+        TB_ASSERT_OK(tb__ckpt_add(&w, (uint64_t)i, v, (size_t)i));
+        if (i % 3 == 2)
+            TB_ASSERT_OK(tb__ckpt_sync(&w, err, sizeof err));
+    }
+    TB_ASSERT_OK(tb__ckpt_close(&w, 1, err, sizeof err));
+    size_t torn;
+    TB_ASSERT_EQ_INT(ckpt_count(path, "run A", &torn, err), 8);
+    TB_ASSERT_EQ_INT(torn, 0);
+    char *all = read_all(path);
+    struct stat st;
+    TB_ASSERT(all && stat(path, &st) == 0);
+    size_t len = (size_t)st.st_size, header = 0;
+    long prev = 0;
+    for (size_t n = 0; n <= len; n++) {
+        FILE *f = fopen(cut, "wb");
+        TB_ASSERT(f && fwrite(all, 1, n, f) == n);
+        fclose(f);
+        long k = ckpt_count(cut, "run A", &torn, err);
+        if (k < 0) { /* only a cut inside the header */
+            TB_ASSERT(header == 0 || n < header);
+            continue;
+        }
+        if (!header)
+            header = n;
+        TB_ASSERT(k >= prev && k <= 8);
+        prev = k;
+    }
+    TB_ASSERT_EQ_INT(prev, 8);
+    /* a changed byte in the first record: damaged, said so */
+    all[header + 13] ^= 0x55;
+    FILE *f = fopen(cut, "wb");
+    TB_ASSERT(f && fwrite(all, 1, len, f) == len);
+    fclose(f);
+    TB_ASSERT_EQ_INT(ckpt_count(cut, "run A", &torn, err), -1);
+    TB_ASSERT(strstr(err, "record 1 (at byte") && strstr(err, "is damaged"));
+    /* continued after a cut in its last record: 7 records, then 8 again */
+    all[header + 13] ^= 0x55;
+    f = fopen(cut, "wb");
+    TB_ASSERT(f && fwrite(all, 1, len - 3, f) == len - 3);
+    fclose(f);
+    TB_ASSERT_OK(tb__ckpt_journal_open(&w, cut, "test", "run A", 1, err, sizeof err));
+    memset(v, 7, sizeof v);
+    TB_ASSERT_OK(tb__ckpt_add(&w, 7, v, 7));
+    TB_ASSERT_OK(tb__ckpt_close(&w, 1, err, sizeof err));
+    TB_ASSERT_EQ_INT(ckpt_count(cut, "run A", &torn, err), 8);
+    TB_ASSERT_EQ_INT(torn, 0);
+    /* kind and identity */
+    tb__ckpt_reader r;
+    TB_ASSERT_EQ_INT(tb__ckpt_read(&r, path, "test", "run B", err, sizeof err), TB_ERR_INVALID);
+    TB_ASSERT(strstr(err, "a checkpoint of another run (run A), not of this one (run B)"));
+    TB_ASSERT_EQ_INT(tb__ckpt_read(&r, path, "other", "run A", err, sizeof err), TB_ERR_INVALID);
+    TB_ASSERT(strstr(err, "a checkpoint of test, not of other"));
+    /* a snapshot not committed leaves the old file as it was */
+    TB_ASSERT_OK(tb__ckpt_snapshot_open(&w, path, "test", "run A", err, sizeof err));
+    TB_ASSERT_OK(tb__ckpt_add(&w, 0, "", 0));
+    TB_ASSERT_OK(tb__ckpt_close(&w, 0, err, sizeof err));
+    TB_ASSERT_EQ_INT(ckpt_count(path, "run A", &torn, err), 8);
+    TB_ASSERT_OK(tb__ckpt_snapshot_open(&w, path, "test", "run A", err, sizeof err));
+    TB_ASSERT_OK(tb__ckpt_add(&w, 0, "", 0));
+    TB_ASSERT_OK(tb__ckpt_close(&w, 1, err, sizeof err));
+    TB_ASSERT_EQ_INT(ckpt_count(path, "run A", &torn, err), 1);
+    free(all);
+    const char *const names[] = {"j.ck", "cut.ck", "j.ck.tmp", NULL};
+    rm_scratch(names);
+}
+
 static const tb_test tests[] = {
     {"log_env_level", test_log_env_level}, /* must stay first */
     {"grow", test_grow},
+    {"ckpt_journal_cut_anywhere", test_ckpt_journal_cut_anywhere},
     {"fnv1a", test_fnv1a},
     {"log_parse", test_log_parse},
     {"log_sink", test_log_sink},

@@ -1,0 +1,136 @@
+#!/bin/sh
+# Checkpoints of mandel's master-worker runs (tb_mw_set_checkpoint, --resume):
+# a run stopped at any moment -- SIGTERM, a worker rank killed with SIGKILL,
+# the whole job killed with SIGKILL -- resumes to the same image and
+# checksum as an uninterrupted run, computing only the rows it did not have,
+# on fewer ranks too.  Damaged, truncated, foreign and non-checkpoint files
+# are refused with one line.  No timing is asserted: the kills come at
+# different points of the run, whatever they are.
+# Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, TB_TEST_TMP.
+set -eu
+cd "$TB_TEST_TMP"
+. "$TB_SOURCE_DIR/tests/cli/expect.inc"
+NP=${MPIEXEC_NUMPROC_FLAG:--n}
+PIC="--width 1600 --height 1600 --max-iter 2000"
+
+mandel() { n=$1; shift; "$MPIEXEC" $NP "$n" "$TENBIN" mandel $PIC -q "$@"; }
+sum_of() { grep '^checksum:' "$1" | cut -d' ' -f2; }
+json_num() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | cut -d' ' -f2; }
+
+# the pid of rank R of the mandel run under way (from its environment)
+rank_pid() {
+    for p in $(pgrep -f "$TENBIN mandel" || true); do
+        if tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null |
+            grep -Eqx "(OMPI_COMM_WORLD_RANK|PMI_RANK)=$1"; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+none_left() {
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        pgrep -f "$TENBIN mandel" > /dev/null || return 0
+        sleep 1
+    done
+    fail "$1: processes left: $(pgrep -af "$TENBIN" || true)"
+}
+
+# wait until the checkpoint has something in it (the run is under way)
+wait_for_rows() {
+    for _ in $(seq 1 100); do
+        [ -s "$1" ] && [ "$(wc -c < "$1")" -gt 100000 ] && return 0
+        sleep 0.1
+    done
+    fail "no rows reached $1"
+}
+
+mandel 3 --checksum > ref.txt
+REF=$(sum_of ref.txt)
+[ -n "$REF" ] || fail "no reference checksum: $(cat ref.txt)"
+
+# resume FILE N: finish the run from FILE on N ranks; its checksum must be
+# the reference's and some rows must have come from the file
+resume_ok() {
+    mandel "$2" --resume "$1" --checksum --json > res.json 2> err.txt ||
+        fail "resume from $1: $(cat err.txt)"
+    [ "$(grep -o '"checksum": [0-9]*' res.json | cut -d' ' -f2)" = "$REF" ] ||
+        fail "resume from $1: checksum differs: $(cat res.json)"
+    r=$(json_num resumed res.json)
+    [ "$r" -gt 0 ] && [ "$(json_num results res.json)" = 1600 ] ||
+        fail "resume from $1: resumed $r: $(cat res.json)"
+}
+
+# 1. SIGTERM to the ranks (as scancel sends it; mpiexec would pass it on,
+# but may be gone before it forwards the line): rank 0 makes the journal
+# durable and says so
+rm -f a.ck
+mandel 3 --checkpoint a.ck --checkpoint-interval 0.2 > out.txt 2> err.txt &
+pid=$!
+wait_for_rows a.ck
+for r in 0 1 2; do kill -TERM "$(rank_pid $r)" 2> /dev/null || true; done
+wait $pid && fail "SIGTERM: exit 0" || true
+grep -q 'interrupted by SIGTERM: [0-9]* of 1600 tasks were done and delivered; the checkpoint a.ck holds [0-9]* of them' err.txt ||
+    fail "SIGTERM: no line: $(cat err.txt)"
+none_left "SIGTERM"
+resume_ok a.ck 2
+
+# 2. a worker rank killed with SIGKILL: the job ends (mpiexec names the
+# rank), the checkpoint is intact
+rm -f b.ck
+mandel 3 --checkpoint b.ck --checkpoint-interval 0.2 > out.txt 2> err.txt &
+pid=$!
+wait_for_rows b.ck
+w=$(rank_pid 2) || fail "no rank 2"
+kill -KILL "$w"
+wait $pid && fail "SIGKILL of a rank: exit 0" || true
+none_left "SIGKILL of rank 2"
+resume_ok b.ck 3
+
+# 3. the whole job killed with SIGKILL (rank 0 too, maybe in the middle of
+# a write): a torn last record is dropped
+rm -f c.ck
+mandel 3 --checkpoint c.ck --checkpoint-interval 0 > out.txt 2> err.txt &
+pid=$!
+wait_for_rows c.ck
+pkill -KILL -f "$TENBIN mandel" || true
+kill -KILL $pid 2> /dev/null || true
+wait $pid || true
+none_left "SIGKILL of the job"
+resume_ok c.ck 1
+
+# 4. the same file to resume from and to keep: continued, then complete;
+# resuming a complete checkpoint computes nothing
+cp a.ck d.ck
+mandel 2 --resume d.ck --checkpoint d.ck --checksum > out.txt 2> err.txt || fail "continue: $(cat err.txt)"
+[ "$(sum_of out.txt)" = "$REF" ] || fail "continue: checksum"
+mandel 2 --resume d.ck --checksum --json > res.json 2> err.txt || fail "complete: $(cat err.txt)"
+[ "$(json_num resumed res.json)" = 1600 ] || fail "complete: $(cat res.json)"
+grep -q "\"checksum\": $REF" res.json || fail "complete: checksum: $(cat res.json)"
+
+# 5. refused with one line, exit 1, on every rank count
+refused() {
+    pattern=$1
+    shift
+    set +e
+    mandel 2 "$@" > out.txt 2> err.txt
+    st=$?
+    set -e
+    [ "$st" = 1 ] || fail "$*: exit $st: $(cat err.txt)"
+    [ "$(grep -c -- "$pattern" err.txt)" = 1 ] || fail "$*: no single line '$pattern': $(cat err.txt)"
+}
+echo "not a checkpoint at all" > text.ck
+refused "text.ck: not a Tenbin checkpoint" --resume text.ck
+head -c 20 a.ck > short.ck
+refused "short.ck: truncated in its header" --resume short.ck
+refused "a.ck: a checkpoint of another run (mandel 1600x1600 max-iter 2000 .*), not of this one (mandel 1600x1600 max-iter 1999" \
+    --max-iter 1999 --resume a.ck
+# one byte changed in the middle of a record: damaged, not silently dropped
+cp a.ck bad.ck
+size=$(wc -c < bad.ck)
+printf 'X' | dd of=bad.ck bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
+refused "bad.ck: record [0-9]* (at byte [0-9]*) is damaged" --resume bad.ck
+refused "missing.ck: cannot read" --resume missing.ck
+expect 2 "a simulated run keeps no checkpoint" mandel --sim hosts=4 --checkpoint x.ck
+echo "ok checkpoint"
