@@ -225,7 +225,8 @@ TB_API int tb_mw_set_progress(tb_mw *mw, FILE *stream);
  * (tb_signals_catch).  tb_mw_set_resume: before the run, rank 0 hands the
  * results of the checkpoint at path to the result function, in the order
  * they were delivered, and runs only the other tasks; on any number of
- * ranks.  The same path for both continues the journal.  A checkpoint of
+ * ranks.  The same path for both continues the journal, or starts it when
+ * there is no file yet (a job script that may be requeued).  A checkpoint of
  * another program or input (tb_mw_set_identity, and the bag's size), a
  * damaged one or one that is not a checkpoint stops tb_mw_run on every rank
  * with one line (tb_mw_error on rank 0); a last record cut short by a kill

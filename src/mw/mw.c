@@ -5,11 +5,13 @@
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "tenbin/core.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "core/refuse.h"
@@ -363,6 +365,13 @@ static int prepare_checkpoint(tb_mw *mw)
     int rc = TB_OK;
     tb__mw_journal *j = &mw->journal;
     int same = mw->resume_path && mw->ckpt_path && strcmp(mw->resume_path, mw->ckpt_path) == 0;
+    const char *resume = mw->resume_path;
+    /* the same file to resume from and to keep, not there yet: the first
+     * run of a job that may be requeued */
+    if (same && mw->rank == 0 && access(resume, F_OK) != 0 && errno == ENOENT) {
+        resume = NULL;
+        same = 0;
+    }
     if (mw->rank == 0 && (mw->cfg.fold || mw->cfg.combine) && (mw->ckpt_path || mw->resume_path))
         rc = TB__FAIL_H(mw, TB_ERR_UNSUPPORTED,
                         "tb_mw_run: a run whose results are folded (tb_mw_set_reduce) keeps no "
@@ -371,8 +380,8 @@ static int prepare_checkpoint(tb_mw *mw)
     if (rc == TB_OK && mw->rank == 0 && mw->ckpt_path && !same)
         rc = tb__mw_journal_open(j, mw->ckpt_path, mw->ckpt_interval, 0, mw->identity,
                                  mw->cfg.ntasks, mw->err, sizeof mw->err);
-    if (rc == TB_OK && mw->rank == 0 && mw->resume_path)
-        rc = tb__mw_journal_resume(j, mw->resume_path, mw->identity, mw->cfg.ntasks,
+    if (rc == TB_OK && mw->rank == 0 && resume)
+        rc = tb__mw_journal_resume(j, resume, mw->identity, mw->cfg.ntasks,
                                    mw->cfg.result, mw->cfg.result_ctx, mw->err, sizeof mw->err);
     if (rc == TB_OK && mw->rank == 0 && same)
         rc = tb__mw_journal_open(j, mw->ckpt_path, mw->ckpt_interval, 1, mw->identity,
@@ -846,6 +855,9 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
     else
         fprintf(out, "  tasks             %" PRIu64 " done in %.3f s (%.1f tasks/s)\n", s->results,
                 s->makespan_s, s->tasks_per_s);
+    if (s->resumed)
+        fprintf(out, "  resumed           %" PRIu64 " of them from a checkpoint, not computed "
+                     "again\n", s->resumed);
     print_masters(s, out);
     if (s->reduced)
         fprintf(out, "  results           folded on the masters that received them\n");
