@@ -40,6 +40,7 @@ typedef struct bnb_opts {
     const char *web;  /* --web [HOST:]PORT, or NULL */
     int web_public;
     const char *history; /* --history FILE, or NULL */
+    const char *checkpoint, *resume; /* --checkpoint FILE, --resume FILE, or NULL */
 } bnb_opts;
 
 static void bnb_usage(FILE *out)
@@ -90,6 +91,13 @@ static void bnb_usage(FILE *out)
             "                         port 0: any free one); the URL and the stop token go to\n"
             "                         stderr\n"
             "  --web-public           allow --web on an address that is not loopback\n"
+            );
+    fprintf(out,
+            "  --checkpoint FILE      at the end of the run (done, at the gap, stopped by a\n"
+            "                         signal or the web view), write every open subproblem and\n"
+            "                         the incumbent to FILE (2 or more ranks)\n"
+            "  --resume FILE          start from FILE's subproblems instead of the root, on any\n"
+            "                         number of ranks; the same FILE for both continues it\n"
             "  --history FILE.json    write the run's history (what --web shows) at the end,\n"
             "                         for tenbin bnb replay FILE.json --web [HOST:]PORT\n"
             "  --progress             progress lines on stderr (the default when stderr, or\n"
@@ -152,8 +160,14 @@ static int check_opts(bnb_opts *o)
         return TB_EXIT_USAGE;
     }
     if ((o->history && tb_cli_writable(cmd, "--history", o->history)) ||
-        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)))
+        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)) ||
+        (o->checkpoint && tb_cli_writable(cmd, "--checkpoint", o->checkpoint)))
         return TB_EXIT_USAGE;
+    if (o->sim && (o->checkpoint || o->resume)) {
+        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint",
+                     o->checkpoint ? "checkpoint" : "resume");
+        return TB_EXIT_USAGE;
+    }
     if (o->web_public && !o->web) {
         tb_cli_error(cmd, "--web-public goes with --web");
         return TB_EXIT_USAGE;
@@ -182,6 +196,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"trace", required_argument, NULL, 't'},     {"sites", required_argument, NULL, 's'},
         {"web", required_argument, NULL, 'W'},       {"web-public", no_argument, NULL, 'U'},
         {"history", required_argument, NULL, 'H'},   {"progress", no_argument, NULL, 'p'},
+        {"checkpoint", required_argument, NULL, 'C'}, {"resume", required_argument, NULL, 'R'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -260,6 +275,12 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             break;
         case 'H':
             o->history = optarg;
+            break;
+        case 'C':
+            o->checkpoint = optarg;
+            break;
+        case 'R':
+            o->resume = optarg;
             break;
         case 's':
             if (tb_cli_long(cmd, "--sites", optarg, 1, 1 << 24, &o->sites))
@@ -1199,6 +1220,21 @@ static void configure(bnb_run *r)
     tb_bnb_set_sites(b, (int)o->sites);
     if (o->trace)
         tb_bnb_set_trace_file(b, o->trace);
+    if (o->checkpoint || o->resume) {
+        /* the instance by its bytes: a checkpoint of another file is refused */
+        char *text = NULL, why[256], what[512];
+        size_t len = 0;
+        uint64_t h = tb_read_file(o->file, SIZE_MAX, &text, &len, why, sizeof why) == TB_OK
+                         ? tb_fnv1a(TB_FNV1A_INIT, text, len)
+                         : 0;
+        free(text);
+        const char *base = strrchr(o->file, '/');
+        snprintf(what, sizeof what, "bnb %s %s (fnv1a %016" PRIx64 "), gap %.17g", o->prob->name,
+                 base ? base + 1 : o->file, h, o->gap);
+        tb_bnb_set_identity(b, what);
+        tb_bnb_set_checkpoint(b, o->checkpoint);
+        tb_bnb_set_resume(b, o->resume);
+    }
     if (o->sim && o->node_cost < 0 &&
         tb_bnb_calibrate(o->prob->ops, r->ctx, 0.2, &o->node_cost) != TB_OK)
         o->node_cost = 1e-6;
@@ -1224,7 +1260,8 @@ static int run_and_report(bnb_run *r)
     const bnb_opts *o = &r->o;
     int rc = tb_bnb_run(r->b);
     if (rc != TB_OK) {
-        tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
+        if (!tb_bnb_error(r->b)[0]) /* else the library has said what and where */
+            tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
         return TB_EXIT_FAIL;
     }
     if (r->rank != 0)

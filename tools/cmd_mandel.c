@@ -422,9 +422,7 @@ static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
             tb_cli_error(cmd, "run failed: task %" PRIu64 " on rank %d: %s", s.failed_task,
                          s.failed_rank, tb_strerror(s.failed_code));
         } else if (rc != TB_OK && !o->trace) {
-            if (tb_mw_error(mw)[0]) /* it says what and where */
-                tb_cli_error(cmd, "%s", tb_mw_error(mw));
-            else
+            if (!tb_mw_error(mw)[0]) /* else the library has said what and where */
                 tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
         } else if (rc == TB_OK || o->trace) {
             /* A trace that could not be written has been reported; the image

@@ -165,6 +165,25 @@ TB_API int tb_bnb_set_node_cost(tb_bnb *b, double seconds);
  * its answer, a transfer between groups) also stops at 8 MiB: a task whose
  * subtree is wider returns what it has not expanded, still to be searched. */
 TB_API int tb_bnb_set_pool_limit(tb_bnb *b, size_t bytes);
+/*
+ * Stopping and resuming a search (runs of 2 or more ranks).  With
+ * tb_bnb_set_checkpoint, a run that ends -- stopped from outside
+ * (tb_signals_catch), by the watch, at the gap, or proven -- writes every
+ * subproblem still open (the supervisor's, each master's queue, the answers
+ * of the tasks in flight), the incumbent and its solution to path, as one
+ * file replaced atomically; the accounting that proves termination makes
+ * each subproblem appear once.  tb_bnb_set_resume starts from such a file
+ * instead of the root, on any number of ranks, and proves the same optimum.
+ * The same path for both continues the search, or starts it when there is
+ * no file yet.  A checkpoint of another instance or settings (the words of
+ * tb_bnb_set_identity, the sense, the root's size and bound), damaged or not
+ * a checkpoint, stops tb_bnb_run on every rank with one line (tb_bnb_error).
+ * A run killed outright (SIGKILL, a lost node) writes nothing: the last
+ * checkpoint stays as it was.  Set on every rank.
+ */
+TB_API int tb_bnb_set_checkpoint(tb_bnb *b, const char *path);
+TB_API int tb_bnb_set_resume(tb_bnb *b, const char *path);
+TB_API int tb_bnb_set_identity(tb_bnb *b, const char *what);
 /* Seconds between a master's statuses to the supervisor (default 0.05). */
 TB_API int tb_bnb_set_status_interval(tb_bnb *b, double seconds);
 /* MPI runs: hold every message between groups (the supervisor counting as

@@ -31,10 +31,12 @@
 #include "tenbin/bnb.h"
 #include "tenbin/experiment.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "core/refuse.h"
@@ -289,6 +291,11 @@ void tb_bnb_destroy(tb_bnb **pb)
     free(b->nworkers);
     free(b->gstats);
     free(b->trace_path);
+    free(b->ckpt_path);
+    free(b->resume_path);
+    free(b->identity);
+    free(b->ckpt_identity);
+    tb__ckpt_reader_free(&b->resume);
     tb_buf_free(&b->sol);
     free(b);
     *pb = NULL;
@@ -463,6 +470,40 @@ int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
     b->watch_arg = arg;
     b->watch_interval = interval;
     return TB_OK;
+}
+
+/* A copy of s into *slot (NULL clears it). */
+static int set_str(char **slot, const char *s)
+{
+    char *c = s ? strdup(s) : NULL;
+    if (s && !c)
+        return TB_ERR_NOMEM;
+    free(*slot);
+    *slot = c;
+    return TB_OK;
+}
+
+int tb_bnb_set_checkpoint(tb_bnb *b, const char *path)
+{
+    if (!b || (path && !*path))
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_checkpoint: %s",
+                            !b ? "the handle is NULL" : "an empty path");
+    return set_str(&b->ckpt_path, path);
+}
+
+int tb_bnb_set_resume(tb_bnb *b, const char *path)
+{
+    if (!b || (path && !*path))
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_resume: %s",
+                            !b ? "the handle is NULL" : "an empty path");
+    return set_str(&b->resume_path, path);
+}
+
+int tb_bnb_set_identity(tb_bnb *b, const char *what)
+{
+    if (!b)
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_identity: the handle is NULL");
+    return set_str(&b->identity, what);
 }
 
 int tb_bnb_set_msg_budget(tb_bnb *b, size_t bytes)
@@ -679,15 +720,61 @@ static int check_agreement(tb_bnb *b)
         tb__agree_int("the subproblem padding", (int64_t)b->sub_pad),
         tb__agree_int("forced moves", b->force_moves),
         tb__agree_int("the message budget", (int64_t)b->msg_budget),
+        tb__agree_int("whether the open subproblems are kept (tb_bnb_set_checkpoint)",
+                      b->ckpt_path != NULL),
     };
+    if (rc == TB_OK && b->rank == 0 && (b->ckpt_path || b->resume_path)) {
+        /* what a checkpoint of this run says it is: the caller's words and
+         * what the library knows of the instance */
+        size_t n = strlen(b->identity ? b->identity : "") + 128;
+        free(b->ckpt_identity);
+        b->ckpt_identity = malloc(n);
+        if (!b->ckpt_identity)
+            rc = TB_ERR_NOMEM;
+        else
+            snprintf(b->ckpt_identity, n, "%s%s%s; root %" PRId64 " bytes, bound %.17g",
+                     b->identity ? b->identity : "", b->identity ? "; " : "",
+                     b->ops->sense == TB_BNB_MAXIMIZE ? "maximise" : "minimise", root_len,
+                     root_bound);
+    }
     int arc = tb__run_agree(b->comm, "tb_bnb_run", items, (int)(sizeof items / sizeof items[0]));
     return arc != TB_OK ? arc : rc;
+}
+
+/* Rank 0: the checkpoint to resume from, read and checked whole before the
+ * run (a damaged record is refused now, not halfway); every rank learns the
+ * verdict.  The same file to keep, not there yet: a first run. */
+static int prepare_resume(tb_bnb *b)
+{
+    int rc = TB_OK;
+    const char *path = b->resume_path;
+    if (b->rank == 0 && path && b->ckpt_path && strcmp(path, b->ckpt_path) == 0 &&
+        access(path, F_OK) != 0 && errno == ENOENT)
+        path = NULL;
+    if (b->rank == 0 && path) {
+        char err[TB__ERR_LINE];
+        rc = tb__ckpt_read(&b->resume, path, "bnb-open", b->ckpt_identity, err, sizeof err);
+        b->resume_first = b->resume.at;
+        uint64_t key;
+        const void *d;
+        size_t n;
+        int k;
+        while (rc == TB_OK && (k = tb__ckpt_next(&b->resume, &key, &d, &n, err, sizeof err)) != 0)
+            if (k < 0)
+                rc = k;
+        if (rc != TB_OK)
+            TB__ERR_H(b, "%s", err);
+        b->resume.at = b->resume_first;
+    }
+    tb__run_bcast(b->comm, &rc, sizeof rc);
+    return rc;
 }
 
 static int run_mpi(tb_bnb *b)
 {
     int P = b->size;
     TB_CHECK(check_agreement(b));
+    TB_CHECK(prepare_resume(b));
     /* Node of each rank: the smallest rank of b->comm on its node. */
     int leader = tb__run_node_leader(b->comm);
     int *leaders = malloc((size_t)P * sizeof *leaders);
@@ -743,6 +830,11 @@ int tb_bnb_run(tb_bnb *b)
     b->ran = 1;
     if (b->groups > 0 && b->size > 1 && b->groups > b->size - 1)
         return TB_ERR_SIZE;
+    if ((b->ckpt_path || b->resume_path) && (b->size == 1 || b->plat))
+        return TB__FAIL_H(b, TB_ERR_UNSUPPORTED, "tb_bnb_run: %s",
+                          b->plat ? "a simulated run keeps no checkpoint"
+                                  : "the open subproblems are kept by runs of 2 or more ranks "
+                                    "(a supervisor and a group)");
     if (b->size == 1) {
         int rc = run_serial(b);
         b->sum.ranks = 1;

@@ -177,6 +177,33 @@ static int master_feed(tb__bnb_actor *a)
     return TB_OK;
 }
 
+/* A checkpointed run's end: what is still queued (the answers of the tasks
+ * in flight at STOP included) to the supervisor, in messages of at most the
+ * budget, before FINAL; per-sender order brings them there first. */
+static int master_keep(tb__bnb_actor *a)
+{
+    tb__bnb_master *m = &a->master;
+    tb__bnb_sub sub;
+    int more = m->q.n > 0;
+    while (more) {
+        tb_buf_clear(&m->subs);
+        uint32_t n = 0;
+        while (m->subs.len < a->b->msg_budget && (more = tb__bnb_heap_pop(&m->q, &sub))) {
+            int rc = tb__bnb_pack_sub(&m->subs, sub.bound, sub.depth, sub.data, sub.len);
+            free(sub.data);
+            TB_CHECK(rc);
+            n++;
+        }
+        if (n == 0)
+            break;
+        TB_CHECK(tb__bnb_pack_keep(&a->msg, n, &m->subs));
+        m->to_sup++;
+        TB_CHECK(tb__bnb_send(a, 0, T_KEEP));
+    }
+    tb__bnb_heap_free(&m->q);
+    return TB_OK;
+}
+
 static int master_try_close(tb__bnb_actor *a)
 {
     tb__bnb_master *m = &a->master;
@@ -199,6 +226,8 @@ static int master_try_close(tb__bnb_actor *a)
             m->startup_idle = m->idle;
         m->busy = m->w.busy;
     }
+    if (a->b->ckpt_path)
+        TB_CHECK(master_keep(a));
     tb__bnb_final_msg f = {.sent = m->to_sup,
                            .workers = (uint32_t)workers,
                            .tasks = m->tasks,
@@ -297,7 +326,7 @@ static int master_result(tb__bnb_actor *a, int si, const void *data, size_t len)
         TB_CHECK(tb__bnb_send(a, 0, T_INC_UP));
     }
     TB_CHECK(master_offer(a, r.inc));
-    if (m->stopping) {
+    if (m->stopping && !a->b->ckpt_path) {
         TB_CHECK(master_stop_slot(a, s));
         return master_try_close(a);
     }
@@ -314,6 +343,10 @@ static int master_result(tb__bnb_actor *a, int si, const void *data, size_t len)
             free(sub.data);
             return rc;
         }
+    }
+    if (m->stopping) { /* its survivors are queued for the checkpoint */
+        TB_CHECK(master_stop_slot(a, s));
+        return master_try_close(a);
     }
     master_adapt(a, r.levels, r.seconds);
     return master_feed(a);
@@ -335,7 +368,8 @@ static int master_stop(tb__bnb_actor *a, uint64_t expect)
     tb__bnb_master *m = &a->master;
     m->stopping = 1;
     m->stop_expect = (int64_t)expect;
-    tb__bnb_heap_free(&m->q);
+    if (!a->b->ckpt_path) /* else kept for the checkpoint (master_keep) */
+        tb__bnb_heap_free(&m->q);
     for (int i = 0; i < m->nslots; i++)
         if (!m->slots[i].busy)
             TB_CHECK(master_stop_slot(a, &m->slots[i]));

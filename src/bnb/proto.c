@@ -173,6 +173,14 @@ int tb__bnb_pack_give(tb_buf *m, uint32_t n, const tb_buf *subs, size_t pad)
 
 int tb__bnb_unpack_give(tb_buf *in, uint32_t *n) { return tb_buf_unpack_u32(in, n); }
 
+int tb__bnb_pack_keep(tb_buf *m, uint32_t n, const tb_buf *subs)
+{
+    tb_buf_clear(m);
+    return pack_subs(m, n, subs, 0);
+}
+
+int tb__bnb_unpack_keep(tb_buf *in, uint32_t *n) { return tb_buf_unpack_u32(in, n); }
+
 int tb__bnb_pack_stop(tb_buf *m, uint64_t sent)
 {
     tb_buf_clear(m);

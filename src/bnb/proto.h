@@ -20,6 +20,8 @@
  *   GIVE      M->S  u32 n, n subs
  *   STOP      S->M  u64 messages sent before this one
  *   FINAL     M->S  u64 messages sent before this one, group counters
+ *   KEEP      M->S  u32 n, n subs: after STOP, a checkpointed run's open
+ *                   subproblems (tb_bnb_set_checkpoint), before FINAL
  * RESULT, MOVE and GIVE end with the subproblem padding (per sub).
  */
 #ifndef TB_BNB_PROTO_H
@@ -43,7 +45,8 @@
     X(GIVE_REQ, "give-request")                                                               \
     X(GIVE, "give")                                                                           \
     X(STOP, "stop")                                                                           \
-    X(FINAL, "final")
+    X(FINAL, "final")                                                                         \
+    X(KEEP, "keep")
 
 enum {
     T_NONE_ = 0,
@@ -133,6 +136,8 @@ int tb__bnb_pack_give_req(tb_buf *m, uint64_t want);
 int tb__bnb_unpack_give_req(tb_buf *in, uint64_t *want);
 int tb__bnb_pack_give(tb_buf *m, uint32_t n, const tb_buf *subs, size_t pad);
 int tb__bnb_unpack_give(tb_buf *in, uint32_t *n);
+int tb__bnb_pack_keep(tb_buf *m, uint32_t n, const tb_buf *subs);
+int tb__bnb_unpack_keep(tb_buf *in, uint32_t *n);
 int tb__bnb_pack_stop(tb_buf *m, uint64_t sent);
 int tb__bnb_unpack_stop(tb_buf *in, uint64_t *sent);
 int tb__bnb_pack_final(tb_buf *m, const tb__bnb_final_msg *f);

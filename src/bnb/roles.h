@@ -14,6 +14,7 @@
 #ifndef TB_BNB_ROLES_H
 #define TB_BNB_ROLES_H
 
+#include "core/ckpt.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -38,6 +39,12 @@ struct tb_bnb {
     size_t sub_pad; /* per subproblem returned or moved (tb_bnb_set_sub_pad) */
     size_t pool_limit; /* bytes of each queue before it goes depth first (tb_bnb_set_pool_limit) */
     size_t msg_budget; /* bytes of subproblems per message (TB__BNB_MSG_BUDGET) */
+    char *ckpt_path;   /* tb_bnb_set_checkpoint: the open subproblems at the end go there */
+    char *resume_path; /* tb_bnb_set_resume */
+    char *identity;    /* tb_bnb_set_identity */
+    char *ckpt_identity; /* what the checkpoint files say this run is (rank 0) */
+    tb__ckpt_reader resume; /* rank 0: the checkpoint to resume from, checked, or empty */
+    size_t resume_first;    /* offset of its first record */
     tb_bnb_balance balance;
     FILE *progress;
     tb_bnb_watch_fn watch;    /* tb_bnb_set_watch, or NULL */
@@ -123,6 +130,9 @@ typedef struct tb__bnb_sup {
     tb_bnb_group *gs;
     int stopping, proven;
     int interrupted; /* the signal that asked for the stop, or 0 */
+    tb__ckpt_writer keep; /* tb_bnb_set_checkpoint: the snapshot written at the end */
+    int keeping;
+    uint64_t kept, nodes_before; /* subs in it; nodes of the runs it resumed */
     double lower, final_lower;
     uint64_t nodes;
     double t_end;          /* when the last FINAL came */

@@ -397,6 +397,8 @@ static int prepare_checkpoint(tb_mw *mw)
     }
     if (mw->rank == 0 && rc != TB_OK && !mw->err[0])
         TB__ERR_H(mw, "tb_mw_run: cannot queue the tasks: %s", tb_strerror(rc));
+    else if (mw->rank == 0 && rc != TB_OK && rc != TB_ERR_UNSUPPORTED)
+        tb_log(TB_LOG_ERROR, "%s", mw->err); /* the checkpoint's line: kept and logged */
     if (rc == TB_OK && mw->rank == 0 && mw->journal.open)
         mw->cfg.journal = j;
     tb__run_bcast(mw->comm, &rc, sizeof rc);

@@ -316,6 +316,74 @@ static void test_mpi_interrupted(void)
     TB_ASSERT(s.bound <= s.optimum);
 }
 
+/*
+ * Stopped, kept, resumed: a search stopped by its watch writes its open
+ * subproblems (tb_bnb_set_checkpoint), and a second run from them
+ * (tb_bnb_set_resume) proves the optimum.  Over the two runs every node is
+ * expanded exactly once: nothing lost at the stop, nothing counted twice
+ * (the answers of tasks in flight, the supervisor's queue, each master's).
+ */
+static int stop_at_second(void *arg, const tb_bnb_state *st)
+{
+    (void)st;
+    return ++*(int *)arg >= 2;
+}
+
+static int run_kept(tree *t, const char *path, int resume, tb_bnb_summary *s, int *calls)
+{
+    tb_bnb *b = NULL;
+    TB_CHECK(tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, t));
+    int rc = configure(b, &(cfg){0, 2, 4, 1, 0, 0, 0, 0});
+    if (rc == TB_OK)
+        rc = tb_bnb_set_identity(b, "the test tree");
+    if (rc == TB_OK)
+        rc = tb_bnb_set_checkpoint(b, path);
+    if (rc == TB_OK && resume)
+        rc = tb_bnb_set_resume(b, path);
+    if (rc == TB_OK && !resume)
+        rc = tb_bnb_set_watch(b, stop_at_second, calls, 0.005);
+    if (rc == TB_OK)
+        rc = tb_bnb_run(b);
+    if (rc == TB_OK && rank == 0)
+        rc = tb_bnb_get_summary(b, s);
+    tb_bnb_destroy(&b);
+    return rc;
+}
+
+static void test_mpi_checkpoint_resume_exactly_once(void)
+{
+    if (size < 3) /* a lone master hears of the stop only at the end */
+        return;
+    char path[256] = "";
+    if (rank == 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/tb_bnb_kept_%ld.ck", tmp && *tmp ? tmp : "/tmp",
+                 (long)getpid());
+    }
+    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    tree t;
+    tree_init(&t, 17, 0);
+    tb_bnb_summary s1, s2;
+    int calls = 0;
+    int rc1 = run_kept(&t, path, 0, &s1, &calls);
+    int rc2 = run_kept(&t, path, 1, &s2, &calls);
+    uint32_t *sum = calloc(nnodes(17), sizeof *sum);
+    MPI_Reduce(t.visits, sum, (int)nnodes(17), MPI_UINT32_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    free(t.visits);
+    TB_ASSERT_OK(rc1);
+    TB_ASSERT_OK(rc2);
+    if (rank == 0) {
+        remove(path);
+        t.D = 17;
+        t.visits = sum;
+        size_t bad = first_bad(&t);
+        TB_ASSERT(!s1.proven && s1.nodes < nnodes(17)); /* the first run was stopped */
+        TB_ASSERT(s2.proven && s2.optimum == brute_min(17));
+        TB_ASSERT_EQ_INT(bad, 0);
+    }
+    free(sum);
+}
+
 /* The exact bound prunes: still the optimum, proven. */
 static void test_mpi_prunes(void)
 {
@@ -833,6 +901,7 @@ static const tb_test tests[] = {
     {"mpi_bounded_messages_and_queues", test_mpi_bounded_messages_and_queues},
     {"mpi_prunes", test_mpi_prunes},
     {"mpi_interrupted", test_mpi_interrupted},
+    {"mpi_checkpoint_resume_exactly_once", test_mpi_checkpoint_resume_exactly_once},
     {"mpi_wan_delay_rtt", test_mpi_wan_delay_rtt},
     {"mpi_wan_delay_bnb", test_mpi_wan_delay_bnb},
     {"sim_once_small", test_sim_once_small},

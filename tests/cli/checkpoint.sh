@@ -1,5 +1,6 @@
 #!/bin/sh
-# Checkpoints of mandel's master-worker runs (tb_mw_set_checkpoint, --resume):
+# Checkpoints of mandel's master-worker runs (tb_mw_set_checkpoint, --resume)
+# and of bnb's open subproblems (tb_bnb_set_checkpoint):
 # a run stopped at any moment -- SIGTERM, a worker rank killed with SIGKILL,
 # the whole job killed with SIGKILL -- resumes to the same image and
 # checksum as an uninterrupted run, computing only the rows it did not have,
@@ -133,4 +134,44 @@ printf 'X' | dd of=bad.ck bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
 refused "bad.ck: record [0-9]* (at byte [0-9]*) is damaged" --resume bad.ck
 refused "missing.ck: cannot read" --resume missing.ck
 expect 2 "a simulated run keeps no checkpoint" mandel --sim hosts=4 --checkpoint x.ck
+
+# 6. bnb: stopped by SIGUSR1 (what Slurm sends ahead of a time limit), its
+# open subproblems kept; resumed on fewer ranks, the known optimum proven
+K="$TB_SOURCE_DIR/tests/data/knapsack/knapPI_3_1000_1000_1.txt"
+rm -f k.ck
+"$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack "$K" --checkpoint k.ck -q --json > out.txt 2> err.txt &
+pid=$!
+sleep 1.5
+kill -USR1 $pid
+set +e
+wait $pid
+st=$?
+set -e
+if grep -q '"proven": true' out.txt; then
+    echo "note: bnb ended before the signal; the resume below starts from a finished search"
+else
+    [ "$st" = 138 ] || fail "bnb SIGUSR1: exit $st: $(cat err.txt)"
+    grep -q 'bnb: [0-9]* open subproblems kept in k.ck: --resume k.ck continues the search' err.txt ||
+        fail "bnb SIGUSR1: no line about the checkpoint: $(cat err.txt)"
+fi
+[ -s k.ck ] || fail "bnb: no checkpoint written"
+"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --checkpoint k.ck --resume k.ck -q --json > out.txt 2> err.txt ||
+    fail "bnb resume: $(cat err.txt)"
+grep -q '"optimum": 14390,' out.txt && grep -q '"proven": true' out.txt ||
+    fail "bnb resume: not the optimum 14390 proven: $(cat out.txt)"
+# refused: another instance, another mechanism's checkpoint, one rank
+K2="$TB_SOURCE_DIR/tests/data/knapsack/knapPI_3_500_1000_1.txt"
+set +e
+"$MPIEXEC" $NP 2 "$TENBIN" bnb knapsack "$K2" --resume k.ck -q > out.txt 2> err.txt
+st=$?
+set -e
+[ "$st" = 1 ] && [ "$(grep -c 'k.ck: a checkpoint of another run (bnb knapsack knapPI_3_1000_1000_1.txt' err.txt)" = 1 ] ||
+    fail "bnb: a checkpoint of another instance: exit $st: $(cat err.txt)"
+set +e
+"$MPIEXEC" $NP 2 "$TENBIN" bnb knapsack "$K" --resume a.ck -q > out.txt 2> err.txt
+st=$?
+set -e
+[ "$st" = 1 ] && [ "$(grep -c 'a.ck: a checkpoint of mw-journal, not of bnb-open' err.txt)" = 1 ] ||
+    fail "bnb: mandel's checkpoint: exit $st: $(cat err.txt)"
+expect 1 "the open subproblems are kept by runs of 2 or more ranks" bnb knapsack "$K" --checkpoint one.ck
 echo "ok checkpoint"
