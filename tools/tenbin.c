@@ -317,6 +317,8 @@ static int stops_cleanly(const char *name, int argc, char **argv)
         return !(argc > 2 && strcmp(argv[2], "serve") == 0);
     if (strcmp(name, "flow") == 0)
         return argc > 2 && strcmp(argv[2], "run") == 0;
+    if (strcmp(name, "emu") == 0) /* emu and emu sweep: the program's ranks are stopped too */
+        return !(argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0));
     return strcmp(name, "mandel") == 0 || strcmp(name, "himeno") == 0 ||
            strcmp(name, "sim") == 0;
 }

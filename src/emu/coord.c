@@ -48,6 +48,7 @@ enum {
     STOP_TIMEOUT = 2,  /* --timeout */
     STOP_DEADLOCK = 3, /* no rank can go on */
     STOP_NO_START = 4, /* some ranks never reached the coordinator */
+    STOP_SIGNAL = 5,   /* stopped from outside (tb_signals_catch) */
 };
 
 enum { NEV = 64 }; /* epoll events taken per wake-up */
@@ -337,6 +338,14 @@ static void check_stuck(loop *l)
         l->failed = STOP_NO_START;
         return;
     }
+    int sig = tb_signals_pending();
+    if (sig) { /* the program's ranks are stopped with the launcher */
+        snprintf(l->why, sizeof l->why,
+                 "interrupted by %s after %.3g s: the program was stopped, nothing is predicted",
+                 tb_signal_name(sig), tb_wtime() - l->t0);
+        l->failed = STOP_SIGNAL;
+        return;
+    }
     double timeout = l->o->timeout;
     if (timeout > 0 && tb_wtime() - l->t0 > timeout) {
         if (l->nhello < c->P) /* still starting: say how far it got */
@@ -450,6 +459,16 @@ static int verdict(loop *l, char *err, size_t errlen)
     int hellos = 0;
     for (int i = 0; i < c->P; i++)
         hellos += c->r[i].hello;
+    if (tb_signals_pending() && (l->failed || c->fail[0] || !WIFEXITED(l->status) ||
+                                 WEXITSTATUS(l->status) != 0)) {
+        /* Ctrl-C reaches the program's ranks too: whatever broke, it was that */
+        if (l->failed != STOP_SIGNAL)
+            snprintf(l->why, sizeof l->why,
+                     "interrupted by %s after %.3g s: the program was stopped, nothing is "
+                     "predicted",
+                     tb_signal_name(tb_signals_pending()), tb_wtime() - l->t0);
+        return tb__errf(err, errlen, TB_ERR_INTERRUPTED, "%s: %s", prog, l->why);
+    }
     if (c->fail[0])
         return tb__errf(err, errlen, TB_ERR_STATE, "%s", c->fail);
     if (l->failed == STOP_DEADLOCK || l->failed == STOP_NO_START)

@@ -7,13 +7,14 @@
 #     writes no image;
 #   - himeno stops before a sweep on every rank; flow run writes its log, and
 #     --resume LOG runs only the rest;
+#   - the emulator stops the program's ranks and says so (130);
 #   - a simulation ends with one line and 128 + the signal;
 #   - Ctrl-C typed on a terminal (the whole foreground group) works too;
 #   - no process of the run is left behind.
 # The instance is a 0/1 knapsack of the hard class (profit = weight + 100,
 # capacity half the weights) that runs for minutes: every signal comes long
 # before it could end.  No timing is asserted.
-# Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, TB_TEST_TMP.
+# Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, EMU_PATTERNS, TB_TEST_TMP.
 set -eu
 cd "$TB_TEST_TMP"
 . "$TB_SOURCE_DIR/tests/cli/expect.inc"
@@ -138,13 +139,24 @@ none_left "flow run"
 [ "$(cat out/f7.txt)" = 8 ] || fail "flow run --resume: f7.txt is $(cat out/f7.txt)"
 grep -q '"resumed": [1-9]' out.txt || fail "flow run --resume resumed nothing: $(cat out.txt)"
 
-# 7. a simulation: one line, 128 + the signal
+# 7. the emulator: the program's ranks are stopped with it; one line
+run_signalled INT 3 "$TENBIN" emu --platform hosts=3,L=10us -n 3 -- "$EMU_PATTERNS" pingpong 100000000 8
+[ "$st" = 130 ] || fail "emu SIGINT: exit $st, want 130: $(cat err.txt)"
+[ "$(grep -c 'interrupted by SIGINT after [0-9.]* s: the program was stopped, nothing is predicted' err.txt)" = 1 ] ||
+    fail "emu SIGINT: no single line: $(cat err.txt)"
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    pgrep -f "$EMU_PATTERNS pingpong" > /dev/null || break
+    sleep 1
+done
+! pgrep -f "$EMU_PATTERNS pingpong" > /dev/null || fail "emu SIGINT: the program's ranks are left"
+
+# 8. a simulation: one line, 128 + the signal
 run_signalled INT 1 "$TENBIN" sim mw --platform hosts=64 --ranks 64 --tasks 100000000 --chunk 1
 [ "$st" = 130 ] || fail "sim SIGINT: exit $st, want 130: $(cat err.txt)"
 [ "$(grep -c 'the simulation of the master-worker run interrupted by SIGINT at [0-9.e-]* s of virtual time' err.txt)" = 1 ] ||
     fail "sim SIGINT: no single line: $(cat err.txt)"
 
-# 8. Ctrl-C typed on a terminal: the whole foreground group (mpiexec and,
+# 9. Ctrl-C typed on a terminal: the whole foreground group (mpiexec and,
 # through it, the ranks) gets SIGINT
 if command -v script > /dev/null; then
     (sleep 3; printf '\003'; sleep 5) |
