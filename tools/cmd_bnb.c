@@ -41,6 +41,7 @@ typedef struct bnb_opts {
     int web_public;
     const char *history; /* --history FILE, or NULL */
     const char *checkpoint, *resume; /* --checkpoint FILE, --resume FILE, or NULL */
+    double ckpt_interval;            /* --checkpoint-interval S */
 } bnb_opts;
 
 static void bnb_usage(FILE *out)
@@ -93,9 +94,11 @@ static void bnb_usage(FILE *out)
             "  --web-public           allow --web on an address that is not loopback\n"
             );
     fprintf(out,
-            "  --checkpoint FILE      at the end of the run (done, at the gap, stopped by a\n"
-            "                         signal or the web view), write every open subproblem and\n"
-            "                         the incumbent to FILE (2 or more ranks)\n"
+            "  --checkpoint FILE      write every open subproblem and the incumbent to FILE\n"
+            "                         every --checkpoint-interval seconds (default 300; 0: only\n"
+            "                         at the end) and at the end of the run (done, at the gap,\n"
+            "                         stopped by a signal or the web view); 2 or more ranks\n"
+            "  --checkpoint-interval S  seconds between checkpoints during the run\n"
             "  --resume FILE          start from FILE's subproblems instead of the root, on any\n"
             "                         number of ranks; the same FILE for both continues it\n"
             "  --history FILE.json    write the run's history (what --web shows) at the end,\n"
@@ -197,6 +200,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"web", required_argument, NULL, 'W'},       {"web-public", no_argument, NULL, 'U'},
         {"history", required_argument, NULL, 'H'},   {"progress", no_argument, NULL, 'p'},
         {"checkpoint", required_argument, NULL, 'C'}, {"resume", required_argument, NULL, 'R'},
+        {"checkpoint-interval", required_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -281,6 +285,11 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             break;
         case 'R':
             o->resume = optarg;
+            break;
+        case 'V':
+            if (tb_cli_double(cmd, "--checkpoint-interval", optarg, 0, 1e9, 0,
+                              "seconds from 0 to 1e9", &o->ckpt_interval))
+                return TB_EXIT_USAGE;
             break;
         case 's':
             if (tb_cli_long(cmd, "--sites", optarg, 1, 1 << 24, &o->sites))
@@ -1232,7 +1241,7 @@ static void configure(bnb_run *r)
         snprintf(what, sizeof what, "bnb %s %s (fnv1a %016" PRIx64 "), gap %.17g", o->prob->name,
                  base ? base + 1 : o->file, h, o->gap);
         tb_bnb_set_identity(b, what);
-        tb_bnb_set_checkpoint(b, o->checkpoint);
+        tb_bnb_set_checkpoint(b, o->checkpoint, o->ckpt_interval);
         tb_bnb_set_resume(b, o->resume);
     }
     if (o->sim && o->node_cost < 0 &&
@@ -1295,7 +1304,7 @@ int tb_cmd_bnb(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "serve") == 0)
         return serve(argc - 1, argv + 1);
     bnb_run run = {.o = {.gap = -1, .task_time = 0.01, .node_cost = -1, .status_interval = 0.05,
-                         .startup = 4},
+                         .startup = 4, .ckpt_interval = 300},
                    .size = 1};
     bnb_run *r = &run;
     int st = parse_opts(argc, argv, &r->o);

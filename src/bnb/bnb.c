@@ -483,11 +483,14 @@ static int set_str(char **slot, const char *s)
     return TB_OK;
 }
 
-int tb_bnb_set_checkpoint(tb_bnb *b, const char *path)
+int tb_bnb_set_checkpoint(tb_bnb *b, const char *path, double interval_s)
 {
-    if (!b || (path && !*path))
+    if (!b || (path && !*path) || !(interval_s >= 0 && isfinite(interval_s)))
         return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_checkpoint: %s",
-                            !b ? "the handle is NULL" : "an empty path");
+                            !b ? "the handle is NULL"
+                            : path && !*path ? "an empty path"
+                                             : "expected an interval in seconds >= 0");
+    b->ckpt_interval = interval_s;
     return set_str(&b->ckpt_path, path);
 }
 
@@ -722,6 +725,7 @@ static int check_agreement(tb_bnb *b)
         tb__agree_int("the message budget", (int64_t)b->msg_budget),
         tb__agree_int("whether the open subproblems are kept (tb_bnb_set_checkpoint)",
                       b->ckpt_path != NULL),
+        tb__agree_double("the checkpoint interval (tb_bnb_set_checkpoint)", b->ckpt_interval),
     };
     if (rc == TB_OK && b->rank == 0 && (b->ckpt_path || b->resume_path)) {
         /* what a checkpoint of this run says it is: the caller's words and

@@ -103,10 +103,12 @@ static int master_offer(tb__bnb_actor *a, double inc)
 }
 
 /* Hand queued subproblems to idle slots; say so when the queue runs dry. */
+static int master_ckpt_try(tb__bnb_actor *a);
+
 static int master_feed(tb__bnb_actor *a)
 {
     tb__bnb_master *m = &a->master;
-    if (m->stopping)
+    if (m->stopping || m->ckpt_pending)
         return TB_OK;
     int idle = 0;
     for (int i = 0; i < m->nslots; i++) {
@@ -177,31 +179,52 @@ static int master_feed(tb__bnb_actor *a)
     return TB_OK;
 }
 
-/* A checkpointed run's end: what is still queued (the answers of the tasks
- * in flight at STOP included) to the supervisor, in messages of at most the
- * budget, before FINAL; per-sender order brings them there first. */
-static int master_keep(tb__bnb_actor *a)
+/* The queue (a copy: it stays) to the supervisor in KEEP messages of at
+ * most the budget; per-sender order brings them before what follows. */
+static int master_send_queue(tb__bnb_actor *a)
 {
     tb__bnb_master *m = &a->master;
-    tb__bnb_sub sub;
-    int more = m->q.n > 0;
-    while (more) {
+    size_t i = 0;
+    while (i < m->q.n) {
         tb_buf_clear(&m->subs);
         uint32_t n = 0;
-        while (m->subs.len < a->b->msg_budget && (more = tb__bnb_heap_pop(&m->q, &sub))) {
-            int rc = tb__bnb_pack_sub(&m->subs, sub.bound, sub.depth, sub.data, sub.len);
-            free(sub.data);
-            TB_CHECK(rc);
-            n++;
+        for (; i < m->q.n && m->subs.len < a->b->msg_budget; i++, n++) {
+            const tb__bnb_sub *sub = &m->q.a[i];
+            TB_CHECK(tb__bnb_pack_sub(&m->subs, sub->bound, sub->depth, sub->data, sub->len));
         }
-        if (n == 0)
-            break;
         TB_CHECK(tb__bnb_pack_keep(&a->msg, n, &m->subs));
         m->to_sup++;
         TB_CHECK(tb__bnb_send(a, 0, T_KEEP));
     }
-    tb__bnb_heap_free(&m->q);
     return TB_OK;
+}
+
+/* A checkpointed run's end: what is still queued (the answers of the tasks
+ * in flight at STOP included), before FINAL. */
+static int master_keep(tb__bnb_actor *a)
+{
+    TB_CHECK(master_send_queue(a));
+    tb__bnb_heap_free(&a->master.q);
+    return TB_OK;
+}
+
+/* A checkpoint round: once no task of the group is in flight (their
+ * answers are in the queue), the queue goes to the supervisor, then
+ * CKPT_DONE, and the group works on. */
+static int master_ckpt_try(tb__bnb_actor *a)
+{
+    tb__bnb_master *m = &a->master;
+    if (!m->ckpt_pending)
+        return TB_OK;
+    for (int i = 0; i < m->nslots; i++)
+        if (m->slots[i].busy)
+            return TB_OK;
+    TB_CHECK(master_send_queue(a));
+    TB_CHECK(tb__bnb_pack_ckpt_done(&a->msg));
+    m->to_sup++;
+    TB_CHECK(tb__bnb_send(a, 0, T_CKPT_DONE));
+    m->ckpt_pending = 0;
+    return master_feed(a);
 }
 
 static int master_try_close(tb__bnb_actor *a)
@@ -349,7 +372,7 @@ static int master_result(tb__bnb_actor *a, int si, const void *data, size_t len)
         return master_try_close(a);
     }
     master_adapt(a, r.levels, r.seconds);
-    return master_feed(a);
+    return m->ckpt_pending ? master_ckpt_try(a) : master_feed(a);
 }
 
 int tb__bnb_master_start(tb__bnb_actor *a)
@@ -446,6 +469,11 @@ int tb__bnb_master_message(tb__bnb_actor *a, int src, int tag, const void *data,
             uint64_t want;
             TB_CHECK(tb__bnb_unpack_give_req(&in, &want));
             return master_give(a, want);
+        }
+        if (tag == T_CKPT) {
+            TB_CHECK(tb__bnb_unpack_ckpt(&in));
+            m->ckpt_pending = 1;
+            return master_ckpt_try(a);
         }
     } else {
         int si = -1;

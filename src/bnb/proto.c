@@ -181,6 +181,11 @@ int tb__bnb_pack_keep(tb_buf *m, uint32_t n, const tb_buf *subs)
 
 int tb__bnb_unpack_keep(tb_buf *in, uint32_t *n) { return tb_buf_unpack_u32(in, n); }
 
+int tb__bnb_pack_ckpt(tb_buf *m) { return tb__bnb_pack_wstop(m); }
+int tb__bnb_unpack_ckpt(tb_buf *in) { return tb__bnb_unpack_wstop(in); }
+int tb__bnb_pack_ckpt_done(tb_buf *m) { return tb__bnb_pack_wstop(m); }
+int tb__bnb_unpack_ckpt_done(tb_buf *in) { return tb__bnb_unpack_wstop(in); }
+
 int tb__bnb_pack_stop(tb_buf *m, uint64_t sent)
 {
     tb_buf_clear(m);

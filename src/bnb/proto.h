@@ -20,8 +20,12 @@
  *   GIVE      M->S  u32 n, n subs
  *   STOP      S->M  u64 messages sent before this one
  *   FINAL     M->S  u64 messages sent before this one, group counters
- *   KEEP      M->S  u32 n, n subs: after STOP, a checkpointed run's open
- *                   subproblems (tb_bnb_set_checkpoint), before FINAL
+ *   KEEP      M->S  u32 n, n subs: a checkpointed run's open subproblems
+ *                   (tb_bnb_set_checkpoint), after STOP before FINAL, or
+ *                   after CKPT before CKPT_DONE
+ *   CKPT      S->M  (empty): a checkpoint round: once no task is in
+ *                   flight, send the queue (a copy) in KEEPs, then CKPT_DONE
+ *   CKPT_DONE M->S  (empty): the group's part of the round is sent
  * RESULT, MOVE and GIVE end with the subproblem padding (per sub).
  */
 #ifndef TB_BNB_PROTO_H
@@ -46,7 +50,9 @@
     X(GIVE, "give")                                                                           \
     X(STOP, "stop")                                                                           \
     X(FINAL, "final")                                                                         \
-    X(KEEP, "keep")
+    X(KEEP, "keep")                                                                           \
+    X(CKPT, "checkpoint")                                                                     \
+    X(CKPT_DONE, "checkpoint-done")
 
 enum {
     T_NONE_ = 0,
@@ -137,6 +143,10 @@ int tb__bnb_unpack_give_req(tb_buf *in, uint64_t *want);
 int tb__bnb_pack_give(tb_buf *m, uint32_t n, const tb_buf *subs, size_t pad);
 int tb__bnb_unpack_give(tb_buf *in, uint32_t *n);
 int tb__bnb_pack_keep(tb_buf *m, uint32_t n, const tb_buf *subs);
+int tb__bnb_pack_ckpt(tb_buf *m);
+int tb__bnb_unpack_ckpt(tb_buf *in);
+int tb__bnb_pack_ckpt_done(tb_buf *m);
+int tb__bnb_unpack_ckpt_done(tb_buf *in);
 int tb__bnb_unpack_keep(tb_buf *in, uint32_t *n);
 int tb__bnb_pack_stop(tb_buf *m, uint64_t sent);
 int tb__bnb_unpack_stop(tb_buf *in, uint64_t *sent);

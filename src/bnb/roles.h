@@ -24,7 +24,7 @@
 
 enum { ROLE_SUP, ROLE_MASTER, ROLE_WORKER };
 enum { JOB_STARTUP = 1, JOB_TASK = 2 };
-enum { TIMER_STATUS = 1, TIMER_PROGRESS = 2 };
+enum { TIMER_STATUS = 1, TIMER_PROGRESS = 2, TIMER_CKPT = 3 };
 
 struct tb_bnb {
     MPI_Comm comm;
@@ -39,7 +39,8 @@ struct tb_bnb {
     size_t sub_pad; /* per subproblem returned or moved (tb_bnb_set_sub_pad) */
     size_t pool_limit; /* bytes of each queue before it goes depth first (tb_bnb_set_pool_limit) */
     size_t msg_budget; /* bytes of subproblems per message (TB__BNB_MSG_BUDGET) */
-    char *ckpt_path;   /* tb_bnb_set_checkpoint: the open subproblems at the end go there */
+    char *ckpt_path;   /* tb_bnb_set_checkpoint: the open subproblems go there */
+    double ckpt_interval; /* seconds between checkpoint rounds during the run (0: only at the end) */
     char *resume_path; /* tb_bnb_set_resume */
     char *identity;    /* tb_bnb_set_identity */
     char *ckpt_identity; /* what the checkpoint files say this run is (rank 0) */
@@ -108,6 +109,7 @@ typedef struct tb__bnb_master {
     uint64_t to_sup, from_sup;
     int64_t stop_expect; /* -1 until STOP */
     int stopping, hungry_said, empty_said, dirty;
+    int ckpt_pending; /* a checkpoint round: no new task until the group's part is sent */
 } tb__bnb_master;
 
 /* What the supervisor knows of a group: its master's last STATUS. */
@@ -130,8 +132,11 @@ typedef struct tb__bnb_sup {
     tb_bnb_group *gs;
     int stopping, proven;
     int interrupted; /* the signal that asked for the stop, or 0 */
-    tb__ckpt_writer keep; /* tb_bnb_set_checkpoint: the snapshot written at the end */
+    tb__ckpt_writer keep; /* tb_bnb_set_checkpoint: the snapshot being written */
     int keeping;
+    int ckpt_round;       /* a round during the run is under way */
+    int ckpt_wait;        /* groups whose CKPT_DONE is still to come */
+    uint64_t ckpt_rounds; /* rounds written */
     uint64_t kept, nodes_before; /* subs in it; nodes of the runs it resumed */
     double lower, final_lower;
     uint64_t nodes;

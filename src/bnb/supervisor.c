@@ -103,7 +103,7 @@ static int sup_deal(tb__bnb_actor *a, const double *w)
     double wsum = 0;
     for (int g = 0; g < G; g++)
         wsum += w[g];
-    if (s->pool.n == 0 || !(wsum > 0))
+    if (s->pool.n == 0 || !(wsum > 0) || s->ckpt_round) /* the pool is frozen in a round */
         return TB_OK;
     tb_buf *bufs = calloc((size_t)G, sizeof *bufs);
     uint32_t *cnt = calloc((size_t)G, sizeof *cnt);
@@ -174,6 +174,7 @@ static int keep_begin(tb__bnb_actor *a)
         return rc;
     }
     s->keeping = 1;
+    s->kept = 0;
     for (size_t i = 0; i < s->pool.n && rc == TB_OK; i++) {
         const tb__bnb_sub *p = &s->pool.a[i];
         rc = keep_sub(s, p->bound, p->depth, p->data, p->len);
@@ -183,12 +184,12 @@ static int keep_begin(tb__bnb_actor *a)
 
 /* The last FINAL is in: the incumbent and the nodes so far, then the file
  * replaces the old one in one rename. */
-static int keep_end(tb__bnb_actor *a)
+static int keep_end(tb__bnb_actor *a, int final)
 {
     tb__bnb_sup *s = &a->sup;
     uint64_t nodes = s->nodes_before + s->nodes;
-    for (int g = 0; g < a->b->ngroups; g++)
-        nodes += s->gs[g].nodes;
+    for (int g = 0; g < a->b->ngroups; g++) /* a round's: the groups' last statuses */
+        nodes += final ? s->gs[g].nodes : s->st[g].nodes;
     tb_buf m = TB_BUF_INIT;
     int rc = tb_buf_pack_f64(&m, s->eng.inc);
     rc |= tb_buf_pack_u64(&m, nodes);
@@ -205,12 +206,49 @@ static int keep_end(tb__bnb_actor *a)
         return rc != TB_OK ? rc : crc;
     }
     const char *path = a->b->ckpt_path;
-    if (s->kept)
+    if (!final)
+        TB_LOG_INFO("bnb: checkpoint %" PRIu64 ": %" PRIu64 " open subproblems in %s (%" PRIu64
+                    " nodes so far)", s->ckpt_rounds + 1, s->kept, path, nodes);
+    else if (s->kept)
         TB_LOG_WARN("bnb: %" PRIu64 " open subproblems kept in %s: --resume %s continues the "
                     "search (%" PRIu64 " nodes so far)", s->kept, path, path, nodes);
     else
         TB_LOG_INFO("bnb: %s holds the finished search (%" PRIu64 " nodes)", path, nodes);
     return TB_OK;
+}
+
+static int sup_check(tb__bnb_actor *a);
+static int sup_balance(tb__bnb_actor *a, int from);
+
+/* A checkpoint round during the run: the pool is frozen and written, every
+ * group sends its queue once its tasks are in; gives that arrive meanwhile
+ * are written as they come (they left their group before its part). */
+static int ckpt_round_begin(tb__bnb_actor *a)
+{
+    tb__bnb_sup *s = &a->sup;
+    if (s->stopping || s->ckpt_round)
+        return TB_OK;
+    TB_CHECK(keep_begin(a));
+    s->ckpt_round = 1;
+    s->ckpt_wait = a->b->ngroups;
+    for (int g = 0; g < a->b->ngroups; g++) {
+        TB_CHECK(tb__bnb_pack_ckpt(&a->msg));
+        TB_CHECK(sup_send(a, g, T_CKPT));
+    }
+    return TB_OK;
+}
+
+static int ckpt_round_end(tb__bnb_actor *a)
+{
+    tb__bnb_sup *s = &a->sup;
+    TB_CHECK(keep_end(a, 0));
+    s->ckpt_round = 0;
+    s->ckpt_rounds++;
+    TB_CHECK(tb__bnb_set_timer(a, tb_tp_now(&a->base) + a->b->ckpt_interval, TIMER_CKPT));
+    for (int g = 0; g < a->b->ngroups; g++) /* what waited for the round */
+        if (s->st[g].valid && s->st[g].hungry)
+            TB_CHECK(sup_balance(a, g));
+    return sup_check(a);
 }
 
 static int sup_stop(tb__bnb_actor *a, int proven, double lower)
@@ -232,7 +270,7 @@ static int sup_stop(tb__bnb_actor *a, int proven, double lower)
 static int sup_check(tb__bnb_actor *a)
 {
     tb__bnb_sup *s = &a->sup;
-    if (s->stopping)
+    if (s->stopping || s->ckpt_round) /* after the round */
         return TB_OK;
     int G = a->b->ngroups;
     uint64_t pending = s->pool.n;
@@ -268,7 +306,7 @@ static int sup_check(tb__bnb_actor *a)
 static int sup_balance(tb__bnb_actor *a, int from)
 {
     tb__bnb_sup *s = &a->sup;
-    if (s->stopping)
+    if (s->stopping || s->ckpt_round) /* after the round */
         return TB_OK;
     int G = a->b->ngroups;
     double *share = malloc((size_t)G * sizeof *share);
@@ -404,6 +442,8 @@ static int sup_begin(tb__bnb_actor *a)
 {
     tb__bnb_sup *s = &a->sup;
     const tb_bnb *b = a->b;
+    if (b->ckpt_path && b->ckpt_interval > 0)
+        TB_CHECK(tb__bnb_set_timer(a, tb_tp_now(&a->base) + b->ckpt_interval, TIMER_CKPT));
     if (isfinite(s->eng.inc)) {
         for (int g = 0; g < b->ngroups; g++) {
             TB_CHECK(tb__bnb_pack_inc_down(&a->msg, s->eng.inc));
@@ -507,7 +547,7 @@ static int sup_try_close(tb__bnb_actor *a)
             return TB_OK;
     s->t_end = tb_tp_now(&a->base);
     if (s->keeping)
-        TB_CHECK(keep_end(a));
+        TB_CHECK(keep_end(a, 1));
     if (s->pool.tightened)
         TB_LOG_INFO("branch-and-bound: the supervisor's queue went over %zu bytes %" PRIu64
                     " times (depth first until half)",
@@ -563,7 +603,11 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
         for (uint32_t i = 0; i < n; i++) {
             tb__bnb_sub sub;
             TB_CHECK(tb__bnb_unpack_sub(&in, &sub));
-            int rc = tb__bnb_heap_push(&s->pool, sub);
+            /* in a round: it left its group before the group's part was
+             * taken, after the pool's: kept here, once */
+            int rc = s->ckpt_round ? keep_sub(s, sub.bound, sub.depth, sub.data, sub.len) : TB_OK;
+            if (rc == TB_OK)
+                rc = tb__bnb_heap_push(&s->pool, sub);
             if (rc != TB_OK) {
                 free(sub.data);
                 return rc;
@@ -590,6 +634,11 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
         }
         return TB_OK;
     }
+    case T_CKPT_DONE:
+        TB_CHECK(tb__bnb_unpack_ckpt_done(&in));
+        if (!s->ckpt_round || s->ckpt_wait <= 0)
+            return TB_ERR_STATE;
+        return --s->ckpt_wait == 0 ? ckpt_round_end(a) : TB_OK;
     case T_FINAL: {
         tb_bnb_group *gs = &s->gs[g];
         tb__bnb_final_msg f;
@@ -705,7 +754,9 @@ int tb__bnb_sup_interrupt(tb__bnb_actor *a, int sig)
 
 int tb__bnb_sup_timer(tb__bnb_actor *a, uint64_t id)
 {
-    if (id != TIMER_PROGRESS || a->sup.stopping)
+    if (a->sup.stopping)
         return TB_OK;
-    return sup_tick(a);
+    if (id == TIMER_CKPT)
+        return ckpt_round_begin(a);
+    return id == TIMER_PROGRESS ? sup_tick(a) : TB_OK;
 }

@@ -329,6 +329,8 @@ static int stop_at_second(void *arg, const tb_bnb_state *st)
     return ++*(int *)arg >= 2;
 }
 
+static double kept_interval; /* checkpoint rounds during the run (0: none) */
+
 static int run_kept(tree *t, const char *path, int resume, tb_bnb_summary *s, int *calls)
 {
     tb_bnb *b = NULL;
@@ -337,7 +339,7 @@ static int run_kept(tree *t, const char *path, int resume, tb_bnb_summary *s, in
     if (rc == TB_OK)
         rc = tb_bnb_set_identity(b, "the test tree");
     if (rc == TB_OK)
-        rc = tb_bnb_set_checkpoint(b, path);
+        rc = tb_bnb_set_checkpoint(b, path, kept_interval);
     if (rc == TB_OK && resume)
         rc = tb_bnb_set_resume(b, path);
     if (rc == TB_OK && !resume)
@@ -380,6 +382,58 @@ static void test_mpi_checkpoint_resume_exactly_once(void)
         TB_ASSERT(!s1.proven && s1.nodes < nnodes(17)); /* the first run was stopped */
         TB_ASSERT(s2.proven && s2.optimum == brute_min(17));
         TB_ASSERT_EQ_INT(bad, 0);
+    }
+    free(sum);
+}
+
+/*
+ * Checkpoint rounds during the run (every 2 ms of a run of about a
+ * second): the search still expands every node exactly once and proves the
+ * optimum, and the rounds were taken (their lines are logged).
+ */
+static int rounds_said;
+
+static void rounds_sink(void *ctx, tb_log_level level, int r, const char *line)
+{
+    (void)ctx, (void)level, (void)r;
+    rounds_said += strstr(line, "bnb: checkpoint ") != NULL;
+}
+
+static void test_mpi_checkpoint_rounds_exactly_once(void)
+{
+    if (size < 3)
+        return;
+    char path[256] = "";
+    if (rank == 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/tb_bnb_rounds_%ld.ck", tmp && *tmp ? tmp : "/tmp",
+                 (long)getpid());
+    }
+    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    tree t;
+    tree_init(&t, 16, 0);
+    tb_bnb_summary s;
+    int calls = -1000000; /* the watch never stops it */
+    rounds_said = 0;
+    tb_log_level was = tb_log_get_level();
+    tb_log_set_sink(rounds_sink, NULL);
+    tb_log_set_level(TB_LOG_INFO);
+    kept_interval = 0.002;
+    int rc = run_kept(&t, path, 0, &s, &calls);
+    kept_interval = 0;
+    tb_log_set_level(was);
+    tb_log_set_sink(NULL, NULL);
+    uint32_t *sum = calloc(nnodes(16), sizeof *sum);
+    MPI_Reduce(t.visits, sum, (int)nnodes(16), MPI_UINT32_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    if (rank == 0) {
+        remove(path);
+        t.D = 16;
+        t.visits = sum;
+        TB_ASSERT(s.proven && s.optimum == brute_min(16));
+        TB_ASSERT_EQ_INT(first_bad(&t), 0);
+        TB_ASSERT(rounds_said > 0);
     }
     free(sum);
 }
@@ -902,6 +956,7 @@ static const tb_test tests[] = {
     {"mpi_prunes", test_mpi_prunes},
     {"mpi_interrupted", test_mpi_interrupted},
     {"mpi_checkpoint_resume_exactly_once", test_mpi_checkpoint_resume_exactly_once},
+    {"mpi_checkpoint_rounds_exactly_once", test_mpi_checkpoint_rounds_exactly_once},
     {"mpi_wan_delay_rtt", test_mpi_wan_delay_rtt},
     {"mpi_wan_delay_bnb", test_mpi_wan_delay_bnb},
     {"sim_once_small", test_sim_once_small},

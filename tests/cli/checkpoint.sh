@@ -159,6 +159,26 @@ fi
     fail "bnb resume: $(cat err.txt)"
 grep -q '"optimum": 14390,' out.txt && grep -q '"proven": true' out.txt ||
     fail "bnb resume: not the optimum 14390 proven: $(cat out.txt)"
+# killed outright (SIGKILL of every process of the job) after some
+# checkpoint rounds: the last round's file is whole, and resumed it proves
+# the optimum
+rm -f r.ck
+"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --checkpoint r.ck --checkpoint-interval 0.3 -q > out.txt 2> err.txt &
+pid=$!
+for _ in $(seq 1 100); do [ -s r.ck ] && break; sleep 0.1; done
+sleep 0.5
+pkill -KILL -f "$TENBIN bnb knapsack" || true
+kill -KILL $pid 2> /dev/null || true
+wait $pid 2> /dev/null || true
+if [ -s r.ck ]; then
+    "$MPIEXEC" $NP 2 "$TENBIN" bnb knapsack "$K" --resume r.ck -q --json > out.txt 2> err.txt ||
+        fail "bnb resume after SIGKILL: $(cat err.txt)"
+    grep -q '"optimum": 14390,' out.txt && grep -q '"proven": true' out.txt ||
+        fail "bnb resume after SIGKILL: not 14390 proven: $(cat out.txt)"
+else
+    echo "note: the search ended before a checkpoint round"
+fi
+
 # refused: another instance, another mechanism's checkpoint, one rank
 K2="$TB_SOURCE_DIR/tests/data/knapsack/knapPI_3_500_1000_1.txt"
 set +e
