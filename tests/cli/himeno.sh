@@ -37,16 +37,22 @@ for p in 2 3 4; do
 done
 
 # A rank at a third of the speed: balancing moves planes away from it, and
-# the JSON says so.  (Which planes exactly depends on timing.)
-"$MPIEXEC" $NP 2 "$TENBIN" himeno --size XS --iters 60 --slowdown 1:3 --interval 5 --json \
-    > bal.json
-for key in '"gosa": ' '"p_bitsum": ' '"wall_s": ' '"moves": ' '"bytes_moved": ' '"actions": ['; do
-    grep -qF "$key" bal.json || fail "--json lacks $key: $(cat bal.json)"
+# the JSON says so.  (Which planes exactly depends on timing; sweeps of
+# 1-2 ms are measured, so when other tests load the 2 cores a run may be
+# misled: the property must hold in one of three runs.)
+for try in 1 2 3; do
+    "$MPIEXEC" $NP 2 "$TENBIN" himeno --size XS --iters 60 --slowdown 1:3 --interval 5 --json \
+        > bal.json
+    for key in '"gosa": ' '"p_bitsum": ' '"wall_s": ' '"moves": ' '"bytes_moved": ' '"actions": ['; do
+        grep -qF "$key" bal.json || fail "--json lacks $key: $(cat bal.json)"
+    done
+    [ "$(wc -l < bal.json)" -eq 1 ] || fail "--json printed more than one line"
+    lay=$(sed -n 's/.*"layout": \[\([0-9]*\),\([0-9]*\)\], "actions".*/\1 \2/p' bal.json)
+    set -- $lay
+    [ "$#" -eq 2 ] && [ "$1" -gt "$2" ] && break
+    echo "note: run $try: slowed rank 1 kept as many planes: layout '$lay'"
+    [ "$try" -lt 3 ] || fail "slowed rank 1 kept as many planes in 3 runs: layout '$lay'"
 done
-[ "$(wc -l < bal.json)" -eq 1 ] || fail "--json printed more than one line"
-lay=$(sed -n 's/.*"layout": \[\([0-9]*\),\([0-9]*\)\], "actions".*/\1 \2/p' bal.json)
-set -- $lay
-[ "$#" -eq 2 ] && [ "$1" -gt "$2" ] || fail "slowed rank 1 kept as many planes: layout '$lay'"
 grep -q '"moves": 0,' bal.json && fail "no move despite a 3x slower rank: $(cat bal.json)"
 "$MPIEXEC" $NP 1 "$TENBIN" himeno --size XS --iters 60 --balance off --json > one60.json
 b1=$(sed -n 's/.*"p_bitsum": \([0-9]*\).*/\1/p' one60.json)
