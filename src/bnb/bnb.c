@@ -40,6 +40,7 @@
 
 #include "core/json.h"
 #include "core/refuse.h"
+#include "core/strset.h"
 #include "run/coll.h"
 #include "run/run.h"
 #include "bnb/bnb_internal.h"
@@ -426,12 +427,7 @@ int tb_bnb_set_trace_file(tb_bnb *b, const char *path)
 {
     if (!b)
         return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_trace_file: the handle is NULL");
-    char *p = NULL;
-    if (path && !(p = strdup(path)))
-        return TB_ERR_NOMEM;
-    free(b->trace_path);
-    b->trace_path = p;
-    return TB_OK;
+    return tb__strset(&b->trace_path, path);
 }
 
 int tb_bnb_set_task_pad(tb_bnb *b, size_t bytes)
@@ -472,17 +468,6 @@ int tb_bnb_set_watch(tb_bnb *b, tb_bnb_watch_fn fn, void *arg, double interval)
     return TB_OK;
 }
 
-/* A copy of s into *slot (NULL clears it). */
-static int set_str(char **slot, const char *s)
-{
-    char *c = s ? strdup(s) : NULL;
-    if (s && !c)
-        return TB_ERR_NOMEM;
-    free(*slot);
-    *slot = c;
-    return TB_OK;
-}
-
 int tb_bnb_set_checkpoint(tb_bnb *b, const char *path, double interval_s)
 {
     if (!b || (path && !*path) || !(interval_s >= 0 && isfinite(interval_s)))
@@ -491,7 +476,7 @@ int tb_bnb_set_checkpoint(tb_bnb *b, const char *path, double interval_s)
                             : path && !*path ? "an empty path"
                                              : "expected an interval in seconds >= 0");
     b->ckpt_interval = interval_s;
-    return set_str(&b->ckpt_path, path);
+    return tb__strset(&b->ckpt_path, path);
 }
 
 int tb_bnb_set_resume(tb_bnb *b, const char *path)
@@ -499,14 +484,14 @@ int tb_bnb_set_resume(tb_bnb *b, const char *path)
     if (!b || (path && !*path))
         return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_resume: %s",
                             !b ? "the handle is NULL" : "an empty path");
-    return set_str(&b->resume_path, path);
+    return tb__strset(&b->resume_path, path);
 }
 
 int tb_bnb_set_identity(tb_bnb *b, const char *what)
 {
     if (!b)
         return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_identity: the handle is NULL");
-    return set_str(&b->identity, what);
+    return tb__strset(&b->identity, what);
 }
 
 int tb_bnb_set_msg_budget(tb_bnb *b, size_t bytes)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/proc.h"
+#include "core/strset.h"
 
 /* strtol/strtod skip leading blanks; we want the whole string to be the
  * number, so a leading blank (like a trailing one) is a parse error. */
@@ -199,4 +200,14 @@ int tb__runnable(const char *prog)
             return 0;
         p = c + 1;
     }
+}
+
+int tb__strset(char **slot, const char *s)
+{
+    char *c = s ? strdup(s) : NULL;
+    if (s && !c)
+        return TB_ERR_NOMEM;
+    free(*slot);
+    *slot = c;
+    return TB_OK;
 }

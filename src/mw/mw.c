@@ -15,6 +15,7 @@
 
 #include "core/json.h"
 #include "core/refuse.h"
+#include "core/strset.h"
 #include "run/coll.h"
 #include "run/run.h"
 #include "run/agree.h"
@@ -315,17 +316,6 @@ int tb_mw_set_generator(tb_mw *mw, uint64_t ntasks, tb_mw_gen_fn fn, void *ctx)
     return TB_OK;
 }
 
-/* A copy of s into *slot (NULL clears it). */
-static int set_str(char **slot, const char *s)
-{
-    char *c = s ? strdup(s) : NULL;
-    if (s && !c)
-        return TB_ERR_NOMEM;
-    free(*slot);
-    *slot = c;
-    return TB_OK;
-}
-
 int tb_mw_set_checkpoint(tb_mw *mw, const char *path, double interval_s)
 {
     if (!mw || (path && !*path) || !(interval_s >= 0 && isfinite(interval_s)))
@@ -337,7 +327,7 @@ int tb_mw_set_checkpoint(tb_mw *mw, const char *path, double interval_s)
         return TB__REFUSE_H(mw, TB_ERR_UNSUPPORTED,
                             "tb_mw_set_checkpoint: a simulated run keeps no checkpoint");
     mw->ckpt_interval = interval_s;
-    return set_str(&mw->ckpt_path, path);
+    return tb__strset(&mw->ckpt_path, path);
 }
 
 int tb_mw_set_resume(tb_mw *mw, const char *path)
@@ -348,14 +338,14 @@ int tb_mw_set_resume(tb_mw *mw, const char *path)
     if (mw->plat)
         return TB__REFUSE_H(mw, TB_ERR_UNSUPPORTED,
                             "tb_mw_set_resume: a simulated run resumes nothing");
-    return set_str(&mw->resume_path, path);
+    return tb__strset(&mw->resume_path, path);
 }
 
 int tb_mw_set_identity(tb_mw *mw, const char *what)
 {
     if (!mw)
         return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_identity: the handle is NULL");
-    return set_str(&mw->identity, what);
+    return tb__strset(&mw->identity, what);
 }
 
 /* Rank 0, before a real run: the results of --resume handed over, the
@@ -455,11 +445,7 @@ int tb_mw_set_trace_file(tb_mw *mw, const char *path)
 {
     if (!mw)
         return TB__REFUSE_H(mw, TB_ERR_INVALID, "tb_mw_set_trace_file: the handle is NULL");
-    free(mw->trace_path);
-    mw->trace_path = NULL;
-    if (path && !(mw->trace_path = strdup(path)))
-        return TB_ERR_NOMEM;
-    return TB_OK;
+    return tb__strset(&mw->trace_path, path);
 }
 
 int tb_mw_set_task_timeout(tb_mw *mw, double seconds)
