@@ -12,6 +12,9 @@ set -eu
 cd "$TB_TEST_TMP"
 . "$TB_SOURCE_DIR/tests/cli/expect.inc"
 NP=${MPIEXEC_NUMPROC_FLAG:--n}
+# The runs this test stops name a file in its directory, D: that is how it
+# finds their processes (other tests run tenbin at the same time).
+D=$PWD
 PIC="--width 1600 --height 1600 --max-iter 2000"
 
 mandel() { n=$1; shift; "$MPIEXEC" $NP "$n" "$TENBIN" mandel $PIC -q "$@"; }
@@ -20,7 +23,7 @@ json_num() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | cut -d' ' -f2; }
 
 # the pid of rank R of the mandel run under way (from its environment)
 rank_pid() {
-    for p in $(pgrep -f "$TENBIN mandel" || true); do
+    for p in $(pgrep -f "$TENBIN mandel .*$D/" || true); do
         if tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null |
             grep -Eqx "(OMPI_COMM_WORLD_RANK|PMI_RANK)=$1"; then
             echo "$p"
@@ -32,7 +35,7 @@ rank_pid() {
 
 none_left() {
     for _ in 1 2 3 4 5 6 7 8 9 10; do
-        pgrep -f "$TENBIN mandel" > /dev/null || return 0
+        pgrep -f "$TENBIN .*$D/" > /dev/null || return 0
         sleep 1
     done
     fail "$1: processes left: $(pgrep -af "$TENBIN" || true)"
@@ -67,12 +70,12 @@ resume_ok() {
 # but may be gone before it forwards the line): rank 0 makes the journal
 # durable and says so
 rm -f a.ck
-mandel 3 --checkpoint a.ck --checkpoint-interval 0.2 > out.txt 2> err.txt &
+mandel 3 --checkpoint "$D/a.ck" --checkpoint-interval 0.2 > out.txt 2> err.txt &
 pid=$!
 wait_for_rows a.ck
 for r in 0 1 2; do kill -TERM "$(rank_pid $r)" 2> /dev/null || true; done
 wait $pid && fail "SIGTERM: exit 0" || true
-grep -q 'interrupted by SIGTERM: [0-9]* of 1600 tasks were done and delivered; the checkpoint a.ck holds [0-9]* of them' err.txt ||
+grep -q "interrupted by SIGTERM: [0-9]* of 1600 tasks were done and delivered; the checkpoint $D/a.ck holds [0-9]* of them" err.txt ||
     fail "SIGTERM: no line: $(cat err.txt)"
 none_left "SIGTERM"
 resume_ok a.ck 2
@@ -80,7 +83,7 @@ resume_ok a.ck 2
 # 2. a worker rank killed with SIGKILL: the job ends (mpiexec names the
 # rank), the checkpoint is intact
 rm -f b.ck
-mandel 3 --checkpoint b.ck --checkpoint-interval 0.2 > out.txt 2> err.txt &
+mandel 3 --checkpoint "$D/b.ck" --checkpoint-interval 0.2 > out.txt 2> err.txt &
 pid=$!
 wait_for_rows b.ck
 w=$(rank_pid 2) || fail "no rank 2"
@@ -92,10 +95,10 @@ resume_ok b.ck 3
 # 3. the whole job killed with SIGKILL (rank 0 too, maybe in the middle of
 # a write): a torn last record is dropped
 rm -f c.ck
-mandel 3 --checkpoint c.ck --checkpoint-interval 0 > out.txt 2> err.txt &
+mandel 3 --checkpoint "$D/c.ck" --checkpoint-interval 0 > out.txt 2> err.txt &
 pid=$!
 wait_for_rows c.ck
-pkill -KILL -f "$TENBIN mandel" || true
+pkill -KILL -f "$TENBIN mandel .*$D/c.ck" || true
 kill -KILL $pid 2> /dev/null || true
 wait $pid || true
 none_left "SIGKILL of the job"
@@ -139,7 +142,7 @@ expect 2 "a simulated run keeps no checkpoint" mandel --sim hosts=4 --checkpoint
 # open subproblems kept; resumed on fewer ranks, the known optimum proven
 K="$TB_SOURCE_DIR/tests/data/knapsack/knapPI_3_1000_1000_1.txt"
 rm -f k.ck
-"$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack "$K" --checkpoint k.ck -q --json > out.txt 2> err.txt &
+"$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack "$K" --checkpoint "$D/k.ck" -q --json > out.txt 2> err.txt &
 pid=$!
 sleep 1.5
 kill -USR1 $pid
@@ -151,7 +154,7 @@ if grep -q '"proven": true' out.txt; then
     echo "note: bnb ended before the signal; the resume below starts from a finished search"
 else
     [ "$st" = 138 ] || fail "bnb SIGUSR1: exit $st: $(cat err.txt)"
-    grep -q 'bnb: [0-9]* open subproblems kept in k.ck: --resume k.ck continues the search' err.txt ||
+    grep -q "bnb: [0-9]* open subproblems kept in $D/k.ck: --resume $D/k.ck continues the search" err.txt ||
         fail "bnb SIGUSR1: no line about the checkpoint: $(cat err.txt)"
 fi
 [ -s k.ck ] || fail "bnb: no checkpoint written"
@@ -163,11 +166,11 @@ grep -q '"optimum": 14390,' out.txt && grep -q '"proven": true' out.txt ||
 # checkpoint rounds: the last round's file is whole, and resumed it proves
 # the optimum
 rm -f r.ck
-"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --checkpoint r.ck --checkpoint-interval 0.3 -q > out.txt 2> err.txt &
+"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --checkpoint "$D/r.ck" --checkpoint-interval 0.3 -q > out.txt 2> err.txt &
 pid=$!
 for _ in $(seq 1 100); do [ -s r.ck ] && break; sleep 0.1; done
 sleep 0.5
-pkill -KILL -f "$TENBIN bnb knapsack" || true
+pkill -KILL -f "$TENBIN bnb knapsack .*$D/r.ck" || true
 kill -KILL $pid 2> /dev/null || true
 wait $pid 2> /dev/null || true
 if [ -s r.ck ]; then

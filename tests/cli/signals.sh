@@ -19,6 +19,9 @@ set -eu
 cd "$TB_TEST_TMP"
 . "$TB_SOURCE_DIR/tests/cli/expect.inc"
 NP=${MPIEXEC_NUMPROC_FLAG:--n}
+# Every process this test starts names a file in its own directory, D: that
+# is how it finds them (other tests run tenbin at the same time).
+D=$PWD
 
 awk -v s=5 'BEGIN { n = 300
     for (i = 0; i < n; i++) { s = (s * 16807) % 2147483647; w[i] = 1 + int(s / 2147483647 * 1000); t += w[i] }
@@ -44,7 +47,7 @@ run_signalled() {
 # nothing of the run may be left: every rank gone within a few seconds
 none_left() {
     for _ in 1 2 3 4 5 6 7 8 9 10; do
-        pgrep -f "$TENBIN.*(hard.txt|mandel|himeno|chain.json)" > /dev/null || return 0
+        pgrep -f "$TENBIN.* $D/" > /dev/null || return 0
         sleep 1
     done
     fail "$1: processes left: $(pgrep -af "$TENBIN" || true)"
@@ -53,7 +56,7 @@ none_left() {
 json_field() { grep -o "\"$1\": [^,}]*" out.txt | head -1; }
 
 # 1. one rank, SIGINT: the sequential search stops between nodes
-run_signalled INT 2 "$TENBIN" bnb knapsack hard.txt --json
+run_signalled INT 2 "$TENBIN" bnb knapsack "$D/hard.txt" --json
 [ "$st" = 130 ] || fail "bnb, one rank, SIGINT: exit $st, want 130: $(cat err.txt)"
 [ "$(json_field interrupted)" = '"interrupted": "SIGINT"' ] || fail "bnb SIGINT: $(cat out.txt)"
 [ "$(json_field proven)" = '"proven": false' ] || fail "bnb SIGINT proven: $(cat out.txt)"
@@ -62,7 +65,7 @@ none_left "bnb SIGINT"
 
 # 2. four ranks, SIGUSR1 to mpiexec (forwarded to every rank): the search
 # stops as a reached gap would; one line on stderr says so at once
-run_signalled USR1 3 "$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack hard.txt --json
+run_signalled USR1 3 "$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack "$D/hard.txt" --json
 [ "$st" = 138 ] || fail "bnb, 4 ranks, SIGUSR1: exit $st, want 138: $(cat err.txt)"
 [ "$(json_field interrupted)" = '"interrupted": "SIGUSR1"' ] || fail "bnb SIGUSR1: $(cat out.txt)"
 [ "$(json_field proven)" = '"proven": false' ] || fail "bnb SIGUSR1 proven: $(cat out.txt)"
@@ -72,19 +75,19 @@ none_left "bnb SIGUSR1"
 
 # 3. SIGTERM to mpiexec (it passes SIGTERM to every rank, then SIGKILL 1 s
 # later): the text result comes before that
-run_signalled TERM 3 "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack hard.txt
+run_signalled TERM 3 "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$D/hard.txt"
 [ "$st" != 0 ] || fail "bnb SIGTERM: exit 0"
-grep -q '^knapsack hard.txt: best found [0-9]* (not proven: stopped by SIGTERM), bound' out.txt ||
+grep -q "^knapsack $D/hard.txt: best found [0-9]* (not proven: stopped by SIGTERM), bound" out.txt ||
     fail "bnb SIGTERM: $(cat out.txt) $(cat err.txt)"
 none_left "bnb SIGTERM"
 
 # 4. mandel, SIGTERM to every rank (as scancel sends it): one line with what
 # was done, no image
 rm -f m.png
-"$MPIEXEC" $NP 3 "$TENBIN" mandel --width 4000 --height 4000 --max-iter 3000 --out m.png > out.txt 2> err.txt &
+"$MPIEXEC" $NP 3 "$TENBIN" mandel --width 4000 --height 4000 --max-iter 3000 --out "$D/m.png" > out.txt 2> err.txt &
 pid=$!
 sleep 2
-for p in $(pgrep -f "$TENBIN mandel"); do
+for p in $(pgrep -f "$TENBIN mandel .*$D/m.png"); do
     case $(cat "/proc/$p/comm" 2> /dev/null) in tenbin) kill -TERM "$p" ;; esac
 done
 set +e
@@ -98,7 +101,7 @@ set -e
 none_left "mandel SIGTERM"
 
 # 5. himeno: every rank agrees to stop before the next sweep; one line
-run_signalled USR1 3 "$MPIEXEC" $NP 2 "$TENBIN" himeno --size S --iters 100000
+run_signalled USR1 3 "$MPIEXEC" $NP 2 "$TENBIN" himeno --size S --iters 100000 --record "$D/h.jsonl"
 [ "$st" = 138 ] || fail "himeno SIGUSR1: exit $st, want 138: $(cat err.txt)"
 [ "$(grep -c '^tenbin himeno: interrupted by SIGUSR1 before sweep [0-9]* of 100000; nothing is written' err.txt)" = 1 ] ||
     fail "himeno SIGUSR1: no single line: $(cat err.txt)"
@@ -128,13 +131,13 @@ EOF
 mkdir -p in
 export TMPDIR="$TB_TEST_TMP/tmp" && rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
 rm -rf out log1.json log2.json
-run_signalled TERM 2 "$MPIEXEC" $NP 2 "$TENBIN" flow run chain.json --input-dir in --out-dir out --log log1.json
+run_signalled TERM 2 "$MPIEXEC" $NP 2 "$TENBIN" flow run "$D/chain.json" --input-dir in --out-dir out --log log1.json
 [ "$st" != 0 ] || fail "flow run SIGTERM: exit 0"
 [ "$(grep -c 'the workflow run interrupted by SIGTERM: [0-9] of 8 tasks had ended well; --resume log1.json runs the rest' err.txt)" = 1 ] ||
     fail "flow run SIGTERM: no single line: $(cat err.txt)"
 [ ! -e out ] || fail "flow run SIGTERM: outputs written as if complete"
 none_left "flow run"
-"$MPIEXEC" $NP 2 "$TENBIN" flow run chain.json --input-dir in --out-dir out --log log2.json \
+"$MPIEXEC" $NP 2 "$TENBIN" flow run "$D/chain.json" --input-dir in --out-dir out --log log2.json \
     --resume log1.json --json > out.txt 2> err.txt || fail "flow run --resume: $(cat err.txt)"
 [ "$(cat out/f7.txt)" = 8 ] || fail "flow run --resume: f7.txt is $(cat out/f7.txt)"
 grep -q '"resumed": [1-9]' out.txt || fail "flow run --resume resumed nothing: $(cat out.txt)"
@@ -160,7 +163,7 @@ run_signalled INT 1 "$TENBIN" sim mw --platform hosts=64 --ranks 64 --tasks 1000
 # through it, the ranks) gets SIGINT
 if command -v script > /dev/null; then
     (sleep 3; printf '\003'; sleep 5) |
-        script -qec "\"$MPIEXEC\" $NP 3 \"$TENBIN\" bnb knapsack hard.txt" /dev/null > tty.txt 2>&1 || true
+        script -qec "\"$MPIEXEC\" $NP 3 \"$TENBIN\" bnb knapsack \"$D/hard.txt\"" /dev/null > tty.txt 2>&1 || true
     grep -aq 'not proven: stopped by SIG' tty.txt || fail "Ctrl-C on a terminal: $(cat tty.txt)"
     none_left "Ctrl-C"
 fi
