@@ -31,12 +31,10 @@
 #include "tenbin/bnb.h"
 #include "tenbin/experiment.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/json.h"
 #include "core/refuse.h"
@@ -736,11 +734,8 @@ static int check_agreement(tb_bnb *b)
 static int prepare_resume(tb_bnb *b)
 {
     int rc = TB_OK;
-    const char *path = b->resume_path;
-    if (b->rank == 0 && path && b->ckpt_path && strcmp(path, b->ckpt_path) == 0 &&
-        access(path, F_OK) != 0 && errno == ENOENT)
-        path = NULL;
-    if (b->rank == 0 && path) {
+    const char *path = b->rank == 0 ? tb__ckpt_resume_from(b->resume_path, b->ckpt_path) : NULL;
+    if (path) {
         char err[TB__ERR_LINE];
         rc = tb__ckpt_read(&b->resume, path, "bnb-open", b->ckpt_identity, err, sizeof err);
         b->resume_first = b->resume.at;

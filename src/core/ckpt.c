@@ -238,6 +238,14 @@ int tb__ckpt_close(tb__ckpt_writer *w, int commit, char *err, size_t errlen)
 
 /* ---- reading ------------------------------------------------------------- */
 
+const char *tb__ckpt_resume_from(const char *resume, const char *ckpt)
+{
+    if (resume && ckpt && strcmp(resume, ckpt) == 0 && access(resume, F_OK) != 0 &&
+        errno == ENOENT)
+        return NULL;
+    return resume;
+}
+
 static uint32_t get_u32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

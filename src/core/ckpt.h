@@ -58,6 +58,11 @@ typedef struct tb__ckpt_reader {
     const char *path;
 } tb__ckpt_reader;
 
+/* What a run resumes from: resume, or NULL when there is none, or when it
+ * is also the checkpoint to keep (ckpt) and no file is there yet -- the
+ * first run of a job that may be requeued ("--checkpoint F --resume F"). */
+const char *tb__ckpt_resume_from(const char *resume, const char *ckpt);
+
 /* Read the checkpoint at path: its kind and identity must be these. */
 int tb__ckpt_read(tb__ckpt_reader *r, const char *path, const char *kind, const char *identity,
                   char *err, size_t errlen);

@@ -5,13 +5,11 @@
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "tenbin/core.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/json.h"
 #include "core/refuse.h"
@@ -354,14 +352,9 @@ static int prepare_checkpoint(tb_mw *mw)
 {
     int rc = TB_OK;
     tb__mw_journal *j = &mw->journal;
-    int same = mw->resume_path && mw->ckpt_path && strcmp(mw->resume_path, mw->ckpt_path) == 0;
-    const char *resume = mw->resume_path;
-    /* the same file to resume from and to keep, not there yet: the first
-     * run of a job that may be requeued */
-    if (same && mw->rank == 0 && access(resume, F_OK) != 0 && errno == ENOENT) {
-        resume = NULL;
-        same = 0;
-    }
+    const char *resume = mw->rank == 0 ? tb__ckpt_resume_from(mw->resume_path, mw->ckpt_path)
+                                       : NULL;
+    int same = resume && mw->ckpt_path && strcmp(resume, mw->ckpt_path) == 0;
     if (mw->rank == 0 && (mw->cfg.fold || mw->cfg.combine) && (mw->ckpt_path || mw->resume_path))
         rc = TB__FAIL_H(mw, TB_ERR_UNSUPPORTED,
                         "tb_mw_run: a run whose results are folded (tb_mw_set_reduce) keeps no "

@@ -490,8 +490,9 @@ int tb_sim_run(tb_sim *s, tb_actor **actors)
         TB_CHECK(tb_sim_queue_push(&s->q, 0.0, EV_START, i, 0, NULL));
     }
     tb_sim_event e;
+    uint64_t n = 0;
     while (tb_sim_queue_pop(&s->q, &e)) {
-        if (tb_signals_pending()) {
+        if ((++n & 1023) == 0 && tb_signals_pending()) { /* a stop from outside */
             s->end = e.t;
             return TB_ERR_INTERRUPTED; /* every rank is this process */
         }
