@@ -62,6 +62,11 @@ typedef struct himeno_opts {
     const char *replay;
     const char *svg;
     tb_himeno_size custom;    /* --size IxJxK */
+    /* stopping and resuming */
+    const char *checkpoint;   /* --checkpoint FILE */
+    double ckpt_interval;     /* --checkpoint-interval S */
+    const char *resume;       /* --resume FILE */
+    int resume_done;          /* a checkpoint was read (the balancer's probe came with it) */
 } himeno_opts;
 
 typedef struct action {
@@ -98,6 +103,15 @@ static void himeno_usage(FILE *out)
             "                         stale speeds (none: S4's plain rule)\n"
             "  --record FILE          write every balancing point's measures (JSON lines) for\n"
             "                         --replay\n"
+            "  --checkpoint FILE      keep the grid, the layout and the balancer in FILE every\n"
+            "                         --checkpoint-interval seconds (default 60) after a\n"
+            "                         sweep, and when the run is stopped (SIGINT, SIGTERM,\n"
+            "                         SIGUSR1); written atomically, by every rank (MPI-IO)\n"
+            "  --checkpoint-interval S  seconds between checkpoints\n"
+            "  --resume FILE          continue from a checkpoint of the same --size, on any\n"
+            "                         number of ranks (as many: the same layout and balancer);\n"
+            "                         the same FILE as --checkpoint starts afresh when it is\n"
+            "                         not there yet (a job that may be requeued)\n"
             "  --json                 print the results as one JSON object\n"
             "  --progress             progress lines on stderr (the default when stderr, or\n"
             "                         mpiexec's, is a terminal)\n"
@@ -213,6 +227,11 @@ static int check_opts(const himeno_opts *o)
                           "and --size IxJxK go with --sim");
         return TB_EXIT_USAGE;
     }
+    if (o->sim && (o->checkpoint || o->resume)) {
+        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint",
+                     o->checkpoint ? "checkpoint" : "resume");
+        return TB_EXIT_USAGE;
+    }
     if (o->sim && (o->force_moves || o->record)) {
         tb_cli_error(cmd, "--force-moves and --record are for real runs");
         return TB_EXIT_USAGE;
@@ -246,6 +265,9 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         {"ranks", required_argument, NULL, 'P'},    {"point-cost", required_argument, NULL, 'c'},
         {"calibrate", no_argument, NULL, 'C'},      {"replay", required_argument, NULL, 'y'},
         {"svg", required_argument, NULL, 'v'},      {"progress", no_argument, NULL, 'p'},
+        {"checkpoint", required_argument, NULL, 'K'},
+        {"checkpoint-interval", required_argument, NULL, 'V'},
+        {"resume", required_argument, NULL, 'U'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -302,6 +324,19 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
             break;
         case 'm':
             o->sim = optarg;
+            break;
+        case 'K':
+            if (tb_cli_writable(cmd, "--checkpoint", optarg))
+                return TB_EXIT_USAGE;
+            o->checkpoint = optarg;
+            break;
+        case 'V':
+            if (tb_cli_double(cmd, "--checkpoint-interval", optarg, 0, 1e9, 0,
+                              "seconds from 0 to 1e9", &o->ckpt_interval))
+                return TB_EXIT_USAGE;
+            break;
+        case 'U':
+            o->resume = optarg;
             break;
         case 'P':
             if (tb_cli_long_list(cmd, "--ranks", optarg, 1, 1 << 24, o->ranks, MAX_SIM_RANKS,
@@ -404,6 +439,8 @@ typedef struct himeno_run {
     int n, start;
     action *acts;
     size_t nacts, acts_cap;
+    long from;         /* sweeps done before this run (--resume) */
+    double last_ckpt;  /* rank 0: when the last checkpoint was written */
 } himeno_run;
 
 static tb_himeno_block view(const himeno_opts *o, const himeno_run *h)
@@ -461,6 +498,34 @@ static int setup(const himeno_opts *o, himeno_run *h, int nranks)
     return -1;
 }
 
+/* --resume (after the grid is initialised: the checkpoint replaces it):
+ * -1 to go on, or an exit status. */
+static int resume(himeno_opts *o, himeno_run *h)
+{
+    char what[96];
+    snprintf(what, sizeof what, "himeno %dx%dx%d", o->size->mi, o->size->mj, o->size->mk);
+    int rc = tb_redist_set_identity(h->r, what);
+    const char *from = tb_checkpoint_resume_from(o->resume, o->checkpoint);
+    uint64_t it = 0;
+    if (rc == TB_OK && from)
+        rc = tb_redist_restore(h->r, from, &it);
+    if (rc != TB_OK) {
+        if (!tb_redist_error(h->r)[0]) /* else the library has said what and where */
+            tb_cli_error(cmd, "--resume %s: %s", from, tb_strerror(rc));
+        return TB_EXIT_FAIL;
+    }
+    o->resume_done = from != NULL;
+    if (from && it >= (uint64_t)o->iters) {
+        tb_cli_error(cmd, "--resume %s: it holds %" PRIu64 " sweeps, as many as --iters %ld "
+                          "asks or more; ask for more",
+                     from, it, o->iters);
+        return TB_EXIT_USAGE;
+    }
+    h->from = (long)it;
+    h->last_ckpt = MPI_Wtime();
+    return -1;
+}
+
 static int record(himeno_run *h, long it, int moved, const tb_redist_decision *d,
                   const uint64_t *layout, int nranks)
 {
@@ -474,19 +539,43 @@ static int record(himeno_run *h, long it, int moved, const tb_redist_decision *d
     return TB_OK;
 }
 
-/* A stop from outside (tb_signals_catch) on any rank, agreed by every rank
- * before sweep `it` (a sweep's halo exchange needs them all); rank 0 says
- * so.  The agreement is kept out of the arrays' speed measure. */
-static int stop_asked(himeno_run *h, long it, long iters)
+/* Before sweep `it`, the ranks agree on a stop from outside
+ * (tb_signals_catch) on any rank, and on whether a checkpoint is due after
+ * the sweep (rank 0's clock).  Kept out of the arrays' speed measure. */
+static int before_sweep(const himeno_opts *o, himeno_run *h, int *ckpt_due)
 {
-    int sig = tb_signals_pending();
+    int v[2] = {tb_signals_pending(), 0};
+    if (o->checkpoint && tb_cli_rank() == 0)
+        v[1] = MPI_Wtime() - h->last_ckpt >= o->ckpt_interval;
     tb_redist_pause(h->r);
-    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     tb_redist_resume(h->r);
-    if (sig)
+    *ckpt_due = v[1];
+    return v[0];
+}
+
+/* The grid after sweep `it` to --checkpoint (collective). */
+static int keep(const himeno_opts *o, himeno_run *h, long it)
+{
+    int rc = tb_redist_checkpoint(h->r, o->checkpoint, (uint64_t)it);
+    h->last_ckpt = MPI_Wtime();
+    return rc;
+}
+
+/* A stop agreed before sweep `it`: the last checkpoint, and one line. */
+static int stopped(const himeno_opts *o, himeno_run *h, long it, int sig)
+{
+    int rc = o->checkpoint ? keep(o, h, it - 1) : TB_OK;
+    if (rc != TB_OK)
+        return rc;
+    if (o->checkpoint)
+        tb_cli_error(cmd, "interrupted by %s before sweep %ld of %ld; the checkpoint %s holds "
+                          "sweeps 1-%ld (--resume %s continues)",
+                     tb_signal_name(sig), it, o->iters, o->checkpoint, it - 1, o->checkpoint);
+    else
         tb_cli_error(cmd, "interrupted by %s before sweep %ld of %ld; nothing is written",
-                     tb_signal_name(sig), it, iters);
-    return sig != 0;
+                     tb_signal_name(sig), it, o->iters);
+    return TB_ERR_INTERRUPTED;
 }
 
 /* The main loop; returns a TB_ERR_* code. */
@@ -502,13 +591,16 @@ static int iterate(const himeno_opts *o, himeno_run *h, int rank, int nranks, fl
                                TB_PROGRESS_INTERVAL_ENV) != TB_OK)
             prog = NULL;
     }
-    for (long it = 1; rc == TB_OK && it <= o->iters; it++) {
+    for (long it = h->from + 1; rc == TB_OK && it <= o->iters; it++) {
         if (prog)
             tb_progress_update(prog, (uint64_t)it - 1);
-        if (stop_asked(h, it, o->iters)) {
-            rc = TB_ERR_INTERRUPTED;
+        int due = 0, sig = before_sweep(o, h, &due);
+        if (sig) {
+            rc = stopped(o, h, it, sig);
             break;
         }
+        if (it == o->iters)
+            due = o->checkpoint != NULL; /* the end is kept too: --iters may grow */
         rc = tb_redist_halo_exchange(h->r);
         if (rc != TB_OK)
             break;
@@ -529,15 +621,15 @@ static int iterate(const himeno_opts *o, himeno_run *h, int rank, int nranks, fl
             d.why = "forced (--force-moves)";
             if (rc == TB_OK)
                 rc = record(h, it, 1, &d, lay, nranks);
-            continue;
+        } else if (o->balance != TB_REDIST_OFF) {
+            tb_redist_plan plan;
+            rc = tb_redist_balance(h->r, (uint64_t)it, (uint64_t)o->iters, &plan);
+            if (rc == TB_OK && plan.valid && plan.decision.units_moved > 0 &&
+                plan.decision.imbalance > o->threshold && plan.decision.remaining > 0)
+                rc = record(h, it, plan.decision.move, &plan.decision, plan.next, nranks);
         }
-        if (o->balance == TB_REDIST_OFF)
-            continue;
-        tb_redist_plan plan;
-        rc = tb_redist_balance(h->r, (uint64_t)it, (uint64_t)o->iters, &plan);
-        if (rc == TB_OK && plan.valid && plan.decision.units_moved > 0 &&
-            plan.decision.imbalance > o->threshold && plan.decision.remaining > 0)
-            rc = record(h, it, plan.decision.move, &plan.decision, plan.next, nranks);
+        if (rc == TB_OK && due)
+            rc = keep(o, h, it);
     }
     if (prog && rc == TB_OK) {
         tb_progress_update(prog, (uint64_t)o->iters);
@@ -560,7 +652,7 @@ static void print_results(const himeno_opts *o, const himeno_run *h, int nranks,
         format_layout(c, nranks, layout, sizeof layout);
     }
     free(c);
-    double mflops = tb_himeno_flops(o->size) * (double)o->iters / wall / 1e6;
+    double mflops = tb_himeno_flops(o->size) * (double)(o->iters - h->from) / wall / 1e6;
     static const char *const modes[] = {"on", "nopredict", "off"};
     if (o->json) {
         tb_buf j = TB_BUF_INIT;
@@ -569,10 +661,11 @@ static void print_results(const himeno_opts *o, const himeno_run *h, int nranks,
                           "%" PRIu64 ", \"wall_s\": %.6f, \"mflops\": %.3f, \"moves\": %" PRIu64
                           ", \"skipped\": %" PRIu64 ", \"bytes_moved\": %" PRIu64
                           ", \"move_s\": %.6f, \"probe_s\": %.6f, \"cost_a_s\": %.6e, "
-                          "\"cost_b_s_per_byte\": %.6e, \"layout\": [%s], \"actions\": [",
+                          "\"cost_b_s_per_byte\": %.6e, \"resumed\": %ld, \"layout\": [%s], "
+                          "\"actions\": [",
                       o->size->name, nranks, o->iters, modes[o->balance], (double)gosa, bitsum,
                       wall, mflops, st.moves, st.skipped, st.bytes_moved, st.move_s, st.probe_s,
-                      st.cost.a, st.cost.b, layout);
+                      st.cost.a, st.cost.b, h->from, layout);
         for (size_t i = 0; i < h->nacts; i++) {
             const action *a = &h->acts[i];
             tb_buf_printf(&j, "%s{\"iteration\": %ld, \"moved\": %s, \"layout\": [%s], "
@@ -606,6 +699,9 @@ static void print_results(const himeno_opts *o, const himeno_run *h, int nranks,
                " skipped as not paying\n", st.moves, st.bytes_moved, st.move_s, st.skipped);
         printf("layout:      %s\n", layout);
         printf("p_bitsum:    %" PRIu64 "\n", bitsum);
+        if (h->from)
+            printf("resumed:     sweeps 1-%ld came from %s (MFLOPS and wall are this run's)\n",
+                   h->from, o->resume);
     }
     fflush(stdout);
 }
@@ -846,6 +942,7 @@ int tb_cmd_himeno(int argc, char **argv)
     o.seed = 1;
     o.guards = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
     o.point_cost = -1;
+    o.ckpt_interval = 60;
     int ex = parse_opts(argc, argv, &o);
     if (ex >= 0)
         return ex;
@@ -868,7 +965,13 @@ int tb_cmd_himeno(int argc, char **argv)
     }
     tb_himeno_block b = view(&o, &h);
     tb_himeno_init(&b);
-    int rc = o.balance != TB_REDIST_OFF ? tb_redist_probe(h.r) : TB_OK;
+    ex = resume(&o, &h);
+    if (ex >= 0) {
+        tb_redist_destroy(&h.r);
+        return ex;
+    }
+    /* a resumed balancer comes with its probe (tb_redist_restore) */
+    int rc = o.balance != TB_REDIST_OFF && !o.resume_done ? tb_redist_probe(h.r) : TB_OK;
     float gosa = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();

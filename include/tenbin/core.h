@@ -184,6 +184,11 @@ TB_API int tb_signals_caught(void);
  * async-signal-safe. */
 TB_API const char *tb_signal_name(int sig);
 
+/* The checkpoint a run resumes from: resume, or NULL when there is none, or
+ * when it is also the checkpoint to keep (ckpt) and no file is there yet --
+ * the first run of a job that may be requeued ("--checkpoint F --resume F"). */
+TB_API const char *tb_checkpoint_resume_from(const char *resume, const char *ckpt);
+
 /* ------------------------------------------------------------------ */
 /* Options / environment registry                                      */
 /* ------------------------------------------------------------------ */

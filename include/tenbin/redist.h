@@ -379,6 +379,40 @@ TB_API int tb_redist_apply(tb_redist *r, const uint64_t *counts);
 TB_API int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total,
                              tb_redist_plan *plan);
 
+/*
+ * Checkpoints: stop a run and resume it later, on as many ranks or on
+ * another number.
+ *
+ * tb_redist_checkpoint (collective): write every registered array (each
+ * rank its own block, the global edges' halo planes included, the halos
+ * between ranks not), the layout, the balancer's state (measured speeds,
+ * cost model, counters) and `iteration` (the caller's place: call it right
+ * after a balancing point, or anywhere) to path.  Atomic: every rank writes
+ * path.tmp at its own offsets (MPI-IO, so a shared file system is fine),
+ * syncs, and rank 0 renames it over path; a kill at any moment leaves the
+ * previous checkpoint whole.  Every piece carries a checksum.
+ *
+ * tb_redist_restore (collective, after the arrays are registered in the
+ * same order and with the same shapes, before the loop; in place of
+ * tb_redist_probe): read it back.  On as many ranks as wrote it, the
+ * layout and the balancer's state are restored; on another number of ranks
+ * the layout stays as it is now (equal blocks, or initial_counts) and the
+ * probe runs again.  Each rank reads only the pieces its block overlaps.
+ * *iteration receives the one given to tb_redist_checkpoint.  Refused, with
+ * one line on every rank (tb_redist_error; logged on rank 0): not a
+ * checkpoint, one of another run (tb_redist_set_identity) or of other
+ * arrays, a file cut short, a damaged piece (TB_ERR_PARSE, TB_ERR_INVALID,
+ * TB_ERR_IO).  A failure after the layout was taken (a damaged piece) leaves
+ * the arrays' contents undefined: stop the run.
+ *
+ * tb_redist_set_identity (local, same on every rank): what the run is in
+ * words (the program and its input); a restore refuses a checkpoint whose
+ * words differ.  Default: "".
+ */
+TB_API int tb_redist_set_identity(tb_redist *r, const char *what);
+TB_API int tb_redist_checkpoint(tb_redist *r, const char *path, uint64_t iteration);
+TB_API int tb_redist_restore(tb_redist *r, const char *path, uint64_t *iteration);
+
 /* Counters of a distribution (this rank's view; totals are global). */
 typedef struct tb_redist_stats {
     uint64_t points;          /* balancing points with a plan */

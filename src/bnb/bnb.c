@@ -734,7 +734,8 @@ static int check_agreement(tb_bnb *b)
 static int prepare_resume(tb_bnb *b)
 {
     int rc = TB_OK;
-    const char *path = b->rank == 0 ? tb__ckpt_resume_from(b->resume_path, b->ckpt_path) : NULL;
+    const char *path =
+        b->rank == 0 ? tb_checkpoint_resume_from(b->resume_path, b->ckpt_path) : NULL;
     if (path) {
         char err[TB__ERR_LINE];
         rc = tb__ckpt_read(&b->resume, path, "bnb-open", b->ckpt_identity, err, sizeof err);

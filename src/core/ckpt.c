@@ -15,9 +15,9 @@
 #include "core/errbuf.h"
 
 static const char magic[8] = {'T', 'E', 'N', 'B', 'I', 'N', 'C', 'K'};
-enum { VERSION = 1, REC_HEAD = 12, REC_TAIL = 8 };
+enum { VERSION = 1, REC_HEAD = TB__CKPT_REC_HEAD, REC_TAIL = TB__CKPT_REC_TAIL };
 
-static int header(tb_buf *b, const char *kind, const char *identity)
+int tb__ckpt_header(tb_buf *b, const char *kind, const char *identity)
 {
     size_t kl = strlen(kind), il = strlen(identity);
     if (kl > UINT32_MAX || il > UINT32_MAX)
@@ -99,7 +99,7 @@ int tb__ckpt_snapshot_open(tb__ckpt_writer *w, const char *path, const char *kin
 {
     TB_CHECK(writer_init(w, path, 1));
     char *tmp = tmp_name(path);
-    int rc = tmp ? header(&w->pending, kind, identity) : TB_ERR_NOMEM;
+    int rc = tmp ? tb__ckpt_header(&w->pending, kind, identity) : TB_ERR_NOMEM;
     if (rc == TB_OK && !(w->f = fopen(tmp, "wb")))
         rc = tb__errf(err, errlen, TB_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
     free(tmp);
@@ -115,7 +115,7 @@ static int journal_new(tb__ckpt_writer *w, const char *kind, const char *identit
     tb_buf h;
     tb_buf_init(&h);
     char *tmp = tmp_name(w->path);
-    int rc = tmp ? header(&h, kind, identity) : TB_ERR_NOMEM;
+    int rc = tmp ? tb__ckpt_header(&h, kind, identity) : TB_ERR_NOMEM;
     FILE *f = NULL;
     if (rc == TB_OK && !(f = fopen(tmp, "wb")))
         rc = tb__errf(err, errlen, TB_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
@@ -236,9 +236,17 @@ int tb__ckpt_close(tb__ckpt_writer *w, int commit, char *err, size_t errlen)
     return rc;
 }
 
+int tb__ckpt_rename(const char *tmp, const char *path, char *err, size_t errlen)
+{
+    if (rename(tmp, path) != 0)
+        return tb__errf(err, errlen, TB_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    sync_dir(path);
+    return TB_OK;
+}
+
 /* ---- reading ------------------------------------------------------------- */
 
-const char *tb__ckpt_resume_from(const char *resume, const char *ckpt)
+const char *tb_checkpoint_resume_from(const char *resume, const char *ckpt)
 {
     if (resume && ckpt && strcmp(resume, ckpt) == 0 && access(resume, F_OK) != 0 &&
         errno == ENOENT)
@@ -257,17 +265,49 @@ static uint64_t get_u64(const unsigned char *p)
 }
 
 /* A length-prefixed string of the header at *at: its bytes and length. */
-static int get_str(const tb__ckpt_reader *r, size_t *at, const char **s, size_t *n)
+static int get_str(const unsigned char *u, size_t len, size_t *at, const char **s, size_t *n)
 {
-    if (r->len - *at < 4)
+    if (len - *at < 4)
         return 0;
-    *n = get_u32((const unsigned char *)r->data + *at);
+    *n = get_u32(u + *at);
     *at += 4;
-    if (r->len - *at < *n)
+    if (len - *at < *n)
         return 0;
-    *s = r->data + *at;
+    *s = (const char *)u + *at;
     *at += *n;
     return 1;
+}
+
+int tb__ckpt_header_check(const char *path, const void *data, size_t len, const char *kind,
+                          const char *identity, size_t *end, char *err, size_t errlen)
+{
+    const unsigned char *u = data;
+    size_t at = sizeof magic;
+    const char *k = NULL, *id = NULL;
+    size_t kl = 0, il = 0;
+    int rc = TB_OK;
+    if (len < sizeof magic + 4 || memcmp(u, magic, sizeof magic) != 0) {
+        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: not a Tenbin checkpoint", path);
+    } else if (get_u32(u + at) != VERSION) {
+        rc = tb__errf(err, errlen, TB_ERR_PARSE,
+                      "%s: a checkpoint of format version %u; this Tenbin reads version %d",
+                      path, get_u32(u + at), VERSION);
+    } else if (at += 4, !get_str(u, len, &at, &k, &kl) || !get_str(u, len, &at, &id, &il) ||
+               len - at < 8) {
+        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: truncated in its header", path);
+    } else if (get_u64(u + at) != tb_fnv1a(TB_FNV1A_INIT, u, at)) {
+        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: its header is damaged", path);
+    } else if (kl != strlen(kind) || memcmp(k, kind, kl) != 0) {
+        rc = tb__errf(err, errlen, TB_ERR_INVALID, "%s: a checkpoint of %.*s, not of %s", path,
+                      (int)(kl > 64 ? 64 : kl), k, kind);
+    } else if (il != strlen(identity) || memcmp(id, identity, il) != 0) {
+        rc = tb__errf(err, errlen, TB_ERR_INVALID,
+                      "%s: a checkpoint of another run (%.*s), not of this one (%s)", path,
+                      (int)(il > 200 ? 200 : il), id, identity);
+    }
+    if (rc == TB_OK)
+        *end = at + 8;
+    return rc;
 }
 
 int tb__ckpt_read(tb__ckpt_reader *r, const char *path, const char *kind, const char *identity,
@@ -279,35 +319,43 @@ int tb__ckpt_read(tb__ckpt_reader *r, const char *path, const char *kind, const 
     int rc = tb_read_file(path, SIZE_MAX, &r->data, &r->len, why, sizeof why);
     if (rc != TB_OK)
         return tb__errf(err, errlen, rc, "%s", why);
-    const unsigned char *u = (const unsigned char *)r->data;
-    size_t at = sizeof magic;
-    const char *k = NULL, *id = NULL;
-    size_t kl = 0, il = 0;
-    if (r->len < sizeof magic + 4 || memcmp(r->data, magic, sizeof magic) != 0) {
-        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: not a Tenbin checkpoint", path);
-    } else if (get_u32(u + at) != VERSION) {
-        rc = tb__errf(err, errlen, TB_ERR_PARSE,
-                      "%s: a checkpoint of format version %u; this Tenbin reads version %d",
-                      path, get_u32(u + at), VERSION);
-    } else if (at += 4, !get_str(r, &at, &k, &kl) || !get_str(r, &at, &id, &il) ||
-               r->len - at < 8) {
-        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: truncated in its header", path);
-    } else if (get_u64(u + at) != tb_fnv1a(TB_FNV1A_INIT, r->data, at)) {
-        rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: its header is damaged", path);
-    } else if (kl != strlen(kind) || memcmp(k, kind, kl) != 0) {
-        rc = tb__errf(err, errlen, TB_ERR_INVALID, "%s: a checkpoint of %.*s, not of %s", path,
-                      (int)(kl > 64 ? 64 : kl), k, kind);
-    } else if (il != strlen(identity) || memcmp(id, identity, il) != 0) {
-        rc = tb__errf(err, errlen, TB_ERR_INVALID,
-                      "%s: a checkpoint of another run (%.*s), not of this one (%s)", path,
-                      (int)(il > 200 ? 200 : il), id, identity);
-    }
+    size_t end = 0;
+    rc = tb__ckpt_header_check(path, r->data, r->len, kind, identity, &end, err, errlen);
     if (rc != TB_OK) {
         tb__ckpt_reader_free(r);
         return rc;
     }
-    r->at = at + 8;
+    r->at = end;
     return TB_OK;
+}
+
+void tb__ckpt_record_head(unsigned char *head, uint64_t key, uint32_t len)
+{
+    for (int i = 0; i < 4; i++)
+        head[i] = (unsigned char)(len >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        head[4 + i] = (unsigned char)(key >> (8 * i));
+}
+
+void tb__ckpt_record_tail(unsigned char *tail, const unsigned char *head, const void *data,
+                          size_t len)
+{
+    uint64_t h = tb_fnv1a(tb_fnv1a(TB_FNV1A_INIT, head, REC_HEAD), data, len);
+    for (int i = 0; i < 8; i++)
+        tail[i] = (unsigned char)(h >> (8 * i));
+}
+
+int tb__ckpt_record_check(const void *rec, size_t size, uint64_t *key, size_t *len)
+{
+    const unsigned char *p = rec;
+    if (size < REC_HEAD + REC_TAIL || get_u32(p) != size - REC_HEAD - REC_TAIL)
+        return 0;
+    size_t n = size - REC_HEAD - REC_TAIL;
+    if (get_u64(p + REC_HEAD + n) != tb_fnv1a(TB_FNV1A_INIT, p, REC_HEAD + n))
+        return 0;
+    *key = get_u64(p + 4);
+    *len = n;
+    return 1;
 }
 
 int tb__ckpt_next(tb__ckpt_reader *r, uint64_t *key, const void **data, size_t *len, char *err,

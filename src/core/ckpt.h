@@ -58,11 +58,6 @@ typedef struct tb__ckpt_reader {
     const char *path;
 } tb__ckpt_reader;
 
-/* What a run resumes from: resume, or NULL when there is none, or when it
- * is also the checkpoint to keep (ckpt) and no file is there yet -- the
- * first run of a job that may be requeued ("--checkpoint F --resume F"). */
-const char *tb__ckpt_resume_from(const char *resume, const char *ckpt);
-
 /* Read the checkpoint at path: its kind and identity must be these. */
 int tb__ckpt_read(tb__ckpt_reader *r, const char *path, const char *kind, const char *identity,
                   char *err, size_t errlen);
@@ -71,5 +66,28 @@ int tb__ckpt_read(tb__ckpt_reader *r, const char *path, const char *kind, const 
 int tb__ckpt_next(tb__ckpt_reader *r, uint64_t *key, const void **data, size_t *len, char *err,
                   size_t errlen);
 void tb__ckpt_reader_free(tb__ckpt_reader *r);
+
+/*
+ * The pieces, for writers that put records in place themselves (several
+ * ranks writing one file at their own offsets, src/redist/ckpt.c).
+ */
+enum { TB__CKPT_REC_HEAD = 12, TB__CKPT_REC_TAIL = 8 };
+/* Append the header of a checkpoint of this kind and identity to b. */
+int tb__ckpt_header(tb_buf *b, const char *kind, const char *identity);
+/* Check a header at data[0..len) as tb__ckpt_read does; *end: where the
+ * records begin.  path is for the message. */
+int tb__ckpt_header_check(const char *path, const void *data, size_t len, const char *kind,
+                          const char *identity, size_t *end, char *err, size_t errlen);
+/* A record is head (TB__CKPT_REC_HEAD bytes: its length and key), its
+ * bytes, and tail (TB__CKPT_REC_TAIL bytes: the checksum of head and bytes). */
+void tb__ckpt_record_head(unsigned char *head, uint64_t key, uint32_t len);
+void tb__ckpt_record_tail(unsigned char *tail, const unsigned char *head, const void *data,
+                          size_t len);
+/* A snapshot written (and synced) at tmp by its writers becomes path:
+ * rename, then fsync the directory. */
+int tb__ckpt_rename(const char *tmp, const char *path, char *err, size_t errlen);
+/* 1 if rec[0..size) is exactly one whole, intact record (its key and the
+ * length of its bytes out), else 0. */
+int tb__ckpt_record_check(const void *rec, size_t size, uint64_t *key, size_t *len);
 
 #endif /* TB_CORE_CKPT_H */

@@ -352,8 +352,8 @@ static int prepare_checkpoint(tb_mw *mw)
 {
     int rc = TB_OK;
     tb__mw_journal *j = &mw->journal;
-    const char *resume = mw->rank == 0 ? tb__ckpt_resume_from(mw->resume_path, mw->ckpt_path)
-                                       : NULL;
+    const char *resume =
+        mw->rank == 0 ? tb_checkpoint_resume_from(mw->resume_path, mw->ckpt_path) : NULL;
     int same = resume && mw->ckpt_path && strcmp(resume, mw->ckpt_path) == 0;
     if (mw->rank == 0 && (mw->cfg.fold || mw->cfg.combine) && (mw->ckpt_path || mw->resume_path))
         rc = TB__FAIL_H(mw, TB_ERR_UNSUPPORTED,

@@ -22,7 +22,7 @@
  */
 #include "tenbin/redist.h"
 
-#include "balance.h"
+#include "internal.h"
 #include "core/refuse.h"
 #include "run/coll.h"
 #include "run/xfer.h"
@@ -38,59 +38,6 @@
 #include <unistd.h>
 #endif
 
-enum { RD_MAX_DIMS = 4, RD_TAG_MOVE = 100, RD_TAG_HALO = 20000, RD_TAG_PROBE = 40000 };
-
-typedef struct rd_array {
-    char name[48];
-    int ndims, split;
-    uint64_t dims[RD_MAX_DIMS];
-    size_t elem;
-    uint64_t hlo, hhi;
-    size_t outer;          /* rows before the split dimension */
-    size_t inner;          /* bytes of one unit within one row */
-    void **data;
-    unsigned char *buf;
-    size_t bytes;          /* size of buf as allocated */
-} rd_array;
-
-typedef struct rd_var {
-    tb_redist_var what;
-    int is64;
-    void *p;
-    int64_t offset;
-} rd_var;
-
-struct tb_redist {
-    MPI_Comm comm;
-    int rank, size;
-    char err[TB__ERR_LINE]; /* the last failure's line (tb_redist_error) */
-    tb_redist_opts cfg;
-    uint64_t *counts;      /* [size] the layout */
-    uint64_t *next;        /* [size] the last plan */
-    double *gather;        /* [TB__RB_PACK * size] scratch of the gather */
-    tb__rb rb;             /* the balancer: speeds, guards, decision (balance.c) */
-    tb__rb_window win;     /* this rank's compute per call since the last point */
-    FILE *rec;             /* rank 0: the record (cfg.record), or NULL */
-    char *record_path;     /* rank 0: a copy of cfg.record until it is opened */
-    rd_array *arrays;
-    size_t narrays, arrays_cap;
-    rd_var *vars;
-    size_t nvars, vars_cap;
-    uint64_t floor_units;  /* smallest block allowed: max(1, widest halo) */
-    /* speed measure */
-    int probed;
-    int depth;             /* nesting of library calls */
-    double t_enter;        /* when the outermost library call began */
-    double t_call;         /* end of the last balancing call: the current call interval's start */
-    double x_call;         /* t_excluded then */
-    double t_excluded;     /* library and paused seconds so far */
-    double t_pause;        /* >= 0 while paused */
-    int mark_call;         /* start a call interval when the current call returns */
-    uint64_t last_iter;    /* iteration of the last call interval's end */
-    int warned_total;
-    tb_redist_stats st;
-};
-
 /* ---- block storage ------------------------------------------------------- */
 
 #if defined(__linux__)
@@ -103,7 +50,7 @@ static size_t page_round(size_t n)
 /* Zero-filled, its pages mapped at once: one call instead of a page fault
  * per 4 KiB on first touch (on virtual machines a fault can cost 10 us, and
  * a move that received into fresh memory spent most of its time there). */
-static void *blk_alloc(size_t n)
+void *tb__rd_blk_alloc(size_t n)
 {
     void *p = mmap(NULL, page_round(n), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -119,7 +66,7 @@ static void *blk_resize(void *p, size_t old, size_t n)
     if (q == MAP_FAILED) {
         /* A block re-laid by moving pages is several mappings, which one
          * mremap cannot resize: copy instead. */
-        q = blk_alloc(n);
+        q = tb__rd_blk_alloc(n);
         if (!q)
             return NULL;
         memcpy(q, p, (po < pn ? po : pn));
@@ -133,7 +80,7 @@ static void *blk_resize(void *p, size_t old, size_t n)
     return q;
 }
 
-static void blk_free(void *p, size_t n)
+void tb__rd_blk_free(void *p, size_t n)
 {
     if (p)
         munmap(p, page_round(n));
@@ -183,13 +130,13 @@ static int blk_relayout_pages(unsigned char **buf, size_t *bytes, size_t nbytes,
     return 1;
 }
 #else
-static void *blk_alloc(size_t n) { return calloc(1, n ? n : 1); }
+void *tb__rd_blk_alloc(size_t n) { return calloc(1, n ? n : 1); }
 static void *blk_resize(void *p, size_t old, size_t n)
 {
     (void)old;
     return realloc(p, n ? n : 1);
 }
-static void blk_free(void *p, size_t n)
+void tb__rd_blk_free(void *p, size_t n)
 {
     (void)n;
     free(p);
@@ -206,13 +153,13 @@ static int blk_relayout_pages(unsigned char **buf, size_t *bytes, size_t nbytes,
 
 /* ---- time accounting ---------------------------------------------------- */
 
-static void enter(tb_redist *r)
+void tb__rd_enter(tb_redist *r)
 {
     if (r->depth++ == 0)
         r->t_enter = tb_wtime();
 }
 
-static void leave(tb_redist *r)
+void tb__rd_leave(tb_redist *r)
 {
     if (--r->depth > 0)
         return;
@@ -353,7 +300,7 @@ void tb_redist_destroy(tb_redist **rp)
         return;
     tb_redist *r = *rp;
     for (size_t i = 0; i < r->narrays; i++) {
-        blk_free(r->arrays[i].buf, r->arrays[i].bytes);
+        tb__rd_blk_free(r->arrays[i].buf, r->arrays[i].bytes);
         if (r->arrays[i].data)
             *r->arrays[i].data = NULL;
     }
@@ -367,6 +314,7 @@ void tb_redist_destroy(tb_redist **rp)
     if (r->rec)
         fclose(r->rec);
     free(r->record_path);
+    free(r->identity);
     tb__run_comm_free(&r->comm);
     free(r);
     *rp = NULL;
@@ -374,7 +322,7 @@ void tb_redist_destroy(tb_redist **rp)
 
 /* ---- layout helpers ------------------------------------------------------ */
 
-static uint64_t start_of(const uint64_t *counts, int rank)
+uint64_t tb__rd_start_of(const uint64_t *counts, int rank)
 {
     uint64_t s = 0;
     for (int i = 0; i < rank; i++)
@@ -382,11 +330,11 @@ static uint64_t start_of(const uint64_t *counts, int rank)
     return s;
 }
 
-static size_t extent(const rd_array *a, uint64_t count) { return a->hlo + count + a->hhi; }
+size_t tb__rd_extent(const rd_array *a, uint64_t count) { return a->hlo + count + a->hhi; }
 
-static size_t block_bytes(const rd_array *a, uint64_t count)
+size_t tb__rd_block_bytes(const rd_array *a, uint64_t count)
 {
-    return a->outer * extent(a, count) * a->inner;
+    return a->outer * tb__rd_extent(a, count) * a->inner;
 }
 
 /* Bytes of one unit over all arrays. */
@@ -398,9 +346,9 @@ static double unit_bytes(const tb_redist *r)
     return b;
 }
 
-static void sync_vars(tb_redist *r)
+void tb__rd_sync_vars(tb_redist *r)
 {
-    uint64_t start = start_of(r->counts, r->rank), count = r->counts[r->rank];
+    uint64_t start = tb__rd_start_of(r->counts, r->rank), count = r->counts[r->rank];
     for (size_t i = 0; i < r->nvars; i++) {
         rd_var *v = &r->vars[i];
         int64_t val = (int64_t)(v->what == TB_REDIST_VAR_COUNT   ? count
@@ -417,7 +365,7 @@ static void sync_vars(tb_redist *r)
 void tb_redist_block(const tb_redist *r, uint64_t *start, uint64_t *count)
 {
     if (start)
-        *start = start_of(r->counts, r->rank);
+        *start = tb__rd_start_of(r->counts, r->rank);
     if (count)
         *count = r->counts[r->rank];
 }
@@ -555,15 +503,15 @@ int tb_redist_add_array(tb_redist *r, const tb_redist_array_desc *desc, int *ind
     if (rc == TB_OK && tb_grow(&r->arrays, &r->arrays_cap, r->narrays, sizeof a, 4) != TB_OK)
         rc = TB_ERR_NOMEM;
     if (rc == TB_OK) {
-        a.bytes = block_bytes(&a, r->counts[r->rank]);
-        a.buf = blk_alloc(a.bytes);
+        a.bytes = tb__rd_block_bytes(&a, r->counts[r->rank]);
+        a.buf = tb__rd_blk_alloc(a.bytes);
         if (!a.buf)
             rc = TB_ERR_NOMEM;
     }
     int arc = agree(r, rc, rc == TB_OK ? desc_hash(&a) : 0, "an array registration");
     if (arc != TB_OK) {
         if (rc == TB_OK)
-            blk_free(a.buf, a.bytes);
+            tb__rd_blk_free(a.buf, a.bytes);
         return arc;
     }
     *a.data = a.buf;
@@ -587,7 +535,7 @@ static int bind(tb_redist *r, tb_redist_var what, void *var, int is64, int64_t o
     if (tb_grow(&r->vars, &r->vars_cap, r->nvars, sizeof *r->vars, 4) != TB_OK)
         return TB_ERR_NOMEM;
     r->vars[r->nvars++] = (rd_var){what, is64, var, offset};
-    sync_vars(r);
+    tb__rd_sync_vars(r);
     return TB_OK;
 }
 
@@ -630,7 +578,7 @@ static int same_shape(const rd_array *a, const rd_array *b)
  * not own, two names on one block) would be overwritten or lost at the next
  * move, so it stops the job with one line naming the array.
  */
-static void follow_pointers(tb_redist *r)
+void tb__rd_follow_pointers(tb_redist *r)
 {
     size_t n = r->narrays, i;
     for (i = 0; i < n; i++)
@@ -684,7 +632,7 @@ static void follow_pointers(tb_redist *r)
 
 /* ---- halo exchange ------------------------------------------------------- */
 
-static int halo_exchange(tb_redist *r)
+int tb__rd_halo_exchange(tb_redist *r)
 {
     if (r->size == 1)
         return TB_OK;
@@ -695,7 +643,7 @@ static int halo_exchange(tb_redist *r)
     uint64_t c = r->counts[r->rank];
     for (size_t i = 0; i < r->narrays; i++) {
         rd_array *a = &r->arrays[i];
-        size_t ext = extent(a, c);
+        size_t ext = tb__rd_extent(a, c);
         int tag = RD_TAG_HALO + 2 * (int)i;
         struct {
             int peer, recv, tag;
@@ -720,10 +668,10 @@ int tb_redist_halo_exchange(tb_redist *r)
 {
     if (!r)
         return TB_ERR_INVALID;
-    enter(r);
-    follow_pointers(r);
-    int rc = halo_exchange(r);
-    leave(r);
+    tb__rd_enter(r);
+    tb__rd_follow_pointers(r);
+    int rc = tb__rd_halo_exchange(r);
+    tb__rd_leave(r);
     return rc;
 }
 
@@ -767,7 +715,7 @@ static void probe_sizes(const tb_redist *r, double sizes[3])
         sizes[2] = sizes[1] * 2;
 }
 
-static int probe(tb_redist *r)
+int tb__rd_probe(tb_redist *r)
 {
     double t0 = tb_wtime();
     double sizes[3], secs[3] = {0, 0, 0};
@@ -807,7 +755,7 @@ static int probe(tb_redist *r)
 
 /* The speed measure starts when the current call returns (at iteration
  * `it`): no window, no smoothed speed. */
-static void start_measure(tb_redist *r, uint64_t it)
+void tb__rd_start_measure(tb_redist *r, uint64_t it)
 {
     tb__rb_window_clear(&r->win);
     for (int i = 0; i < r->size; i++)
@@ -820,10 +768,10 @@ int tb_redist_probe(tb_redist *r)
 {
     if (!r)
         return TB_ERR_INVALID;
-    enter(r);
-    int rc = probe(r);
-    start_measure(r, 0);
-    leave(r);
+    tb__rd_enter(r);
+    int rc = tb__rd_probe(r);
+    tb__rd_start_measure(r, 0);
+    tb__rd_leave(r);
     return rc;
 }
 
@@ -890,8 +838,8 @@ static int plan_at(tb_redist *r, uint64_t it, uint64_t total, tb_redist_plan *p)
     if ((total && it >= total) || it % r->cfg.interval != 0)
         return TB_OK;
     if (!r->probed) {
-        int rc = probe(r);
-        start_measure(r, it);
+        int rc = tb__rd_probe(r);
+        tb__rd_start_measure(r, it);
         return rc;
     }
     double mine[TB__RB_PACK];
@@ -931,9 +879,9 @@ int tb_redist_plan_at(tb_redist *r, uint64_t iteration, uint64_t total, tb_redis
 {
     if (!r || !plan)
         return TB_ERR_INVALID;
-    enter(r);
+    tb__rd_enter(r);
     int rc = plan_at(r, iteration, total, plan);
-    leave(r);
+    tb__rd_leave(r);
     return rc;
 }
 
@@ -944,8 +892,8 @@ int tb_redist_plan_at(tb_redist *r, uint64_t iteration, uint64_t total, tb_redis
  * halos stay) to its new place, in place. */
 static int relayout(rd_array *a, uint64_t os, uint64_t oc, uint64_t ns, uint64_t nc)
 {
-    size_t oext = extent(a, oc), next = extent(a, nc);
-    size_t obytes = block_bytes(a, oc), nbytes = block_bytes(a, nc);
+    size_t oext = tb__rd_extent(a, oc), next = tb__rd_extent(a, nc);
+    size_t obytes = tb__rd_block_bytes(a, oc), nbytes = tb__rd_block_bytes(a, nc);
     /* global unit ranges of the storage, halos included (signed) */
     int64_t olo = (int64_t)os - (int64_t)a->hlo, ohi = (int64_t)(os + oc + a->hhi);
     int64_t nlo = (int64_t)ns - (int64_t)a->hlo, nhi = (int64_t)(ns + nc + a->hhi);
@@ -1093,8 +1041,8 @@ static int apply(tb_redist *r, const uint64_t *want)
         return TB_ERR_NOMEM;
     }
     size_t nx = 0, nrv = 0;
-    uint64_t os = start_of(r->counts, r->rank), oc = r->counts[r->rank];
-    uint64_t ns = start_of(next, r->rank), nc = next[r->rank];
+    uint64_t os = tb__rd_start_of(r->counts, r->rank), oc = r->counts[r->rank];
+    uint64_t ns = tb__rd_start_of(next, r->rank), nc = next[r->rank];
     double extra = 0, sent_recv = 0;
     tb_redist_moves(P, r->counts, next, mv, nm, &nm);
     for (size_t m = 0; m < nm; m++) {
@@ -1106,11 +1054,11 @@ static int apply(tb_redist *r, const uint64_t *want)
             if (mv[m].from == r->rank) {
                 /* units leave from where they are */
                 x[nx] = (tb__run_xfer){mv[m].to, tag, 0,
-                                       units_view(a, a->buf, extent(a, oc),
+                                       units_view(a, a->buf, tb__rd_extent(a, oc),
                                                   mv[m].first - os + a->hlo, mv[m].count)};
             } else {
                 size_t bytes = a->outer * mv[m].count * a->inner;
-                rv[nrv] = (rd_recv){i, mv[m].first, mv[m].count, blk_alloc(bytes), bytes};
+                rv[nrv] = (rd_recv){i, mv[m].first, mv[m].count, tb__rd_blk_alloc(bytes), bytes};
                 if (!rv[nrv].tmp) {
                     TB__ERR_H(r, "redist: no memory for the %zu bytes arriving for %s", bytes,
                               a->name);
@@ -1137,7 +1085,7 @@ static int apply(tb_redist *r, const uint64_t *want)
     for (size_t i = 0; rc == TB_OK && i < r->narrays; i++) {
         rd_array *a = &r->arrays[i];
         rc = relayout(a, os, oc, ns, nc);
-        size_t ext = extent(a, nc);
+        size_t ext = tb__rd_extent(a, nc);
         for (size_t k = 0; rc == TB_OK && k < nrv; k++) {
             if (rv[k].array != i)
                 continue;
@@ -1148,7 +1096,7 @@ static int apply(tb_redist *r, const uint64_t *want)
         *a->data = a->buf;
     }
     for (size_t k = 0; k < nrv; k++)
-        blk_free(rv[k].tmp, rv[k].bytes);
+        tb__rd_blk_free(rv[k].tmp, rv[k].bytes);
     if (rc != TB_OK) {
         /* The layout is half changed on this rank: nothing sane remains. */
         TB__ERR_H(r, "redist: move failed on rank %d: %s", r->rank, tb_strerror(rc));
@@ -1156,8 +1104,8 @@ static int apply(tb_redist *r, const uint64_t *want)
     }
     double t_laid = tb_wtime();
     memcpy(r->counts, next, (size_t)P * sizeof *next);
-    sync_vars(r);
-    rc = halo_exchange(r);
+    tb__rd_sync_vars(r);
+    rc = tb__rd_halo_exchange(r);
     TB_LOG_DEBUG("redist: move: %.0f bytes in/out, transfer %.4f s, re-layout %.4f s, halos "
                  "%.4f s", sent_recv, t_sent - t0, t_laid - t_sent, tb_wtime() - t_laid);
     account_move(r, mv, nm, t0, sent_recv, extra);
@@ -1172,10 +1120,10 @@ int tb_redist_apply(tb_redist *r, const uint64_t *counts)
 {
     if (!r || !counts)
         return TB_ERR_INVALID;
-    enter(r);
-    follow_pointers(r);
+    tb__rd_enter(r);
+    tb__rd_follow_pointers(r);
     int rc = apply(r, counts);
-    leave(r);
+    tb__rd_leave(r);
     return rc;
 }
 
@@ -1185,7 +1133,7 @@ int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total, tb_redis
         return TB_ERR_INVALID;
     tb_redist_plan local;
     tb_redist_plan *p = plan ? plan : &local;
-    enter(r);
+    tb__rd_enter(r);
     int rc = plan_at(r, iteration, total, p);
     if (rc == TB_OK && p->valid && p->decision.move) {
         if (r->rank == 0)
@@ -1193,13 +1141,13 @@ int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total, tb_redis
                         "s/iteration, move %.3g s): %s", iteration, p->decision.units_moved,
                         p->decision.t_now, p->decision.t_new, p->decision.t_move,
                         p->decision.why);
-        follow_pointers(r);
+        tb__rd_follow_pointers(r);
         rc = apply(r, r->next);
     } else if (rc == TB_OK && p->valid && p->decision.units_moved > 0 &&
                r->cfg.mode == TB_REDIST_PREDICT && p->decision.remaining > 0 &&
                p->decision.imbalance > r->cfg.threshold) {
         r->st.skipped++;
     }
-    leave(r);
+    tb__rd_leave(r);
     return rc;
 }

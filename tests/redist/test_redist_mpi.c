@@ -399,11 +399,115 @@ static void test_balance_follows_speeds(void)
     tb_redist_destroy(&r);
 }
 
+/* A checkpoint taken on a random layout, restored on as many ranks (the
+ * layout and counters come back) and on one rank (every rank reads the
+ * whole grid alone, through MPI_COMM_SELF): every element and every halo
+ * where it was; other arrays and a damaged file are refused on every rank. */
+static tb_redist *make_on(MPI_Comm comm, tarr *t, int narr)
+{
+    tb_redist_opts cfg;
+    tb_redist_opts_init(&cfg);
+    cfg.units = UNITS;
+    tb_redist *r = NULL;
+    if (tb_redist_create(&r, comm, &cfg) != TB_OK)
+        return NULL;
+    setup(t);
+    for (int i = 0; i < narr; i++)
+        if (tb_redist_add_array(r, &t[i].d, NULL) != TB_OK)
+            tb_redist_destroy(&r);
+    if (r)
+        tb_redist_set_identity(r, "test grid");
+    return r;
+}
+
+static void test_checkpoint_restores_every_element(void)
+{
+    char path[64], bad_path[64];
+    snprintf(path, sizeof path, "redist_ck_%d.ck", nranks);
+    snprintf(bad_path, sizeof bad_path, "redist_ck_%d.bad", nranks);
+    tarr t[NARR];
+    tb_redist *r = make_on(MPI_COMM_WORLD, t, NARR);
+    TB_ASSERT(r != NULL);
+    uint64_t *c = calloc((size_t)nranks, sizeof *c), *got = calloc((size_t)nranks, sizeof *c);
+    tb_rng g;
+    tb_rng_seed(&g, 77);
+    random_layout(&g, c, 2);
+    long bad = tb_redist_apply(r, c) != TB_OK;
+    for (int i = 0; i < NARR; i++)
+        walk(i, &t[i], r, 0);
+    bad += tb_redist_halo_exchange(r) != TB_OK;
+    bad += tb_redist_checkpoint(r, path, 42) != TB_OK;
+    TB_ASSERT_EQ_INT(global_bad(bad), 0);
+    tb_redist_stats before;
+    tb_redist_get_stats(r, &before);
+    tb_redist_destroy(&r);
+
+    /* as many ranks: the layout, the counters, every element */
+    r = make_on(MPI_COMM_WORLD, t, NARR);
+    TB_ASSERT(r != NULL);
+    uint64_t it = 0;
+    bad += tb_redist_restore(r, path, &it) != TB_OK || it != 42;
+    tb_redist_counts(r, got);
+    bad += memcmp(got, c, (size_t)nranks * sizeof *c) != 0;
+    tb_redist_stats after;
+    tb_redist_get_stats(r, &after);
+    bad += after.moves != before.moves || after.bytes_moved != before.bytes_moved;
+    for (int i = 0; i < NARR; i++)
+        bad += walk(i, &t[i], r, 1);
+    TB_ASSERT_EQ_INT(global_bad(bad), 0);
+    tb_redist_destroy(&r);
+
+    /* one rank (a different number whenever nranks > 1) */
+    r = make_on(MPI_COMM_SELF, t, NARR);
+    TB_ASSERT(r != NULL);
+    bad += tb_redist_restore(r, path, &it) != TB_OK || it != 42;
+    for (int i = 0; i < NARR; i++)
+        bad += walk(i, &t[i], r, 1);
+    TB_ASSERT_EQ_INT(global_bad(bad), 0);
+    tb_redist_destroy(&r);
+
+    /* other arrays; another run; a byte changed in the last piece */
+    tb_log_set_sink(quiet_sink, NULL); /* the expected errors */
+    r = make_on(MPI_COMM_WORLD, t, NARR - 1);
+    bad += tb_redist_restore(r, path, &it) != TB_ERR_INVALID ||
+           !strstr(tb_redist_error(r), "a checkpoint of 5 array(s)");
+    tb_redist_destroy(&r);
+    r = make_on(MPI_COMM_WORLD, t, NARR);
+    tb_redist_set_identity(r, "another grid");
+    bad += tb_redist_restore(r, path, &it) != TB_ERR_INVALID ||
+           !strstr(tb_redist_error(r), "a checkpoint of another run (test grid)");
+    tb_redist_destroy(&r);
+    if (rank == 0) {
+        size_t n = 0;
+        char *d = NULL;
+        if (tb_read_file(path, SIZE_MAX, &d, &n, NULL, 0) == TB_OK && n > 100) {
+            d[n - 20] ^= 1;
+            tb_write_file_atomic(bad_path, d, n);
+        }
+        free(d);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    r = make_on(MPI_COMM_WORLD, t, NARR);
+    bad += tb_redist_restore(r, bad_path, &it) != TB_ERR_PARSE ||
+           !strstr(tb_redist_error(r), "is damaged");
+    tb_redist_destroy(&r);
+    tb_log_set_sink(NULL, NULL);
+    TB_ASSERT_EQ_INT(global_bad(bad), 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        remove(path);
+        remove(bad_path);
+    }
+    free(c);
+    free(got);
+}
+
 static const tb_test tests[] = {
     {"moves_keep_every_element", test_moves_keep_every_element},
     {"halo2_matches_gathered", test_halo2_matches_gathered},
     {"bad_registrations", test_bad_registrations},
     {"balance_follows_speeds", test_balance_follows_speeds},
+    {"checkpoint_restores_every_element", test_checkpoint_restores_every_element},
     {NULL, NULL},
 };
 
