@@ -74,9 +74,9 @@ test-mpich: bootstrap
 	    -DMPI_C_COMPILER=mpicc.mpich -DMPIEXEC_EXECUTABLE="$$mpiexec_mpich"
 	grep -q '^TENBIN_MPI_FLAVOUR:INTERNAL=mpich$$' $(BUILD)-mpich/CMakeCache.txt || \
 	    { echo "$(BUILD)-mpich is not configured with MPICH" >&2; exit 1; }
-	$(CMAKE) --build $(BUILD)-mpich -j$(JOBS) --target test_mw test_bnb test_transport_mpi tenbin_cli tenbin_emu emu_patterns
+	$(CMAKE) --build $(BUILD)-mpich -j$(JOBS) --target test_mw test_bnb test_transport_mpi test_redist_mpi tenbin_cli tenbin_emu emu_patterns
 	cd $(BUILD)-mpich && $(CTEST) --output-on-failure --timeout 300 --no-tests=error \
-	    -R '^(test_mw_np2|test_bnb_np2|test_transport_mpi_np2|emu_smoke|cli_flow_smoke)$$'
+	    -R '^(test_mw_np2|test_bnb_np2|test_transport_mpi_np2|test_redist_mpi_np2|emu_smoke|cli_flow_smoke)$$'
 
 bench: build
 	scripts/bootstrap --bench

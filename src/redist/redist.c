@@ -63,7 +63,7 @@ static void *blk_resize(void *p, size_t old, size_t n)
     if (po == pn)
         return p;
     unsigned char *q = mremap(p, po, pn, MREMAP_MAYMOVE);
-    if (q == MAP_FAILED) {
+    if (q == MAP_FAILED || !q) { /* NULL: a hook's failure (fixed_remap_works) */
         /* A block re-laid by moving pages is several mappings, which one
          * mremap cannot resize: copy instead. */
         q = tb__rd_blk_alloc(n);
@@ -92,7 +92,7 @@ void tb__rd_blk_free(void *p, size_t n)
  * page either at its old or at its new place. */
 static int move_pages(unsigned char *src, unsigned char *dst, size_t len, size_t ps)
 {
-    if (mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst) != MAP_FAILED)
+    if (mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == (void *)dst)
         return 0;
     if (len <= ps) {
         TB_LOG_DEBUG("redist: mremap of a page %p -> %p failed: %s", (void *)src, (void *)dst,
@@ -101,6 +101,32 @@ static int move_pages(unsigned char *src, unsigned char *dst, size_t len, size_t
     }
     size_t half = len / ps / 2 * ps;
     return move_pages(src, dst, half, ps) ? -1 : move_pages(src + half, dst + half, len - half, ps);
+}
+
+/* Whether mremap(MREMAP_FIXED) moves pages in this process.  An MPI
+ * library may hook mremap and lose the fixed address: UCX's memory events
+ * (MPICH's ch4:ucx on Debian 12) return NULL and move nothing, which a
+ * check against MAP_FAILED takes for success -- a move then left zeros
+ * where the data was.  Tried once on scratch pages; if it does not work,
+ * blocks are re-laid by copying. */
+static int fixed_remap_works(void)
+{
+    static int works = -1;
+    if (works >= 0)
+        return works;
+    size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *a = mmap(NULL, 3 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                            -1, 0);
+    if (a == MAP_FAILED)
+        return 0; /* not known: not now */
+    a[0] = 42;
+    void *q = mremap(a, ps, ps, MREMAP_MAYMOVE | MREMAP_FIXED, a + 2 * ps);
+    works = q == (void *)(a + 2 * ps) && a[2 * ps] == 42;
+    munmap(a, 3 * ps);
+    if (!works)
+        TB_LOG_DEBUG("redist: mremap cannot move pages to a fixed address here (a hook of the "
+                     "MPI library?): blocks are re-laid by copying");
+    return works;
 }
 
 /* Re-lay by moving pages instead of bytes when rows and offsets are whole
@@ -112,7 +138,8 @@ static int blk_relayout_pages(unsigned char **buf, size_t *bytes, size_t nbytes,
                               size_t ostride, size_t nstride, size_t so, size_t sn, size_t len)
 {
     size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-    if (ostride % ps || nstride % ps || so % ps || sn % ps || len % ps || len == 0)
+    if (ostride % ps || nstride % ps || so % ps || sn % ps || len % ps || len == 0 ||
+        !fixed_remap_works())
         return 0;
     unsigned char *nb = mmap(NULL, page_round(nbytes), PROT_READ | PROT_WRITE,
                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
