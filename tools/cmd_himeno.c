@@ -486,6 +486,8 @@ static int setup(const himeno_opts *o, himeno_run *h, int nranks)
             d.split = 1;
         }
         rc = tb_redist_add_array(h->r, &d, NULL);
+        if (rc == TB_OK && i > 0) /* only p changes: the rest is set again on resume */
+            rc = tb_redist_set_kept(h->r, i, 0);
     }
     if (rc == TB_OK)
         rc = tb_redist_bind_int(h->r, TB_REDIST_VAR_COUNT, &h->n, 0);
@@ -520,6 +522,10 @@ static int resume(himeno_opts *o, himeno_run *h)
                           "asks or more; ask for more",
                      from, it, o->iters);
         return TB_EXIT_USAGE;
+    }
+    if (from) { /* the arrays checkpoints leave out, on the restored layout */
+        tb_himeno_block b = view(o, h);
+        tb_himeno_init_coefficients(&b);
     }
     h->from = (long)it;
     h->last_ckpt = MPI_Wtime();
@@ -661,11 +667,11 @@ static void print_results(const himeno_opts *o, const himeno_run *h, int nranks,
                           "%" PRIu64 ", \"wall_s\": %.6f, \"mflops\": %.3f, \"moves\": %" PRIu64
                           ", \"skipped\": %" PRIu64 ", \"bytes_moved\": %" PRIu64
                           ", \"move_s\": %.6f, \"probe_s\": %.6f, \"cost_a_s\": %.6e, "
-                          "\"cost_b_s_per_byte\": %.6e, \"resumed\": %ld, \"layout\": [%s], "
-                          "\"actions\": [",
+                          "\"cost_b_s_per_byte\": %.6e, \"resumed\": %ld, \"checkpoints\": %" PRIu64
+                          ", \"checkpoint_s\": %.6f, \"layout\": [%s], \"actions\": [",
                       o->size->name, nranks, o->iters, modes[o->balance], (double)gosa, bitsum,
                       wall, mflops, st.moves, st.skipped, st.bytes_moved, st.move_s, st.probe_s,
-                      st.cost.a, st.cost.b, h->from, layout);
+                      st.cost.a, st.cost.b, h->from, st.checkpoints, st.checkpoint_s, layout);
         for (size_t i = 0; i < h->nacts; i++) {
             const action *a = &h->acts[i];
             tb_buf_printf(&j, "%s{\"iteration\": %ld, \"moved\": %s, \"layout\": [%s], "
@@ -699,6 +705,9 @@ static void print_results(const himeno_opts *o, const himeno_run *h, int nranks,
                " skipped as not paying\n", st.moves, st.bytes_moved, st.move_s, st.skipped);
         printf("layout:      %s\n", layout);
         printf("p_bitsum:    %" PRIu64 "\n", bitsum);
+        if (st.checkpoints)
+            printf("checkpoint:  %" PRIu64 " written in %.3f s (%.2f %% of the run)\n",
+                   st.checkpoints, st.checkpoint_s, 100 * st.checkpoint_s / wall);
         if (h->from)
             printf("resumed:     sweeps 1-%ld came from %s (MFLOPS and wall are this run's)\n",
                    h->from, o->resume);

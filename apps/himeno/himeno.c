@@ -34,10 +34,9 @@ double tb_himeno_flops(const tb_himeno_size *s)
 #define PL(h, l) ((size_t)(h)->mj * (size_t)(h)->mk * (size_t)(l))
 #define IX(h, j, k) ((size_t)(j) * (size_t)(h)->mk + (size_t)(k))
 
-void tb_himeno_init(const tb_himeno_block *h)
+void tb_himeno_init_coefficients(const tb_himeno_block *h)
 {
-    size_t plane = PL(h, 1), np = (size_t)h->n * plane;
-    float den = (float)((h->mi - 1) * (h->mi - 1));
+    size_t np = (size_t)h->n * PL(h, 1);
     for (int m = 0; m < 4; m++)
         for (size_t e = 0; e < np; e++)
             h->a[m * np + e] = m < 3 ? 1.0f : (float)(1.0 / 6.0);
@@ -50,6 +49,13 @@ void tb_himeno_init(const tb_himeno_block *h)
         h->wrk1[e] = 0.0f;
         h->wrk2[e] = 0.0f;
     }
+}
+
+void tb_himeno_init(const tb_himeno_block *h)
+{
+    size_t plane = PL(h, 1);
+    float den = (float)((h->mi - 1) * (h->mi - 1));
+    tb_himeno_init_coefficients(h);
     for (int l = -1; l <= h->n; l++) {
         int i = h->start + 1 + l;
         float v = (float)(i * i) / den;

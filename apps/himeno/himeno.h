@@ -38,6 +38,9 @@ typedef struct tb_himeno_block {
 /* The official initial values on the block's planes, and p on its two halo
  * planes (which the global boundary planes keep for good). */
 void tb_himeno_init(const tb_himeno_block *h);
+/* The same but for p: the coefficients (a, b, c, bnd, wrk1) and wrk2, which
+ * never change -- what a run resumed from a checkpoint of p sets again. */
+void tb_himeno_init_coefficients(const tb_himeno_block *h);
 
 /* One Jacobi sweep over planes [l0, l1) of the block: wrk2 from p, returning
  * the float sum of ss^2 over those planes (the official term order). */

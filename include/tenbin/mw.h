@@ -287,6 +287,8 @@ typedef struct tb_mw_summary {
                                  master (tb_mw_set_reduce) */
     uint64_t resumed;         /* of results: handed over from a checkpoint
                                  (tb_mw_set_resume), not computed in this run */
+    double checkpoint_s;      /* rank 0's seconds keeping the checkpoint (tb_mw_set_checkpoint:
+                                 copies of the results and fsyncs), 0 without one */
     int reduced;              /* results were folded where they arrived */
     int simulated;            /* a simulated run */
     double makespan_s;        /* start to end of the run: wall time, or virtual */

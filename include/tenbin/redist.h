@@ -410,6 +410,11 @@ TB_API int tb_redist_balance(tb_redist *r, uint64_t iteration, uint64_t total,
  * words differ.  Default: "".
  */
 TB_API int tb_redist_set_identity(tb_redist *r, const char *what);
+/* Collective: whether checkpoints keep array `index` (tb_redist_add_array's
+ * order; default 1).  Leave out constant coefficients and scratch space:
+ * after tb_redist_restore such a block is zero-filled on the new layout and
+ * the caller fills it again.  TB_ERR_RANGE for an unknown index. */
+TB_API int tb_redist_set_kept(tb_redist *r, int index, int kept);
 TB_API int tb_redist_checkpoint(tb_redist *r, const char *path, uint64_t iteration);
 TB_API int tb_redist_restore(tb_redist *r, const char *path, uint64_t *iteration);
 
@@ -425,6 +430,9 @@ typedef struct tb_redist_stats {
     tb_redist_cost cost;      /* the probe's transfer cost model */
     double move_factor;       /* mean over the moves of measured / predicted-by-cost time; the
                                  decision scales the model by it once a move has been made */
+    uint64_t checkpoints;     /* tb_redist_checkpoint calls of this run */
+    double checkpoint_s;      /* seconds in them on this rank (every rank waits for the
+                                 slowest: the run's cost of its checkpoints) */
 } tb_redist_stats;
 
 TB_API void tb_redist_get_stats(const tb_redist *r, tb_redist_stats *st);

@@ -16,6 +16,7 @@
 
 static const char magic[8] = {'T', 'E', 'N', 'B', 'I', 'N', 'C', 'K'};
 enum { VERSION = 1, REC_HEAD = TB__CKPT_REC_HEAD, REC_TAIL = TB__CKPT_REC_TAIL };
+enum { JOURNAL_BLOCK = 1 << 20 };
 
 int tb__ckpt_header(tb_buf *b, const char *kind, const char *identity)
 {
@@ -189,6 +190,14 @@ int tb__ckpt_add(tb__ckpt_writer *w, uint64_t key, const void *data, size_t len)
         return TB_ERR_NOMEM;
     }
     w->records++;
+    /* A journal's records go on to the file as they come, a block at a
+     * time (durable at the next tb__ckpt_sync): the buffer stays small
+     * instead of growing, with copies, to all the records of an interval. */
+    if (!w->snapshot && w->f && w->pending.len >= JOURNAL_BLOCK) {
+        if (fwrite(w->pending.data, 1, w->pending.len, w->f) != w->pending.len)
+            return TB_ERR_IO;
+        tb_buf_clear(&w->pending);
+    }
     return TB_OK;
 }
 

@@ -97,13 +97,16 @@ int tb__mw_journal_add(tb__mw_journal *j, uint64_t id, const void *data, size_t 
 {
     if (!j->open)
         return TB_OK;
+    double t0 = tb_wtime();
     TB_CHECK(tb__ckpt_add(&j->w, id, data, len));
     double now = tb_wtime();
+    j->spent += now - t0;
     if (now - j->last < j->interval)
         return TB_OK;
     j->last = now;
     char err[256];
     int rc = tb__ckpt_sync(&j->w, err, sizeof err);
+    j->spent += tb_wtime() - now;
     if (rc != TB_OK)
         TB_LOG_ERR("checkpoint: %s", err);
     return rc;
@@ -111,14 +114,19 @@ int tb__mw_journal_add(tb__mw_journal *j, uint64_t id, const void *data, size_t 
 
 int tb__mw_journal_sync(tb__mw_journal *j, char *err, size_t errlen)
 {
-    return j->open ? tb__ckpt_sync(&j->w, err, errlen) : TB_OK;
+    double t0 = tb_wtime();
+    int rc = j->open ? tb__ckpt_sync(&j->w, err, errlen) : TB_OK;
+    j->spent += tb_wtime() - t0;
+    return rc;
 }
 
 uint64_t tb__mw_journal_records(const tb__mw_journal *j) { return j->open ? j->w.records : 0; }
 
 int tb__mw_journal_close(tb__mw_journal *j, char *err, size_t errlen)
 {
+    double t0 = tb_wtime();
     int rc = j->open ? tb__ckpt_close(&j->w, 1, err, errlen) : TB_OK;
+    j->spent += j->open ? tb_wtime() - t0 : 0;
     j->open = 0;
     free(j->done);
     j->done = NULL;

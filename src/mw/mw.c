@@ -512,6 +512,7 @@ static void build_summary(tb_mw *mw, const tb__mw_node *node, double makespan, d
     if (mw->rank != 0)
         return;
     s->resumed = mw->journal.resumed;
+    s->checkpoint_s = mw->journal.spent;
     s->results = tb__mw_node_results(node) + s->resumed;
     s->reduced = mw->cfg.fold != NULL;
     if (s->reduced) {
@@ -839,6 +840,9 @@ void tb_mw_summary_print(const tb_mw_summary *s, FILE *out)
     if (s->resumed)
         fprintf(out, "  resumed           %" PRIu64 " of them from a checkpoint, not computed "
                      "again\n", s->resumed);
+    if (s->checkpoint_s > 0)
+        fprintf(out, "  checkpoint        %.3f s on rank 0 (%.2f %% of the run)\n",
+                s->checkpoint_s, s->makespan_s > 0 ? 100 * s->checkpoint_s / s->makespan_s : 0);
     print_masters(s, out);
     if (s->reduced)
         fprintf(out, "  results           folded on the masters that received them\n");
@@ -875,6 +879,8 @@ int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
     bad |= tb__json_u64(o, "tasks", s->tasks);
     bad |= tb__json_u64(o, "results", s->results);
     bad |= tb__json_u64(o, "resumed", s->resumed);
+    if (s->checkpoint_s > 0) /* only with a checkpoint: simulated runs keep none */
+        bad |= tb__json_num(o, "checkpoint_s", s->checkpoint_s);
     bad |= tb__json_bool(o, "simulated", s->simulated);
     bad |= tb__json_num(o, "makespan_s", s->makespan_s);
     bad |= tb__json_num(o, "last_task_end_s", s->last_task_end_s);

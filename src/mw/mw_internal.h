@@ -122,6 +122,7 @@ typedef struct tb__mw_journal {
     double interval, last; /* seconds between fsyncs; the last one (tb_wtime) */
     unsigned char *done;   /* resumed: bit per task whose result came from the file */
     uint64_t resumed;
+    double spent;          /* seconds in the journal's copies and fsyncs (its cost) */
 } tb__mw_journal;
 
 /* Read the checkpoint at path and hand its results to result(), marking

@@ -92,6 +92,8 @@ static int each_piece(const ck_layout *L, uint64_t base, piece_fn fn, void *ctx,
     for (int q = 0; q < L->P; q++)
         for (size_t i = 0; i < L->narrays; i++) {
             const rd_array *a = &L->arrays[i];
+            if (a->not_kept)
+                continue;
             int64_t lo, hi;
             kept_range(L, a, q, &lo, &hi);
             for (uint64_t o = 0; o < a->outer; o++)
@@ -154,7 +156,8 @@ static int pack_meta(const tb_redist *r, uint64_t iteration, const uint64_t *chu
         for (int d = 0; d < RD_MAX_DIMS; d++)
             rc |= tb_buf_pack_u64(b, d < a->ndims ? a->dims[d] : 0);
         rc |= tb_buf_pack_u64(b, a->elem) | tb_buf_pack_u64(b, a->hlo) |
-              tb_buf_pack_u64(b, a->hhi) | tb_buf_pack_u64(b, chunk[i]);
+              tb_buf_pack_u64(b, a->hhi) | tb_buf_pack_u64(b, chunk[i]) |
+              tb_buf_pack_u32(b, a->not_kept);
     }
     /* the balancer (every rank holds the same: it is computed from an
      * allgather) and the counters */
@@ -238,6 +241,7 @@ static int unpack_array(tb_buf *b, rd_array *a, uint64_t *chunk)
     rc = rc ? rc : tb_buf_unpack_u64(b, &a->hlo);
     rc = rc ? rc : tb_buf_unpack_u64(b, &a->hhi);
     rc = rc ? rc : tb_buf_unpack_u64(b, chunk);
+    rc = rc ? rc : tb_buf_unpack_u32(b, &a->not_kept);
     a->ndims = (int)nd;
     a->split = (int)sp;
     a->elem = (size_t)elem;
@@ -417,6 +421,8 @@ int tb_redist_checkpoint(tb_redist *r, const char *path, uint64_t iteration)
     char err[TB__ERR_LINE] = "";
     double t0 = tb_wtime();
     int rc = checkpoint(r, path, iteration, err, sizeof err);
+    r->st.checkpoints++;
+    r->st.checkpoint_s += tb_wtime() - t0;
     if (rc == TB_OK)
         TB_LOG_DEBUG("redist: checkpoint of iteration %" PRIu64 " to %s in %.3f s", iteration, path,
                      tb_wtime() - t0);
@@ -477,13 +483,14 @@ static int check_meta(const tb_redist *r, const ck_meta *m, const char *path, ui
     for (size_t i = 0; i < r->narrays; i++) {
         const rd_array *a = &r->arrays[i], *b = &m->arrays[i];
         int same = strcmp(a->name, b->name) == 0 && a->ndims == b->ndims && a->split == b->split &&
-                   a->elem == b->elem && a->hlo == b->hlo && a->hhi == b->hhi;
+                   a->elem == b->elem && a->hlo == b->hlo && a->hhi == b->hhi &&
+                   a->not_kept == b->not_kept;
         for (int d = 0; same && d < a->ndims; d++)
             same = a->dims[d] == b->dims[d];
         if (!same)
             return tb__errf(err, errlen, TB_ERR_INVALID,
                             "%s: its array %zu (%s) differs from this run's (%s): shape, "
-                            "element size or halos",
+                            "element size, halos, or whether it is kept",
                             path, i + 1, b->name, a->name);
     }
     uint64_t sum = 0;
@@ -623,6 +630,8 @@ static int take_balancer(tb_redist *r, const ck_meta *m)
     size_t P = (size_t)r->size;
     tb_redist_stats st = m->st;
     st.peak_extra_bytes = r->st.peak_extra_bytes; /* this rank's, of this run */
+    st.checkpoints = r->st.checkpoints;
+    st.checkpoint_s = r->st.checkpoint_s;
     st.probe_s += r->st.probe_s;
     if (m->P != r->size || !m->probed) {
         st.cost = r->st.cost;

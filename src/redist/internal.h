@@ -20,6 +20,7 @@ typedef struct rd_array {
     uint64_t dims[RD_MAX_DIMS];
     size_t elem;
     uint64_t hlo, hhi;
+    unsigned not_kept;     /* checkpoints leave it out (tb_redist_set_kept) */
     size_t outer; /* rows before the split dimension */
     size_t inner; /* bytes of one unit within one row */
     void **data;

@@ -474,6 +474,7 @@ static int check_desc(tb_redist *r, const tb_redist_array_desc *d, rd_array *a)
     a->elem = elem;
     a->hlo = d->halo_lo;
     a->hhi = d->halo_hi;
+    a->not_kept = 0;
     a->data = d->data;
     /* MPI counts are ints: a unit row, the rows, and a block must fit. */
     double outer = 1, inner = (double)elem;
@@ -548,6 +549,17 @@ int tb_redist_add_array(tb_redist *r, const tb_redist_array_desc *desc, int *ind
     r->narrays++;
     uint64_t w = a.hlo > a.hhi ? a.hlo : a.hhi;
     r->floor_units = w > r->floor_units ? w : r->floor_units;
+    return TB_OK;
+}
+
+int tb_redist_set_kept(tb_redist *r, int index, int kept)
+{
+    if (!r)
+        return TB_ERR_INVALID;
+    int rc = index >= 0 && (size_t)index < r->narrays ? TB_OK : TB_ERR_RANGE;
+    uint64_t digest = (uint64_t)index * 2 + (kept != 0);
+    TB_CHECK(agree(r, rc, digest, "tb_redist_set_kept"));
+    r->arrays[index].not_kept = !kept;
     return TB_OK;
 }
 
