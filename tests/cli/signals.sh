@@ -215,6 +215,8 @@ none_left "probe SIGTERM" " --out $D/p.json"
 command -v curl > /dev/null || fail "curl is not installed (scripts/bootstrap installs it)"
 ln -sf "$TENBIN" "$D/tenbin"
 mkdir -p stmp
+# the scratch directories bnb serve has in D/stmp
+scratch() { set -- stmp/tenbin-serve-*; [ -e "$1" ] && echo $# || echo 0; }
 # serve_up: start 3 ranks of bnb serve (stderr serve.err); its address in
 # $url, its token in $tok, mpiexec's pid in $pid
 serve_up() {
@@ -226,13 +228,15 @@ serve_up() {
     url=$(sed -n 's/.* at \(http[^ ]*\) .*/\1/p' serve.err)
     tok=$(sed -n 's/.*(token \([0-9a-f]*\))$/\1/p' serve.err)
     [ -n "$url" ] || { kill "$pid"; fail "serve: no web view line: $(cat serve.err)"; }
-    [ "$(ls stmp | grep -c '^tenbin-serve-')" = 3 ] || { kill "$pid"; fail "serve: scratch directories: $(ls stmp)"; }
+    i=0 # the other ranks make theirs after rank 0 has said where the page is
+    while [ "$(scratch)" != 3 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(scratch)" = 3 ] || { kill "$pid"; fail "serve: scratch directories: $(ls stmp)"; }
 }
 # serve_gone WHAT: no process, no page, no scratch directory left
 serve_gone() {
     none_left "$1" "$D/tenbin bnb serve"
     ! curl -s -o /dev/null "${url}api/state" || fail "$1: the page outlived the serve"
-    [ "$(ls stmp | grep -c '^tenbin-serve-')" = 0 ] || fail "$1: scratch left: $(ls -R stmp)"
+    [ "$(scratch)" = 0 ] || fail "$1: scratch left: $(ls -R stmp)"
 }
 
 # 12. bnb serve with a run going on, SIGUSR1 to mpiexec: the run stops as
