@@ -81,7 +81,9 @@ static void usage(FILE *f)
             "  -q, --quiet     no table, no progress lines\n"
             "\n"
             "Across the nodes of a cluster, start it under mpiexec with rank 0 and rank 1 on\n"
-            "two nodes, e.g. mpiexec -n 8 --map-by node tenbin probe --out site.json\n",
+            "two nodes, e.g. mpiexec -n 8 --map-by node tenbin probe --out site.json\n"
+            "Ctrl-C, SIGTERM or SIGUSR1 stop it on every rank: one line, no file written,\n"
+            "exit 128 + the signal.\n",
             TENBIN_MPIEXEC);
 }
 
