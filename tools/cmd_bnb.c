@@ -813,6 +813,8 @@ typedef struct server {
     const char *tmp;  /* uploads are kept there while they run */
     char mydir[160];  /* the scratch directory of a rank other than 0 */
     char err[512];
+    int sig;          /* the signal that ended the serve (tb_signals_catch), or 0 */
+    char stopped[512]; /* rank 0: the run that signal stopped, or "" */
 } server;
 
 /* The next run, as rank 0 broadcasts it. */
@@ -852,7 +854,8 @@ static int serve_opts(int argc, char **argv, server *sv)
                        "                                 [--max-upload BYTES]\n"
                        "Serve a page that starts branch-and-bound runs on these ranks from an\n"
                        "uploaded instance (at most BYTES, default 16 MiB), one at a time, and\n"
-                       "watches them, until POST /api/quit.\n");
+                       "watches them, until POST /api/quit, or SIGINT, SIGTERM or SIGUSR1 (a run\n"
+                       "going on stops as the page's stop stops it; exit 128 + the signal).\n");
             return TB_EXIT_OK;
         default:
             return tb_cli_bad_option(cmd, "tenbin bnb serve --help", c, argv);
@@ -903,17 +906,29 @@ static void serve_announce(server *sv)
     say_web(w, sv->pub, "the runs");
 }
 
-/* Rank 0 waits for the next run or the quit, and every rank learns which:
- * 1 to run, 0 to quit. */
+/* Rank 0 waits for the next run, the quit or a signal (tb_signals_catch:
+ * looked at every 0.1 s), and every rank learns which: 1 to run, 0 to quit
+ * (sv->sig set when a signal ends the serve). */
 static int serve_next(server *sv, serve_run *r)
 {
     serve_job *j = &sv->job;
     if (sv->rank == 0) {
         pthread_mutex_lock(&j->mu);
-        while (!j->have && !j->quit)
-            pthread_cond_wait(&j->cv, &j->mu);
-        r->hdr[0] = j->quit;
-        if (!j->quit) {
+        int sig = 0;
+        while (!j->have && !j->quit && !(sig = tb_signals_pending())) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100000000;
+            if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&j->cv, &j->mu, &until);
+        }
+        sig = tb_signals_pending(); /* a run asked for meanwhile is not started */
+        r->hdr[0] = j->quit || sig;
+        r->hdr[1] = sig;
+        if (!r->hdr[0]) {
             r->hdr[1] = j->prob;
             r->hdr[2] = j->groups;
             r->hdr[3] = (long)j->bytes.len;
@@ -925,8 +940,10 @@ static int serve_next(server *sv, serve_run *r)
         pthread_mutex_unlock(&j->mu);
     }
     bcast_wait(r->hdr, 4, MPI_LONG);
-    if (r->hdr[0])
+    if (r->hdr[0]) {
+        sv->sig = (int)r->hdr[1];
         return 0;
+    }
     bcast_wait(&r->gap, 1, MPI_DOUBLE);
     bcast_wait(r->name, (int)sizeof r->name, MPI_CHAR);
     return 1;
@@ -966,14 +983,24 @@ static void serve_watch(server *sv, const bnb_opts *o, void *ctx, tb_bnb *b)
         tb_bnb_set_watch(b, web_watch, w, 0.5);
 }
 
-/* Rank 0: the run's end, on the page and in a line on stderr. */
+/* Rank 0: the run's end, on the page and in a line on stderr; a run a
+ * signal stopped is said in the serve's last line (sv->stopped). */
 static void serve_report(server *sv, const bnb_opts *o, tb_bnb *b, int rc)
 {
     tb_bnb_summary s;
     if (rc == TB_OK && tb_bnb_get_summary(b, &s) == TB_OK) {
         web_final(&sv->web, &s);
-        fprintf(stderr, "tenbin: %s %s: %s %.10g\n", o->prob->name, o->file,
-                s.proven ? "proven" : "stopped at", s.optimum);
+        if (s.interrupted && s.found)
+            snprintf(sv->stopped, sizeof sv->stopped,
+                     "the run of %s %s stopped at %.10g (not proven)", o->prob->name, o->file,
+                     s.optimum);
+        else if (s.interrupted)
+            snprintf(sv->stopped, sizeof sv->stopped,
+                     "the run of %s %s stopped before any solution was found", o->prob->name,
+                     o->file);
+        else
+            fprintf(stderr, "tenbin: %s %s: %s %.10g\n", o->prob->name, o->file,
+                    s.proven ? "proven" : "stopped at", s.optimum);
     } else {
         tb_cli_error(cmd, "serve: the run of %s failed: %s", o->file, tb_strerror(rc));
     }
@@ -1012,7 +1039,9 @@ static void serve_one(server *sv, const serve_run *r, int wrote)
 
 /* tenbin bnb serve --web [HOST:]PORT [--web-public] [--max-upload BYTES], under
  * mpiexec: the page starts runs on these ranks, one at a time, until POST
- * /api/quit. */
+ * /api/quit or SIGINT, SIGTERM or SIGUSR1 (tb_signals_catch; a run going on
+ * stops as the page's stop stops it, and the exit status is 128 + the
+ * signal on every rank). */
 static int serve(int argc, char **argv)
 {
     server sv = {.job = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER},
@@ -1044,13 +1073,22 @@ static int serve(int argc, char **argv)
             pthread_mutex_unlock(&sv.job.mu);
         }
     }
-    if (sv.rank == 0)
-        rmdir(sv.job.dir);
-    else if (sv.mydir[0])
-        rmdir(sv.mydir);
+    /* The server first: an upload it may still be checking is in the
+     * scratch directory until then. */
     web_run_free(&sv.web);
     tb_buf_free(&sv.job.bytes);
-    return TB_EXIT_OK;
+    const char *dir = sv.rank == 0 ? sv.job.dir : sv.mydir;
+    int gone = !dir[0] || rmdir(dir) == 0, why = errno;
+    if (!sv.sig)
+        return TB_EXIT_OK;
+    char left[256] = "";
+    if (!gone)
+        snprintf(left, sizeof left, " (but not %s: %s)", dir, strerror(why));
+    tb_cli_error(cmd, "serve: interrupted by %s%s%s; the web view is closed and the scratch "
+                      "directories removed%s",
+                 tb_signal_name(sv.sig), sv.stopped[0] ? ": " : " between runs", sv.stopped,
+                 left);
+    return 128 + sv.sig;
 }
 
 /* tenbin bnb generate bmi [--m M] [--nx NX] [--ny NY] [--seed S] */

@@ -26,6 +26,10 @@
  * repetitions: a rank that loses its core in a call (ranks outnumbering
  * cores) makes an outlier, not the median.  Speeds: every rank times the same
  * loop; a host's speed is rank 0's host's time over its own.
+ * A stop from outside (SIGINT, SIGTERM, SIGUSR1: tb_signals_catch) is agreed
+ * on between timed calls, every STOP_EVERY repetitions: every rank ends
+ * within milliseconds, rank 0 says what was measured, and nothing is
+ * written (the platform file is written whole or not at all).
  */
 #define _GNU_SOURCE
 
@@ -47,7 +51,7 @@
 
 static const char *const cmd = "probe";
 
-enum { MAX_LIST = 64, TAG = 7, NBURST = 16 };
+enum { MAX_LIST = 64, TAG = 7, NBURST = 16, STOP_EVERY = 64 };
 
 typedef struct probe_opts {
     long ranks[MAX_LIST], sizes[MAX_LIST];
@@ -77,7 +81,9 @@ static void usage(FILE *f)
             "  -q, --quiet     no table, no progress lines\n"
             "\n"
             "Across the nodes of a cluster, start it under mpiexec with rank 0 and rank 1 on\n"
-            "two nodes, e.g. mpiexec -n 8 --map-by node tenbin probe --out site.json\n",
+            "two nodes, e.g. mpiexec -n 8 --map-by node tenbin probe --out site.json\n"
+            "Ctrl-C, SIGTERM or SIGUSR1 stop it on every rank: one line, no file written,\n"
+            "exit 128 + the signal.\n",
             TENBIN_MPIEXEC);
 }
 
@@ -138,16 +144,35 @@ static int reps_for(long reps, long bytes)
     return (int)(r < 10 ? 10 : r);
 }
 
-/* Between rank 0 and 1 of comm; rank 0 gets the size's measurements. */
-static void measure_size(MPI_Comm comm, int rank, long bytes, long reps, int eager, char *buf,
-                         char *buf2, tb_probe_size *out)
+/* A stop from outside (tb_signals_catch) on any rank of comm, agreed by
+ * all of them: the signal, or 0 to go on.  Never between a timed call's
+ * clock readings. */
+static int stop_agreed(MPI_Comm comm)
+{
+    int sig = tb_signals_pending();
+    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, comm);
+    return sig;
+}
+
+/* Before repetition i: time to agree on a stop (at 0, then every
+ * STOP_EVERY)?  Then the signal, or 0 to go on. */
+static int stop_at(MPI_Comm comm, int i)
+{
+    return i % STOP_EVERY == 0 ? stop_agreed(comm) : 0;
+}
+
+/* Between rank 0 and 1 of comm; rank 0 gets the size's measurements.
+ * Returns the signal that stopped it (out unset), or 0. */
+static int measure_size(MPI_Comm comm, int rank, long bytes, long reps, int eager, char *buf,
+                        char *buf2, tb_probe_size *out)
 {
     int R = reps_for(reps, bytes), n = (int)bytes;
     double *t = calloc((size_t)R * 4, sizeof *t), *rtt = t, *os = t + R, *or_ = t + 2 * R,
            *gap = t + 3 * R;
     char ack = 0;
+    int sig = 0;
     /* ping-pong, warm-up first */
-    for (int i = -5; i < R; i++) {
+    for (int i = -5; i < R && !(sig = stop_at(comm, i)); i++) {
         if (rank == 0) {
             double t0 = tb_wtime();
             MPI_Send(buf, n, MPI_BYTE, 1, TAG, comm);
@@ -160,7 +185,7 @@ static void measure_size(MPI_Comm comm, int rank, long bytes, long reps, int eag
         }
     }
     /* overheads (eager sizes only: a rendezvous send waits for the receiver) */
-    for (int i = 0; eager && i < R; i++) {
+    for (int i = 0; !sig && eager && i < R && !(sig = stop_at(comm, i)); i++) {
         if (rank == 0) {
             double t0 = tb_wtime();
             MPI_Send(buf, n, MPI_BYTE, 1, TAG, comm);
@@ -181,7 +206,7 @@ static void measure_size(MPI_Comm comm, int rank, long bytes, long reps, int eag
         }
     }
     /* gap: PRTT(NBURST,0,s) - PRTT(1,0,s) */
-    for (int i = -2; i < R; i++) {
+    for (int i = -2; !sig && i < R && !(sig = stop_at(comm, i)); i++) {
         double d[2];
         for (int k = 0; k < 2; k++) {
             int cnt = k ? NBURST : 1;
@@ -200,7 +225,7 @@ static void measure_size(MPI_Comm comm, int rank, long bytes, long reps, int eag
         if (rank == 0 && i >= 0)
             gap[i] = (d[1] - d[0]) / (NBURST - 1);
     }
-    if (rank == 0) {
+    if (rank == 0 && !sig) {
         out->bytes = (double)bytes;
         med_err(rtt, (size_t)R, &out->half_rtt, &out->e_half_rtt);
         med_err(gap, (size_t)R, &out->gap, &out->e_gap);
@@ -212,6 +237,7 @@ static void measure_size(MPI_Comm comm, int rank, long bytes, long reps, int eag
             out->gap = 0;
     }
     free(t);
+    return sig;
 }
 
 /* Does a send of bytes return before a receiver 2 ms late posts?  (rank 0's
@@ -240,20 +266,21 @@ static int is_eager(MPI_Comm comm, int rank, long bytes, char *buf, char *buf2)
 
 /* The rendezvous threshold: the largest eager size, found among the sizes
  * (ascending) and then by bisection to the byte (the largest size if every
- * one is eager, 0 if even the smallest waits). */
+ * one is eager, 0 if even the smallest waits).  *sig: the signal that
+ * stopped the search (the size returned is then meaningless), or 0. */
 static long find_eager(MPI_Comm comm, int rank, const long *sizes, size_t n, char *buf,
-                       char *buf2)
+                       char *buf2, int *sig)
 {
     long lo = 0, hi = -1; /* lo eager, hi not */
-    for (size_t i = 0; i < n && hi < 0; i++) {
+    for (size_t i = 0; i < n && hi < 0 && !(*sig = stop_agreed(comm)); i++) {
         if (is_eager(comm, rank, sizes[i], buf, buf2))
             lo = sizes[i];
         else
             hi = sizes[i];
     }
-    if (hi < 0)
+    if (hi < 0 || *sig)
         return lo;
-    while (hi - lo > 1) {
+    while (hi - lo > 1 && !(*sig = stop_agreed(comm))) {
         long mid = lo + (hi - lo) / 2;
         if (is_eager(comm, rank, mid, buf, buf2))
             lo = mid;
@@ -264,15 +291,16 @@ static long find_eager(MPI_Comm comm, int rank, const long *sizes, size_t n, cha
 }
 
 /* Rank 0 a master of the P ranks of comm: CPU time in MPI_Send of a byte to
- * each, in MPI_Recv(ANY_SOURCE) of their s0-byte answers once all are in. */
-static void measure_master(MPI_Comm comm, int rank, int P, long s0, long reps, char *buf,
-                           tb_probe_run *out)
+ * each, in MPI_Recv(ANY_SOURCE) of their s0-byte answers once all are in.
+ * Returns the signal that stopped it (out unset), or 0. */
+static int measure_master(MPI_Comm comm, int rank, int P, long s0, long reps, char *buf,
+                          tb_probe_run *out)
 {
-    int R = (int)reps;
+    int R = (int)reps, sig = 0;
     size_t n = (size_t)R * (size_t)(P - 1);
     double *os = rank == 0 ? calloc(2 * n, sizeof *os) : NULL, *or_ = os ? os + n : NULL;
     char go = 1;
-    for (int i = -5; i < R; i++) {
+    for (int i = -5; i < R && !(sig = stop_at(comm, i)); i++) {
         if (rank == 0) {
             for (int w = 1; w < P; w++) {
                 double t0 = tb_wtime();
@@ -296,16 +324,18 @@ static void measure_master(MPI_Comm comm, int rank, int P, long s0, long reps, c
             MPI_Send(buf, (int)s0, MPI_BYTE, 0, TAG, comm);
         }
     }
-    if (rank == 0) {
+    if (rank == 0 && !sig) {
         out->P = P;
         med_err(os, n, &out->os, &out->e_os);
         med_err(or_, n, &out->or_, &out->e_or);
-        free(os);
     }
+    free(os);
+    return sig;
 }
 
-/* Sleep (not spin) until rank 0 of world says this rank's part may start. */
-static void wait_turn(MPI_Comm world)
+/* Sleep (not spin) until rank 0 of world says this rank's part may start
+ * (0) or that the probe stopped (the signal). */
+static int wait_turn(MPI_Comm world)
 {
     int v = 0;
     MPI_Request rq;
@@ -316,11 +346,13 @@ static void wait_turn(MPI_Comm world)
         if (!done)
             nanosleep(&(struct timespec){0, 200000}, NULL);
     }
+    return v;
 }
 
-static void wake(MPI_Comm world, int from, int to)
+/* Ranks from .. to - 1 may start (sig 0), or are to end (the signal). */
+static void wake(MPI_Comm world, int from, int to, int sig)
 {
-    int v = 1;
+    int v = sig;
     for (int r = from; r < to; r++)
         MPI_Send(&v, 1, MPI_INT, r, TAG + 1, world);
 }
@@ -493,12 +525,17 @@ static int run_probe(const probe_opts *o)
     MPI_Get_processor_name(me.name, &len);
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     me.cores = c > 0 ? (int)c : 1;
-    for (int r = 0; r < W; r++) {
+    /* A stop from outside is agreed on at every step (stop_agreed); at says
+     * where rank 0 was for its line. */
+    int sig = 0;
+    char at[96] = "while timing the hosts' speeds";
+    for (int r = 0; r < W && !sig; r++) {
         if (r == rank)
             me.loop_s = speed_loop();
-        MPI_Barrier(world);
+        sig = stop_agreed(world);
     }
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, world);
+    int started = !sig; /* every rank: the communicators exist */
 
     /* A line per measurement on rank 0 (interval 0); elsewhere, none. */
     tb_progress *prog = NULL;
@@ -507,41 +544,71 @@ static int run_probe(const probe_opts *o)
         prog = NULL;
     /* Every communicator first (collective over all ranks, all awake). */
     MPI_Comm pair, *sub = calloc(o->nranks, sizeof *sub);
-    MPI_Comm_split(world, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
-    for (size_t k = 0; sub && k < o->nranks; k++)
-        MPI_Comm_split(world, rank < o->ranks[k] ? 0 : MPI_UNDEFINED, rank, &sub[k]);
+    if (started) {
+        MPI_Comm_split(world, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+        for (size_t k = 0; sub && k < o->nranks; k++)
+            MPI_Comm_split(world, rank < o->ranks[k] ? 0 : MPI_UNDEFINED, rank, &sub[k]);
+    }
     /* The pair at P = 2 (--ranks starts with 2); the other ranks sleep. */
     int P0 = 2;
     long eager = 0;
-    if (rank < 2) {
-        eager = find_eager(pair, rank, o->sizes, o->nsizes, buf, buf2);
-        for (size_t i = 0; i < o->nsizes; i++) {
+    size_t nsz = 0, nrun = 0; /* measured */
+    if (started && rank < 2) {
+        snprintf(at, sizeof at, "while finding the rendezvous threshold");
+        eager = find_eager(pair, rank, o->sizes, o->nsizes, buf, buf2, &sig);
+        for (size_t i = 0; i < o->nsizes && !sig; i++) {
             tb_progress_note(prog, tb_wtime(), 0, "tenbin probe: ping-pong %zu/%zu: %ld bytes",
                              i + 1, o->nsizes, o->sizes[i]);
-            measure_size(pair, rank, o->sizes[i], o->reps, o->sizes[i] <= eager, buf, buf2,
-                         &sz[i]);
+            snprintf(at, sizeof at, "in the ping-pong of %ld-byte messages", o->sizes[i]);
+            sig = measure_size(pair, rank, o->sizes[i], o->reps, o->sizes[i] <= eager, buf,
+                               buf2, &sz[i]);
+            nsz += !sig;
         }
         MPI_Comm_free(&pair);
     }
-    /* The master's overheads at each P; a rank sleeps until its first run. */
-    for (size_t k = 0; k < o->nranks; k++) {
+    /* The master's overheads at each P; a rank sleeps until rank 0 wakes it
+     * for its first run, or to end after a stop. */
+    int woken = 2, waited = 0; /* rank 0: ranks below woken are awake */
+    for (size_t k = 0; started && k < o->nranks && !sig; k++) {
         int P = (int)o->ranks[k], prev = k ? (int)o->ranks[k - 1] : 2;
-        if (rank == 0)
-            wake(world, prev, P);
-        else if (rank >= prev && rank < P)
-            wait_turn(world);
+        if (rank == 0) {
+            wake(world, prev, P, 0);
+            woken = P;
+        } else if (rank >= prev && rank < P) {
+            sig = wait_turn(world);
+            waited = 1;
+            if (sig)
+                break;
+        }
         tb_progress_note(prog, tb_wtime(), 0, "tenbin probe: master overheads %zu/%zu: P = %d",
                          k + 1, o->nranks, P);
+        snprintf(at, sizeof at, "in the master overheads at P = %d", P);
         if (rank < P) {
-            measure_master(sub[k], rank, P, o->sizes[0], o->reps, buf, &runs[k]);
-            MPI_Comm_free(&sub[k]);
+            sig = measure_master(sub[k], rank, P, o->sizes[0], o->reps, buf, &runs[k]);
+            nrun += !sig;
         }
     }
+    for (size_t k = 0; started && k < o->nranks; k++)
+        if (rank < o->ranks[k])
+            MPI_Comm_free(&sub[k]);
     free(sub);
-    if (rank == 0)
-        wake(world, (int)Pmax, W); /* ranks beyond every run size */
-    else if (rank >= Pmax)
-        wait_turn(world);
+    if (rank == 0 && started)
+        wake(world, woken, W, sig); /* the sleepers: ranks beyond every run size, or a stop */
+    else if (started && rank >= 2 && !waited)
+        sig = wait_turn(world);
+    if (started && !sig) { /* the last look before the file is written */
+        snprintf(at, sizeof at, "after the last measurement");
+        sig = stop_agreed(world);
+    }
+    if (sig) {
+        tb_cli_error(cmd, "interrupted by %s %s: %zu of %zu message sizes and %zu of %zu run "
+                          "sizes were measured; nothing is kept, %s is not written",
+                     tb_signal_name(sig), at, nsz, o->nsizes, nrun, o->nranks, o->out);
+        tb_progress_destroy(&prog);
+        free(buf), free(buf2), free(sz), free(runs), free(all);
+        MPI_Comm_free(&world);
+        return 128 + sig;
+    }
 
     int rc = TB_EXIT_OK;
     if (rank == 0) {

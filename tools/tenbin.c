@@ -309,12 +309,13 @@ static int outside_mpi(const char *name, int argc, char **argv)
 }
 
 /* The commands whose runs end cleanly on SIGINT, SIGTERM and SIGUSR1
- * (tb_signals_catch): a run of the library on rank 0 notices them.  The
- * others keep the default action, so Ctrl-C ends them at once. */
+ * (tb_signals_catch): a run of the library on rank 0 notices them, as do
+ * probe's measurements and bnb serve's wait for the next run.  The others
+ * keep the default action, so Ctrl-C ends them at once. */
 static int stops_cleanly(const char *name, int argc, char **argv)
 {
-    if (strcmp(name, "bnb") == 0)
-        return !(argc > 2 && strcmp(argv[2], "serve") == 0);
+    if (strcmp(name, "bnb") == 0 || strcmp(name, "probe") == 0)
+        return 1;
     if (strcmp(name, "flow") == 0)
         return argc > 2 && strcmp(argv[2], "run") == 0;
     if (strcmp(name, "emu") == 0) /* emu and emu sweep: the program's ranks are stopped too */

@@ -10,11 +10,16 @@
 #   - the emulator stops the program's ranks and says so (130);
 #   - a simulation ends with one line and 128 + the signal;
 #   - Ctrl-C typed on a terminal (the whole foreground group) works too;
+#   - probe ends its measurements on every rank with one line and writes no
+#     platform file;
+#   - bnb serve stops the run going on, closes its page, removes its scratch
+#     directories and says so in one line;
 #   - no process of the run is left behind.
 # The instance is a 0/1 knapsack of the hard class (profit = weight + 100,
 # capacity half the weights) that runs for minutes: every signal comes long
 # before it could end.  No timing is asserted.
 # Environment (set by CTest): TENBIN, MPIEXEC, MPIEXEC_NUMPROC_FLAG, EMU_PATTERNS, TB_TEST_TMP.
+# curl (bnb serve's page) is needed too: scripts/bootstrap installs it.
 set -eu
 cd "$TB_TEST_TMP"
 . "$TB_SOURCE_DIR/tests/cli/expect.inc"
@@ -44,13 +49,23 @@ run_signalled() {
     set -e
 }
 
-# nothing of the run may be left: every rank gone within a few seconds
+# none_left WHAT [PATTERN]: nothing of the run may be left, every rank gone
+# within a few seconds (the processes whose command line matches PATTERN,
+# by default tenbin's with an argument in D)
 none_left() {
     for _ in 1 2 3 4 5 6 7 8 9 10; do
-        pgrep -f "$TENBIN.* $D/" > /dev/null || return 0
+        pgrep -f "${2:-$TENBIN.* $D/}" > /dev/null || return 0
         sleep 1
     done
-    fail "$1: processes left: $(pgrep -af "$TENBIN" || true)"
+    fail "$1: processes left: $(pgrep -af "${2:-$TENBIN}" || true)"
+}
+
+# kill_ranks SIGNAL PATTERN: SIGNAL to every tenbin process (the ranks, not
+# the launcher) whose command line matches PATTERN, as scancel sends it
+kill_ranks() {
+    for p in $(pgrep -f "$2" || true); do
+        case $(cat "/proc/$p/comm" 2> /dev/null) in tenbin) kill -s "$1" "$p" ;; esac
+    done
 }
 
 json_field() { grep -o "\"$1\": [^,}]*" out.txt | head -1; }
@@ -167,4 +182,108 @@ if command -v script > /dev/null; then
     grep -aq 'not proven: stopped by SIG' tty.txt || fail "Ctrl-C on a terminal: $(cat tty.txt)"
     none_left "Ctrl-C"
 fi
+# 10. probe, SIGUSR1 to the launcher it started itself (it forwards it):
+# every rank stops between two timed calls; one line; no platform file, not
+# even the one a write in progress would have left (p.json.tmp)
+rm -f p.json p.json.tmp
+run_signalled USR1 3 "$TENBIN" probe --out "$D/p.json" --ranks 2,3 --reps 1000000 --json --mpiexec "$MPIEXEC"
+[ "$st" = 138 ] || fail "probe SIGUSR1: exit $st, want 138: $(cat err.txt)"
+[ "$(grep -c "^tenbin probe: interrupted by SIGUSR1 .*: [0-9]* of 21 message sizes and [0-9] of 2 run sizes were measured; nothing is kept, $D/p.json is not written$" err.txt)" = 1 ] ||
+    fail "probe SIGUSR1: no single line: $(cat err.txt)"
+[ ! -s out.txt ] || fail "probe SIGUSR1: a result on stdout: $(cat out.txt)"
+[ ! -e p.json ] && [ ! -e p.json.tmp ] || fail "probe SIGUSR1: a platform file was written"
+none_left "probe SIGUSR1" " --out $D/p.json"
+
+# 11. probe under mpiexec, SIGTERM to every rank (as scancel sends it): the
+# ranks that sleep while others measure end too
+"$MPIEXEC" $NP 3 "$TENBIN" probe --out "$D/p.json" --ranks 2,3 --reps 1000000 > out.txt 2> err.txt &
+pid=$!
+sleep 3
+kill_ranks TERM " --out $D/p.json"
+set +e
+wait "$pid"
+st=$?
+set -e
+[ "$st" = 143 ] || fail "probe SIGTERM: exit $st, want 143: $(cat err.txt)"
+[ "$(grep -c "^tenbin probe: interrupted by SIGTERM .*; nothing is kept, $D/p.json is not written$" err.txt)" = 1 ] ||
+    fail "probe SIGTERM: no single line: $(cat err.txt)"
+[ ! -e p.json ] && [ ! -e p.json.tmp ] || fail "probe SIGTERM: a platform file was written"
+none_left "probe SIGTERM" " --out $D/p.json"
+
+# bnb serve's processes are found by the name they are started under, a
+# link in D; its scratch directories are made in D/stmp.
+command -v curl > /dev/null || fail "curl is not installed (scripts/bootstrap installs it)"
+ln -sf "$TENBIN" "$D/tenbin"
+mkdir -p stmp
+# the scratch directories bnb serve has in D/stmp
+scratch() { set -- stmp/tenbin-serve-*; [ -e "$1" ] && echo $# || echo 0; }
+# serve_up: start 3 ranks of bnb serve (stderr serve.err); its address in
+# $url, its token in $tok, mpiexec's pid in $pid
+serve_up() {
+    rm -f serve.err
+    TMPDIR="$D/stmp" "$MPIEXEC" $NP 3 "$D/tenbin" bnb serve --web 127.0.0.1:0 > out.txt 2> serve.err &
+    pid=$!
+    i=0
+    while ! grep -q "web view at" serve.err && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    url=$(sed -n 's/.* at \(http[^ ]*\) .*/\1/p' serve.err)
+    tok=$(sed -n 's/.*(token \([0-9a-f]*\))$/\1/p' serve.err)
+    [ -n "$url" ] || { kill "$pid"; fail "serve: no web view line: $(cat serve.err)"; }
+    i=0 # the other ranks make theirs after rank 0 has said where the page is
+    while [ "$(scratch)" != 3 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(scratch)" = 3 ] || { kill "$pid"; fail "serve: scratch directories: $(ls stmp)"; }
+}
+# serve_gone WHAT: no process, no page, no scratch directory left
+serve_gone() {
+    none_left "$1" "$D/tenbin bnb serve"
+    ! curl -s -o /dev/null "${url}api/state" || fail "$1: the page outlived the serve"
+    [ "$(scratch)" = 0 ] || fail "$1: scratch left: $(ls -R stmp)"
+}
+
+# 12. bnb serve with a run going on, SIGUSR1 to mpiexec: the run stops as
+# the page's stop stops it (the search's line at once), then one line
+serve_up
+code=$(curl -s -o body.txt -w "%{http_code}" -X POST -H "Authorization: Bearer $tok" \
+    --data-binary @hard.txt "${url}api/start?problem=knapsack&name=hard.txt") || true
+[ "$code" = 202 ] || { kill "$pid"; fail "serve: start: HTTP $code: $(cat body.txt)"; }
+i=0
+until curl -s "${url}api/state" | grep -q '"running": true, "problem": "knapsack", .*"upper": ' ||
+      [ $i -ge 100 ]; do
+    sleep 0.1; i=$((i + 1))
+done
+sleep 1
+kill -USR1 "$pid"
+set +e
+wait "$pid"
+st=$?
+set -e
+[ "$st" = 138 ] || fail "serve SIGUSR1: exit $st, want 138: $(cat serve.err)"
+[ "$(grep -c 'bnb: SIGUSR1: stopping the search; so far incumbent' serve.err)" = 1 ] ||
+    fail "serve SIGUSR1: the search's line: $(cat serve.err)"
+[ "$(grep -c '^tenbin bnb: serve: interrupted by SIGUSR1: the run of knapsack hard.txt stopped at [0-9]* (not proven); the web view is closed and the scratch directories removed$' serve.err)" = 1 ] ||
+    fail "serve SIGUSR1: no single line: $(cat serve.err)"
+serve_gone "serve SIGUSR1"
+
+# 13. bnb serve between runs, SIGTERM to every rank
+serve_up
+kill_ranks TERM "$D/tenbin bnb serve"
+set +e
+wait "$pid"
+st=$?
+set -e
+[ "$st" = 143 ] || fail "serve SIGTERM: exit $st, want 143: $(cat serve.err)"
+[ "$(grep -c '^tenbin bnb: serve: interrupted by SIGTERM between runs; the web view is closed and the scratch directories removed$' serve.err)" = 1 ] ||
+    fail "serve SIGTERM: no single line: $(cat serve.err)"
+serve_gone "serve SIGTERM"
+
+# 14. bnb serve, SIGTERM to mpiexec (it passes SIGTERM on, its own status)
+serve_up
+kill -TERM "$pid"
+set +e
+wait "$pid"
+st=$?
+set -e
+[ "$st" != 0 ] || fail "serve SIGTERM to mpiexec: exit 0"
+[ "$(grep -c '^tenbin bnb: serve: interrupted by SIGTERM between runs; ' serve.err)" = 1 ] ||
+    fail "serve SIGTERM to mpiexec: no single line: $(cat serve.err)"
+serve_gone "serve SIGTERM to mpiexec"
 echo "ok signals"
