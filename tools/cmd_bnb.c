@@ -634,12 +634,13 @@ static int replay(int argc, char **argv)
         tb_cli_error(cmd, "replay: %s", err);
         return rc == TB_ERR_NOMEM ? TB_EXIT_FAIL : TB_EXIT_USAGE;
     }
-    /* SIGINT and SIGTERM end the replay: blocked before the server's
+    /* SIGINT, SIGTERM and SIGUSR1 end the replay: blocked before the server's
      * threads start (they inherit it), then waited for. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1); /* Slurm's --signal ends it too */
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     tb_web *w = NULL;
     if (tb_web_start(&w, spec, pub, err, sizeof err) != 0) {
