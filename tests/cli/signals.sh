@@ -23,6 +23,7 @@
 set -eu
 cd "$TB_TEST_TMP"
 . "$TB_SOURCE_DIR/tests/cli/expect.inc"
+. "$TB_SOURCE_DIR/tests/cli/procs.inc"
 NP=${MPIEXEC_NUMPROC_FLAG:--n}
 # Every process this test starts names a file in its own directory, D: that
 # is how it finds them (other tests run tenbin at the same time).
@@ -47,17 +48,6 @@ run_signalled() {
     wait "$pid"
     st=$?
     set -e
-}
-
-# none_left WHAT [PATTERN]: nothing of the run may be left, every rank gone
-# within a few seconds (the processes whose command line matches PATTERN,
-# by default tenbin's with an argument in D)
-none_left() {
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        pgrep -f "${2:-$TENBIN.* $D/}" > /dev/null || return 0
-        sleep 1
-    done
-    fail "$1: processes left: $(pgrep -af "${2:-$TENBIN}" || true)"
 }
 
 # kill_ranks SIGNAL PATTERN: SIGNAL to every tenbin process (the ranks, not
