@@ -1,8 +1,10 @@
 /*
  * keep.c - the checkpoint of a search's open subproblems (kind "bnb-open",
  * the one format of src/core/ckpt.h, written as a snapshot): written by
- * the supervisor (supervisor.c, with its masters' KEEP messages) at the end
- * of a run and in checkpoint rounds, and read back at --resume.
+ * the supervisor of a parallel run (supervisor.c, with its masters' KEEP
+ * messages) and by the sequential search (bnb.c), read by either at
+ * --resume.  One writer and one reader for both is what lets a checkpoint
+ * of one rank resume on many and back.
  *
  * Records: CKPT_SUB per open subproblem (its wire form, tb__bnb_pack_sub:
  * f64 bound in minimisation sense, u32 depth, bytes), then CKPT_META (f64
