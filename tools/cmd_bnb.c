@@ -167,7 +167,11 @@ static int check_opts(bnb_opts *o)
         (o->checkpoint && tb_cli_writable(cmd, "--checkpoint", o->checkpoint)))
         return TB_EXIT_USAGE;
     if (o->sim && (o->checkpoint || o->resume)) {
-        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint",
+        /* the library's reason (TB__BNB_SIM_NO_CKPT), with the option */
+        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint: a checkpoint holds the "
+                          "open subproblems, not the simulation's virtual clock, platform and "
+                          "messages in flight, so a resumed simulation would time neither run; "
+                          "rerun it (it is deterministic), or checkpoint a real run",
                      o->checkpoint ? "checkpoint" : "resume");
         return TB_EXIT_USAGE;
     }

@@ -902,8 +902,7 @@ int tb_bnb_run(tb_bnb *b)
     if (b->groups > 0 && b->size > 1 && b->groups > b->size - 1)
         return TB_ERR_SIZE;
     if ((b->ckpt_path || b->resume_path) && b->plat)
-        return TB__FAIL_H(b, TB_ERR_UNSUPPORTED,
-                          "tb_bnb_run: a simulated run keeps no checkpoint");
+        return TB__FAIL_H(b, TB_ERR_UNSUPPORTED, "tb_bnb_run: %s", TB__BNB_SIM_NO_CKPT);
     if (b->size == 1) {
         int rc = run_serial(b);
         b->sum.ranks = 1;

@@ -191,6 +191,14 @@ static inline int tb__bnb_set_timer(tb__bnb_actor *a, double at, uint64_t id)
 
 /* ---- keep.c: the checkpoint of open subproblems (kind "bnb-open") -------- */
 
+/* Why a simulated run is refused a checkpoint (tb_bnb_run): the file would
+ * hold the search, not the simulation, and a simulation's answer is its
+ * timeline on the modelled platform. */
+#define TB__BNB_SIM_NO_CKPT                                                                    \
+    "a simulated run keeps no checkpoint: a checkpoint holds the open subproblems, not the "   \
+    "simulation's virtual clock, platform and messages in flight, so a resumed simulation "    \
+    "would time neither run; rerun it (it is deterministic), or checkpoint a real run"
+
 /* Begin a snapshot to b->ckpt_path (the old file stays until it is closed);
  * a failure's line is on b. */
 int tb__bnb_keep_open(tb_bnb *b, tb__bnb_keep *k);

@@ -1059,6 +1059,14 @@ static void test_problem_error(void)
 }
 
 
+static int errors_said;
+
+static void errors_sink(void *ctx, tb_log_level level, int r, const char *line)
+{
+    (void)ctx, (void)r, (void)line;
+    errors_said += level == TB_LOG_ERROR;
+}
+
 static void test_api_errors(void)
 {
     tree t = {4, 0, NULL};
@@ -1093,6 +1101,21 @@ static void test_api_errors(void)
     TB_ASSERT_EQ_INT(tb_bnb_get_summary(b, &s), TB_ERR_STATE);
     tb_bnb_destroy(&b);
     TB_ASSERT(b == NULL);
+    /* a simulated run, of one rank or more, keeps no checkpoint, and says
+     * why (the file would not hold the simulation) */
+    for (int P = 1; P <= 4; P += 3) {
+        TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, P, &tree_ops, &t));
+        TB_ASSERT_OK(tb_bnb_set_checkpoint(b, "never-written.ck", 0));
+        errors_said = 0;
+        tb_log_set_sink(errors_sink, NULL);
+        TB_ASSERT_EQ_INT(tb_bnb_run(b), TB_ERR_UNSUPPORTED);
+        tb_log_set_sink(NULL, NULL);
+        TB_ASSERT_EQ_INT(errors_said, 1);
+        TB_ASSERT(strstr(tb_bnb_error(b), "a simulated run keeps no checkpoint: a checkpoint "
+                                          "holds the open subproblems, not the simulation's"));
+        tb_bnb_destroy(&b);
+    }
+    TB_ASSERT(access("never-written.ck", F_OK) != 0);
     tb_platform_destroy(&plat);
     /* The same fault, the same code in every module: a NULL handle is
      * TB_ERR_INVALID for every setter (docs/architecture.md, API convention). */

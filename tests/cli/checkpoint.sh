@@ -196,4 +196,10 @@ st=$?
 set -e
 [ "$st" = 1 ] && [ "$(grep -c 'a.ck: a checkpoint of mw-journal, not of bnb-open' err.txt)" = 1 ] ||
     fail "bnb: mandel's checkpoint: exit $st: $(cat err.txt)"
+# a simulated run keeps no checkpoint, and says why in one line (exit 2)
+expect 2 "bnb: --checkpoint: a simulated run keeps no checkpoint: a checkpoint holds the open subproblems, not the simulation's virtual clock" \
+    bnb knapsack "$K" --sim hosts=4 --checkpoint sim.ck
+expect 2 "bnb: --resume: a simulated run keeps no checkpoint: .*rerun it (it is deterministic), or checkpoint a real run" \
+    bnb knapsack "$K" --sim hosts=1 --ranks 1 --resume k.ck
+[ ! -e sim.ck ] || fail "bnb --sim: a checkpoint was written"
 echo "ok checkpoint"
