@@ -97,10 +97,12 @@ static void bnb_usage(FILE *out)
             "  --checkpoint FILE      write every open subproblem and the incumbent to FILE\n"
             "                         every --checkpoint-interval seconds (default 300; 0: only\n"
             "                         at the end) and at the end of the run (done, at the gap,\n"
-            "                         stopped by a signal or the web view); 2 or more ranks\n"
+            "                         stopped by a signal or the web view); any number of ranks,\n"
+            "                         one too (a simulated run keeps none)\n"
             "  --checkpoint-interval S  seconds between checkpoints during the run\n"
             "  --resume FILE          start from FILE's subproblems instead of the root, on any\n"
-            "                         number of ranks; the same FILE for both continues it\n"
+            "                         number of ranks (one rank's file on many, and back); the\n"
+            "                         same FILE for both continues it\n"
             "  --history FILE.json    write the run's history (what --web shows) at the end,\n"
             "                         for tenbin bnb replay FILE.json --web [HOST:]PORT\n"
             "  --progress             progress lines on stderr (the default when stderr, or\n"
@@ -167,7 +169,11 @@ static int check_opts(bnb_opts *o)
         (o->checkpoint && tb_cli_writable(cmd, "--checkpoint", o->checkpoint)))
         return TB_EXIT_USAGE;
     if (o->sim && (o->checkpoint || o->resume)) {
-        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint",
+        /* the library's reason (TB__BNB_SIM_NO_CKPT), with the option */
+        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint: a checkpoint holds the "
+                          "open subproblems, not the simulation's virtual clock, platform and "
+                          "messages in flight, so a resumed simulation would time neither run; "
+                          "rerun it (it is deterministic), or checkpoint a real run",
                      o->checkpoint ? "checkpoint" : "resume");
         return TB_EXIT_USAGE;
     }

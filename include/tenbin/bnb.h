@@ -166,24 +166,27 @@ TB_API int tb_bnb_set_node_cost(tb_bnb *b, double seconds);
  * subtree is wider returns what it has not expanded, still to be searched. */
 TB_API int tb_bnb_set_pool_limit(tb_bnb *b, size_t bytes);
 /*
- * Stopping and resuming a search (runs of 2 or more ranks).  With
+ * Stopping and resuming a search (real runs, of any number of ranks).  With
  * tb_bnb_set_checkpoint, a run that ends -- stopped from outside
  * (tb_signals_catch), by the watch, at the gap, or proven -- writes every
  * subproblem still open (the supervisor's, each master's queue, the answers
- * of the tasks in flight), the incumbent and its solution to path, as one
- * file replaced atomically; the accounting that proves termination makes
- * each subproblem appear once.  Every interval_s seconds of the run (0:
- * only at the end) a checkpoint round writes the same: each group stops
- * taking new tasks until its tasks in flight are back, sends its queue and
- * goes on; the supervisor deals nothing meanwhile.  A run killed outright
- * then redoes at most one interval's work.  tb_bnb_set_resume starts from such a file
- * instead of the root, on any number of ranks, and proves the same optimum.
+ * of the tasks in flight; on one rank, the sequential search's queue), the
+ * incumbent and its solution to path, as one file replaced atomically; the
+ * accounting that proves termination makes each subproblem appear once.
+ * Every interval_s seconds of the run (0: only at the end) a checkpoint
+ * round writes the same: each group stops taking new tasks until its tasks
+ * in flight are back, sends its queue and goes on; the supervisor deals
+ * nothing meanwhile (one rank: between two nodes).  A run killed outright
+ * then redoes at most one interval's work.  tb_bnb_set_resume starts from
+ * such a file instead of the root, on any number of ranks (a checkpoint of
+ * one rank resumes on many, and back), and proves the same optimum.
  * The same path for both continues the search, or starts it when there is
  * no file yet.  A checkpoint of another instance or settings (the words of
  * tb_bnb_set_identity, the sense, the root's size and bound), damaged or not
  * a checkpoint, stops tb_bnb_run on every rank with one line (tb_bnb_error).
  * A run killed outright (SIGKILL, a lost node) keeps the last checkpoint
- * written, whole.  Set on every rank.
+ * written, whole.  Set on every rank.  A simulated run keeps none
+ * (TB_ERR_UNSUPPORTED from tb_bnb_run).
  */
 TB_API int tb_bnb_set_checkpoint(tb_bnb *b, const char *path, double interval_s);
 TB_API int tb_bnb_set_resume(tb_bnb *b, const char *path);

@@ -528,14 +528,129 @@ static void summary_base(tb_bnb *b, const tb__bnb_engine *e, double lower, int p
     s->solution_len = b->sol.len;
 }
 
-/* P = 1: the sequential search. */
+/* ---- checkpoints: the file is the same for every rank count ------------ */
+
+/* What a checkpoint of this run says it is: the caller's words
+ * (tb_bnb_set_identity) and what the library knows of the instance, its
+ * sense and its root.  One rank or many, the same words: a checkpoint of
+ * one resumes on the other. */
+static int set_ckpt_identity(tb_bnb *b, int64_t root_len, double root_bound)
+{
+    size_t n = strlen(b->identity ? b->identity : "") + 128;
+    free(b->ckpt_identity);
+    b->ckpt_identity = malloc(n);
+    if (!b->ckpt_identity)
+        return TB_ERR_NOMEM;
+    snprintf(b->ckpt_identity, n, "%s%s%s; root %" PRId64 " bytes, bound %.17g",
+             b->identity ? b->identity : "", b->identity ? "; " : "",
+             b->ops->sense == TB_BNB_MAXIMIZE ? "maximise" : "minimise", root_len, root_bound);
+    return TB_OK;
+}
+
+/* The checkpoint to resume from into b->resume, read and checked whole (a
+ * damaged record is refused now, not halfway); none when there is no
+ * --resume, or when it is the file to keep and not there yet (a first
+ * run).  A refusal's line is on b. */
+static int read_resume(tb_bnb *b)
+{
+    const char *path = tb_checkpoint_resume_from(b->resume_path, b->ckpt_path);
+    if (!path)
+        return TB_OK;
+    char err[TB__ERR_LINE];
+    int rc = tb__ckpt_read(&b->resume, path, "bnb-open", b->ckpt_identity, err, sizeof err);
+    b->resume_first = b->resume.at;
+    uint64_t key;
+    const void *d;
+    size_t n;
+    int k;
+    while (rc == TB_OK && (k = tb__ckpt_next(&b->resume, &key, &d, &n, err, sizeof err)) != 0)
+        if (k < 0)
+            rc = k;
+    if (rc != TB_OK)
+        TB__ERR_H(b, "%s", err);
+    b->resume.at = b->resume_first;
+    return rc;
+}
+
+/* The sequential search's checkpoint: its queue and incumbent between two
+ * nodes, in the supervisor's format (keep.c). */
+typedef struct serial_keep {
+    tb_bnb *b;
+    uint64_t nodes_before; /* of the runs it resumed */
+    uint64_t rounds;       /* written during the run */
+} serial_keep;
+
+static int serial_write(serial_keep *k, const tb__bnb_engine *e, const tb__bnb_heap *h,
+                        uint64_t round)
+{
+    tb__bnb_keep w = {0};
+    int rc = tb__bnb_keep_open(k->b, &w);
+    if (rc == TB_OK)
+        rc = tb__bnb_keep_heap(&w, h, tb__bnb_cutoff(e));
+    if (rc == TB_OK)
+        rc = tb__bnb_keep_close(k->b, &w, e, k->nodes_before + e->nodes, round);
+    tb__bnb_keep_drop(&w);
+    return rc;
+}
+
+static int serial_round(void *arg, const tb__bnb_engine *e, const tb__bnb_heap *h)
+{
+    serial_keep *k = arg;
+    TB_CHECK(serial_write(k, e, h, k->rounds + 1));
+    k->rounds++;
+    return TB_OK;
+}
+
+/* The sequential search's start: the root, or with a checkpoint to resume
+ * its open subproblems and incumbent.  With a checkpoint to keep or to
+ * resume, the instance's words first (from the root). */
+static int serial_start(tb_bnb *b, tb__bnb_engine *e, tb__bnb_heap *h, serial_keep *k)
+{
+    tb__bnb_sub root = {0};
+    TB_CHECK(tb__bnb_root(e, &root));
+    int rc = TB_OK;
+    if (b->ckpt_path || b->resume_path) {
+        rc = set_ckpt_identity(b, (int64_t)root.len, root.bound);
+        if (rc == TB_OK)
+            rc = read_resume(b);
+    }
+    if (rc == TB_OK && b->resume.data) {
+        double inc;
+        const void *sol;
+        size_t sol_len;
+        rc = tb__bnb_keep_load(b, h, &inc, &sol, &sol_len, &k->nodes_before);
+        if (rc == TB_OK && isfinite(inc)) {
+            e->inc = inc;
+            tb_buf_clear(&e->sol);
+            rc = tb_buf_append(&e->sol, sol, sol_len);
+        }
+        free(root.data);
+        return rc;
+    }
+    if (rc == TB_OK && (rc = tb__bnb_heap_push(h, root)) == TB_OK)
+        return TB_OK;
+    free(root.data);
+    return rc;
+}
+
+/* P = 1: the sequential search, kept in a checkpoint as a parallel run's
+ * is (tb_bnb_set_checkpoint): every interval between two nodes, and at the
+ * end whatever ends it. */
 static int run_serial(tb_bnb *b)
 {
     tb__bnb_engine e;
     tb__bnb_engine_init(&e, b->ops, b->ctx, b->gap);
+    tb__bnb_heap h = {.dive = 1, .limit = b->pool_limit};
+    serial_keep k = {b, 0, 0};
+    tb__bnb_serial_hook hook = {b->ckpt_path ? b->ckpt_interval : 0, serial_round, &k};
     double lower = 0, t0 = tb_wtime();
     int proven = 0;
-    int rc = tb__bnb_serial(&e, 0, b->pool_limit, &lower, &proven);
+    int rc = serial_start(b, &e, &h, &k);
+    if (rc == TB_OK)
+        rc = tb__bnb_serial_on(&e, &h, 0, &hook, &lower, &proven);
+    if (rc == TB_OK && b->ckpt_path) /* a failed run keeps the last checkpoint as it was */
+        rc = serial_write(&k, &e, &h, 0);
+    tb__bnb_heap_free(&h);
     double wall = tb_wtime() - t0;
     memset(&b->sum, 0, sizeof b->sum);
     if (rc == TB_OK) {
@@ -710,47 +825,18 @@ static int check_agreement(tb_bnb *b)
                       b->ckpt_path != NULL),
         tb__agree_double("the checkpoint interval (tb_bnb_set_checkpoint)", b->ckpt_interval),
     };
-    if (rc == TB_OK && b->rank == 0 && (b->ckpt_path || b->resume_path)) {
-        /* what a checkpoint of this run says it is: the caller's words and
-         * what the library knows of the instance */
-        size_t n = strlen(b->identity ? b->identity : "") + 128;
-        free(b->ckpt_identity);
-        b->ckpt_identity = malloc(n);
-        if (!b->ckpt_identity)
-            rc = TB_ERR_NOMEM;
-        else
-            snprintf(b->ckpt_identity, n, "%s%s%s; root %" PRId64 " bytes, bound %.17g",
-                     b->identity ? b->identity : "", b->identity ? "; " : "",
-                     b->ops->sense == TB_BNB_MAXIMIZE ? "maximise" : "minimise", root_len,
-                     root_bound);
-    }
+    if (rc == TB_OK && b->rank == 0 && (b->ckpt_path || b->resume_path))
+        rc = set_ckpt_identity(b, root_len, root_bound);
     int arc = tb__run_agree(b->comm, "tb_bnb_run", items, (int)(sizeof items / sizeof items[0]));
     return arc != TB_OK ? arc : rc;
 }
 
 /* Rank 0: the checkpoint to resume from, read and checked whole before the
  * run (a damaged record is refused now, not halfway); every rank learns the
- * verdict.  The same file to keep, not there yet: a first run. */
+ * verdict. */
 static int prepare_resume(tb_bnb *b)
 {
-    int rc = TB_OK;
-    const char *path =
-        b->rank == 0 ? tb_checkpoint_resume_from(b->resume_path, b->ckpt_path) : NULL;
-    if (path) {
-        char err[TB__ERR_LINE];
-        rc = tb__ckpt_read(&b->resume, path, "bnb-open", b->ckpt_identity, err, sizeof err);
-        b->resume_first = b->resume.at;
-        uint64_t key;
-        const void *d;
-        size_t n;
-        int k;
-        while (rc == TB_OK && (k = tb__ckpt_next(&b->resume, &key, &d, &n, err, sizeof err)) != 0)
-            if (k < 0)
-                rc = k;
-        if (rc != TB_OK)
-            TB__ERR_H(b, "%s", err);
-        b->resume.at = b->resume_first;
-    }
+    int rc = b->rank == 0 ? read_resume(b) : TB_OK;
     tb__run_bcast(b->comm, &rc, sizeof rc);
     return rc;
 }
@@ -815,11 +901,8 @@ int tb_bnb_run(tb_bnb *b)
     b->ran = 1;
     if (b->groups > 0 && b->size > 1 && b->groups > b->size - 1)
         return TB_ERR_SIZE;
-    if ((b->ckpt_path || b->resume_path) && (b->size == 1 || b->plat))
-        return TB__FAIL_H(b, TB_ERR_UNSUPPORTED, "tb_bnb_run: %s",
-                          b->plat ? "a simulated run keeps no checkpoint"
-                                  : "the open subproblems are kept by runs of 2 or more ranks "
-                                    "(a supervisor and a group)");
+    if ((b->ckpt_path || b->resume_path) && b->plat)
+        return TB__FAIL_H(b, TB_ERR_UNSUPPORTED, "tb_bnb_run: %s", TB__BNB_SIM_NO_CKPT);
     if (b->size == 1) {
         int rc = run_serial(b);
         b->sum.ranks = 1;

@@ -124,4 +124,21 @@ int tb__bnb_unpack_sub(tb_buf *b, tb__bnb_sub *out);
 int tb__bnb_serial(tb__bnb_engine *e, uint64_t max_nodes, size_t pool_limit, double *bound_left,
                    int *proven);
 
+/* Called between two nodes of the sequential search every `every` wall
+ * seconds (0: never), with the incumbent and the queue: the whole state of
+ * the search at that moment (a checkpoint). */
+typedef struct tb__bnb_serial_hook {
+    double every;
+    int (*fn)(void *arg, const tb__bnb_engine *e, const tb__bnb_heap *h);
+    void *arg;
+} tb__bnb_serial_hook;
+
+/* The same search from the subproblems in h (the root, or those of a
+ * checkpoint; deepest first while h->dive and there is no incumbent),
+ * calling hook (or NULL) on the way.  It stops when h is empty, at the
+ * gap, after max_nodes, or at a signal (tb_signals_pending), between two
+ * nodes: what is still open is left in h for the caller. */
+int tb__bnb_serial_on(tb__bnb_engine *e, tb__bnb_heap *h, uint64_t max_nodes,
+                      const tb__bnb_serial_hook *hook, double *bound_left, int *proven);
+
 #endif /* TB_BNB_INTERNAL_H */

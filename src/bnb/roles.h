@@ -64,6 +64,13 @@ struct tb_bnb {
     tb_buf sol;
 };
 
+/* A checkpoint of open subproblems being written (keep.c). */
+typedef struct tb__bnb_keep {
+    tb__ckpt_writer w;
+    int open;      /* begun, not closed yet */
+    uint64_t kept; /* subproblems in it */
+} tb__bnb_keep;
+
 /* A worker, or the tasks of a master without workers. */
 typedef struct tb__bnb_worker {
     int master;          /* its master's rank (a worker) */
@@ -132,12 +139,11 @@ typedef struct tb__bnb_sup {
     tb_bnb_group *gs;
     int stopping, proven;
     int interrupted; /* the signal that asked for the stop, or 0 */
-    tb__ckpt_writer keep; /* tb_bnb_set_checkpoint: the snapshot being written */
-    int keeping;
+    tb__bnb_keep keep;    /* tb_bnb_set_checkpoint: the snapshot being written */
     int ckpt_round;       /* a round during the run is under way */
     int ckpt_wait;        /* groups whose CKPT_DONE is still to come */
     uint64_t ckpt_rounds; /* rounds written */
-    uint64_t kept, nodes_before; /* subs in it; nodes of the runs it resumed */
+    uint64_t nodes_before; /* nodes of the runs it resumed */
     double lower, final_lower;
     uint64_t nodes;
     double t_end;          /* when the last FINAL came */
@@ -182,6 +188,36 @@ static inline int tb__bnb_set_timer(tb__bnb_actor *a, double at, uint64_t id)
 {
     return tb_tp_timer(&a->base, at, id);
 }
+
+/* ---- keep.c: the checkpoint of open subproblems (kind "bnb-open") -------- */
+
+/* Why a simulated run is refused a checkpoint (tb_bnb_run): the file would
+ * hold the search, not the simulation, and a simulation's answer is its
+ * timeline on the modelled platform. */
+#define TB__BNB_SIM_NO_CKPT                                                                    \
+    "a simulated run keeps no checkpoint: a checkpoint holds the open subproblems, not the "   \
+    "simulation's virtual clock, platform and messages in flight, so a resumed simulation "    \
+    "would time neither run; rerun it (it is deterministic), or checkpoint a real run"
+
+/* Begin a snapshot to b->ckpt_path (the old file stays until it is closed);
+ * a failure's line is on b. */
+int tb__bnb_keep_open(tb_bnb *b, tb__bnb_keep *k);
+/* Add one open subproblem (bound in minimisation sense). */
+int tb__bnb_keep_sub(tb__bnb_keep *k, double bound, uint32_t depth, const void *data, size_t len);
+/* Add every subproblem of h whose bound is under cutoff (INFINITY: all). */
+int tb__bnb_keep_heap(tb__bnb_keep *k, const tb__bnb_heap *h, double cutoff);
+/* Add the incumbent of e (value and solution) and the nodes of every run so
+ * far, write the file and rename it into place; say so in one line: round
+ * N of the run, or round 0 for the end of the run. */
+int tb__bnb_keep_close(tb_bnb *b, tb__bnb_keep *k, const tb__bnb_engine *e, uint64_t nodes,
+                       uint64_t round);
+/* A run that failed: drop the snapshot being written (the old file stays). */
+void tb__bnb_keep_drop(tb__bnb_keep *k);
+/* --resume: the open subproblems of b->resume (read and checked before the
+ * run) into h, its incumbent (+inf if none) and solution (bytes valid while
+ * b->resume is) and the nodes of the runs before. */
+int tb__bnb_keep_load(tb_bnb *b, tb__bnb_heap *h, double *inc, const void **sol, size_t *sol_len,
+                      uint64_t *nodes_before);
 
 /* ---- worker.c ------------------------------------------------------------ */
 

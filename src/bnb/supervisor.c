@@ -14,9 +14,6 @@
 #include "bnb/proto.h"
 #include "bnb/roles.h"
 
-/* Record keys of the checkpoint (kind "bnb-open"). */
-enum { CKPT_META = 0, CKPT_SOLUTION = 1, CKPT_SUB = 2 };
-
 int tb__bnb_sup_init(tb__bnb_actor *a)
 {
     const tb_bnb *b = a->b;
@@ -41,8 +38,7 @@ int tb__bnb_sup_init(tb__bnb_actor *a)
 
 void tb__bnb_sup_free(tb__bnb_sup *s)
 {
-    if (s->keeping) /* a run that failed: the old checkpoint stays as it was */
-        tb__ckpt_close(&s->keep, 0, NULL, 0);
+    tb__bnb_keep_drop(&s->keep);
     tb__bnb_engine_free(&s->eng);
     tb__bnb_heap_free(&s->pool);
     tb_progress_destroy(&s->prog);
@@ -148,73 +144,25 @@ static int sup_deal(tb__bnb_actor *a, const double *w)
     return rc;
 }
 
-/* Add a sub to the snapshot: f64 bound, u32 depth, its bytes. */
-static int keep_sub(tb__bnb_sup *s, double bound, uint32_t depth, const void *data, size_t len)
-{
-    tb_buf r = TB_BUF_INIT;
-    int rc = tb__bnb_pack_sub(&r, bound, depth, data, len);
-    if (rc == TB_OK)
-        rc = tb__ckpt_add(&s->keep, CKPT_SUB, r.data, r.len);
-    tb_buf_free(&r);
-    s->kept += rc == TB_OK;
-    return rc;
-}
-
-/* tb_bnb_set_checkpoint: the snapshot of what is still open, begun at the
- * stop with the supervisor's own queue (frozen from now on); the masters'
- * queues come in KEEP messages before their FINAL, the incumbent last. */
+/* tb_bnb_set_checkpoint: the snapshot of what is still open (keep.c),
+ * begun at the stop or a round with the supervisor's own queue (frozen from
+ * now on); the masters' queues come in KEEP messages, the incumbent last. */
 static int keep_begin(tb__bnb_actor *a)
 {
     tb__bnb_sup *s = &a->sup;
-    char err[TB__ERR_LINE];
-    int rc = tb__ckpt_snapshot_open(&s->keep, a->b->ckpt_path, "bnb-open",
-                                    a->b->ckpt_identity, err, sizeof err);
-    if (rc != TB_OK) {
-        TB__ERR_H(a->b, "%s", err);
-        return rc;
-    }
-    s->keeping = 1;
-    s->kept = 0;
-    for (size_t i = 0; i < s->pool.n && rc == TB_OK; i++) {
-        const tb__bnb_sub *p = &s->pool.a[i];
-        rc = keep_sub(s, p->bound, p->depth, p->data, p->len);
-    }
-    return rc;
+    TB_CHECK(tb__bnb_keep_open(a->b, &s->keep));
+    return tb__bnb_keep_heap(&s->keep, &s->pool, INFINITY);
 }
 
-/* The last FINAL is in: the incumbent and the nodes so far, then the file
- * replaces the old one in one rename. */
+/* The last FINAL (or a round's last CKPT_DONE) is in: the incumbent and the
+ * nodes so far, then the file replaces the old one in one rename. */
 static int keep_end(tb__bnb_actor *a, int final)
 {
     tb__bnb_sup *s = &a->sup;
     uint64_t nodes = s->nodes_before + s->nodes;
     for (int g = 0; g < a->b->ngroups; g++) /* a round's: the groups' last statuses */
         nodes += final ? s->gs[g].nodes : s->st[g].nodes;
-    tb_buf m = TB_BUF_INIT;
-    int rc = tb_buf_pack_f64(&m, s->eng.inc);
-    rc |= tb_buf_pack_u64(&m, nodes);
-    if (rc == TB_OK)
-        rc = tb__ckpt_add(&s->keep, CKPT_META, m.data, m.len);
-    if (rc == TB_OK && isfinite(s->eng.inc))
-        rc = tb__ckpt_add(&s->keep, CKPT_SOLUTION, s->eng.sol.data, s->eng.sol.len);
-    tb_buf_free(&m);
-    char err[TB__ERR_LINE];
-    s->keeping = 0;
-    int crc = tb__ckpt_close(&s->keep, rc == TB_OK, err, sizeof err);
-    if (rc != TB_OK || crc != TB_OK) {
-        TB__ERR_H(a->b, "%s", crc != TB_OK ? err : "cannot build the checkpoint");
-        return rc != TB_OK ? rc : crc;
-    }
-    const char *path = a->b->ckpt_path;
-    if (!final)
-        TB_LOG_INFO("bnb: checkpoint %" PRIu64 ": %" PRIu64 " open subproblems in %s (%" PRIu64
-                    " nodes so far)", s->ckpt_rounds + 1, s->kept, path, nodes);
-    else if (s->kept)
-        TB_LOG_WARN("bnb: %" PRIu64 " open subproblems kept in %s: --resume %s continues the "
-                    "search (%" PRIu64 " nodes so far)", s->kept, path, path, nodes);
-    else
-        TB_LOG_INFO("bnb: %s holds the finished search (%" PRIu64 " nodes)", path, nodes);
-    return TB_OK;
+    return tb__bnb_keep_close(a->b, &s->keep, &s->eng, nodes, final ? 0 : s->ckpt_rounds + 1);
 }
 
 static int sup_check(tb__bnb_actor *a);
@@ -467,42 +415,19 @@ static int sup_begin(tb__bnb_actor *a)
 }
 
 /* --resume: the open subproblems of the checkpoint (read and checked
- * before the run) instead of the root, and its incumbent. */
+ * before the run) instead of the root, and its incumbent, to the groups
+ * too. */
 static int sup_resume(tb__bnb_actor *a)
 {
     tb__bnb_sup *s = &a->sup;
-    tb__ckpt_reader *r = &a->b->resume;
-    uint64_t key;
-    const void *d;
-    size_t n;
-    int k, rc = TB_OK;
-    double inc = INFINITY;
-    const void *sol = NULL;
-    size_t sol_len = 0;
-    while (rc == TB_OK && (k = tb__ckpt_next(r, &key, &d, &n, NULL, 0)) == 1) {
-        tb_buf in;
-        tb_buf_view(&in, d, n);
-        if (key == CKPT_SUB) {
-            tb__bnb_sub sub;
-            rc = tb__bnb_unpack_sub(&in, &sub);
-            if (rc == TB_OK && (rc = tb__bnb_heap_push(&s->pool, sub)) != TB_OK)
-                free(sub.data);
-        } else if (key == CKPT_META) {
-            rc = tb_buf_unpack_f64(&in, &inc);
-            if (rc == TB_OK)
-                rc = tb_buf_unpack_u64(&in, &s->nodes_before);
-        } else if (key == CKPT_SOLUTION) {
-            sol = d;
-            sol_len = n;
-        }
-    }
-    if (rc == TB_OK && isfinite(inc)) /* to the groups too */
-        rc = sup_incumbent(a, inc, sol, (uint32_t)sol_len);
+    double inc;
+    const void *sol;
+    size_t sol_len;
+    TB_CHECK(tb__bnb_keep_load(a->b, &s->pool, &inc, &sol, &sol_len, &s->nodes_before));
+    if (isfinite(inc))
+        TB_CHECK(sup_incumbent(a, inc, sol, (uint32_t)sol_len));
     s->pool.dive = !isfinite(inc);
-    if (rc == TB_OK)
-        TB_LOG_INFO("bnb: resumed %zu open subproblems (incumbent %.10g, %" PRIu64
-                    " nodes before)", s->pool.n, tb__bnb_outward(a->b, inc), s->nodes_before);
-    return rc;
+    return TB_OK;
 }
 
 int tb__bnb_sup_start(tb__bnb_actor *a)
@@ -546,7 +471,7 @@ static int sup_try_close(tb__bnb_actor *a)
         if (!s->finaled[g] || s->got_from[g] < (uint64_t)s->final_expect[g])
             return TB_OK;
     s->t_end = tb_tp_now(&a->base);
-    if (s->keeping)
+    if (s->keep.open)
         TB_CHECK(keep_end(a, 1));
     if (s->pool.tightened)
         TB_LOG_INFO("branch-and-bound: the supervisor's queue went over %zu bytes %" PRIu64
@@ -605,7 +530,9 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
             TB_CHECK(tb__bnb_unpack_sub(&in, &sub));
             /* in a round: it left its group before the group's part was
              * taken, after the pool's: kept here, once */
-            int rc = s->ckpt_round ? keep_sub(s, sub.bound, sub.depth, sub.data, sub.len) : TB_OK;
+            int rc = s->ckpt_round
+                         ? tb__bnb_keep_sub(&s->keep, sub.bound, sub.depth, sub.data, sub.len)
+                         : TB_OK;
             if (rc == TB_OK)
                 rc = tb__bnb_heap_push(&s->pool, sub);
             if (rc != TB_OK) {
@@ -627,8 +554,9 @@ int tb__bnb_sup_message(tb__bnb_actor *a, int src, int tag, const void *data, si
         for (uint32_t i = 0; i < n; i++) {
             tb__bnb_sub sub;
             TB_CHECK(tb__bnb_unpack_sub(&in, &sub));
-            int rc = s->keeping ? keep_sub(s, sub.bound, sub.depth, sub.data, sub.len)
-                                : TB_ERR_STATE;
+            int rc = s->keep.open
+                         ? tb__bnb_keep_sub(&s->keep, sub.bound, sub.depth, sub.data, sub.len)
+                         : TB_ERR_STATE;
             free(sub.data);
             TB_CHECK(rc);
         }

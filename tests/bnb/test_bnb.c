@@ -331,10 +331,18 @@ static int stop_at_second(void *arg, const tb_bnb_state *st)
 
 static double kept_interval; /* checkpoint rounds during the run (0: none) */
 
-static int run_kept(tree *t, const char *path, int resume, tb_bnb_summary *s, int *calls)
+/* A run on comm of the tree (ops: tree_ops, or one whose evaluate raises a
+ * signal) that keeps its open subproblems in path, or resumes from it; a
+ * run of 2 or more ranks that does not resume is stopped by its watch at
+ * its second call (when *calls starts at 0). */
+static int run_kept_on(MPI_Comm comm, const tb_bnb_ops *ops, tree *t, const char *path,
+                       int resume, tb_bnb_summary *s, int *calls)
 {
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
     tb_bnb *b = NULL;
-    TB_CHECK(tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, t));
+    TB_CHECK(tb_bnb_create(&b, comm, ops, t));
     int rc = configure(b, &(cfg){0, 2, 4, 1, 0, 0, 0, 0});
     if (rc == TB_OK)
         rc = tb_bnb_set_identity(b, "the test tree");
@@ -342,14 +350,19 @@ static int run_kept(tree *t, const char *path, int resume, tb_bnb_summary *s, in
         rc = tb_bnb_set_checkpoint(b, path, kept_interval);
     if (rc == TB_OK && resume)
         rc = tb_bnb_set_resume(b, path);
-    if (rc == TB_OK && !resume)
+    if (rc == TB_OK && !resume && n > 1)
         rc = tb_bnb_set_watch(b, stop_at_second, calls, 0.005);
     if (rc == TB_OK)
         rc = tb_bnb_run(b);
-    if (rc == TB_OK && rank == 0)
+    if (rc == TB_OK && me == 0)
         rc = tb_bnb_get_summary(b, s);
     tb_bnb_destroy(&b);
     return rc;
+}
+
+static int run_kept(tree *t, const char *path, int resume, tb_bnb_summary *s, int *calls)
+{
+    return run_kept_on(MPI_COMM_WORLD, &tree_ops, t, path, resume, s, calls);
 }
 
 static void test_mpi_checkpoint_resume_exactly_once(void)
@@ -436,6 +449,204 @@ static void test_mpi_checkpoint_rounds_exactly_once(void)
         TB_ASSERT(rounds_said > 0);
     }
     free(sum);
+}
+
+/* A file of this test's own, named on rank 0 and known to every rank. */
+static void test_path(char *path, size_t n, const char *what)
+{
+    if (rank == 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, n, "%s/tb_bnb_%s_%ld.ck", tmp && *tmp ? tmp : "/tmp", what,
+                 (long)getpid());
+    }
+    MPI_Bcast(path, (int)n, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+/* The tree with an evaluate that raises SIGUSR1 at its 5000th call (evals):
+ * the sequential search stops between that node and the next. */
+static tb_bnb_ops raising_ops(void)
+{
+    tb_bnb_ops ops = tree_ops;
+    ops.evaluate = t_evaluate_raising;
+    return ops;
+}
+
+/* One rank, stopped by a signal: its search writes its queue and incumbent,
+ * and a second run from them proves the optimum.  Every node is expanded
+ * exactly once over the two, and the first run expanded exactly the 5000
+ * nodes up to the signal. */
+static void test_seq_checkpoint_resume_exactly_once(void)
+{
+    if (size != 1)
+        return;
+    char path[256];
+    test_path(path, sizeof path, "seq_kept");
+    tree t;
+    tree_init(&t, 17, 0);
+    tb_bnb_ops ops = raising_ops();
+    tb_bnb_summary s1, s2;
+    int calls = 0;
+    evals = 0;
+    TB_ASSERT_OK(tb_signals_catch());
+    int rc1 = run_kept_on(MPI_COMM_WORLD, &ops, &t, path, 0, &s1, &calls);
+    int pending = tb_signals_pending();
+    tb_signals_release();
+    int rc2 = run_kept_on(MPI_COMM_WORLD, &tree_ops, &t, path, 1, &s2, &calls);
+    remove(path);
+    size_t bad = first_bad(&t);
+    free(t.visits);
+    TB_ASSERT_OK(rc1);
+    TB_ASSERT_OK(rc2);
+    TB_ASSERT_EQ_INT(pending, SIGUSR1);
+    TB_ASSERT_EQ_INT(s1.interrupted, SIGUSR1);
+    TB_ASSERT(!s1.proven && s1.found);
+    TB_ASSERT_EQ_INT(s1.nodes, 5000);
+    TB_ASSERT(s2.proven && s2.optimum == brute_min(17) && !s2.interrupted);
+    TB_ASSERT_EQ_INT(s2.nodes, nnodes(17) - 5000);
+    TB_ASSERT_EQ_INT(bad, 0);
+}
+
+/*
+ * One rank, checkpoints every 2 ms during the run: the search still expands
+ * every node once; and a checkpoint taken mid-run is an exact cut: the
+ * nodes expanded up to it (the visits copied when its line is logged, after
+ * its rename) and those of a run resumed from it are every node once.
+ */
+static struct {
+    const char *path, *copy; /* the run's checkpoint; where the chosen one goes */
+    int lines, at;           /* checkpoint lines so far; the one to take */
+    const tree *t;
+    uint32_t *visits;        /* the tree's visits when it was taken */
+} mid;
+
+static void mid_sink(void *ctx, tb_log_level level, int r, const char *line)
+{
+    (void)ctx, (void)level, (void)r;
+    if (!strstr(line, "bnb: checkpoint ") || ++mid.lines != mid.at)
+        return;
+    if (rename(mid.path, mid.copy) == 0)
+        memcpy(mid.visits, mid.t->visits, nnodes(mid.t->D) * sizeof *mid.visits);
+}
+
+static void test_seq_checkpoint_rounds_exactly_once(void)
+{
+    if (size != 1)
+        return;
+    char path[256], copy[256];
+    test_path(path, sizeof path, "seq_rounds");
+    test_path(copy, sizeof copy, "seq_rounds_mid");
+    remove(copy);
+    tree t;
+    tree_init(&t, 16, 0);
+    uint32_t *cut = calloc(nnodes(16), sizeof *cut);
+    mid.path = path;
+    mid.copy = copy;
+    mid.lines = 0;
+    mid.at = 3;
+    mid.t = &t;
+    mid.visits = cut;
+    tb_bnb_summary s, s2;
+    int calls = 0;
+    tb_log_level was = tb_log_get_level();
+    tb_log_set_sink(mid_sink, NULL);
+    tb_log_set_level(TB_LOG_INFO);
+    kept_interval = 0.002;
+    int rc = run_kept_on(MPI_COMM_WORLD, &tree_ops, &t, path, 0, &s, &calls);
+    kept_interval = 0;
+    tb_log_set_level(was);
+    tb_log_set_sink(NULL, NULL);
+    size_t bad = first_bad(&t);
+    /* from the checkpoint taken mid-run, on the visits up to it */
+    memcpy(t.visits, cut, nnodes(16) * sizeof *cut);
+    uint64_t before = 0;
+    for (size_t i = 0; i < nnodes(16); i++)
+        before += cut[i];
+    int rc2 = mid.lines >= mid.at ? run_kept_on(MPI_COMM_WORLD, &tree_ops, &t, copy, 1, &s2, &calls)
+                                  : TB_ERR_STATE;
+    size_t bad2 = first_bad(&t);
+    remove(path);
+    remove(copy);
+    free(cut);
+    free(t.visits);
+    TB_ASSERT_OK(rc);
+    TB_ASSERT(s.proven && s.optimum == brute_min(16));
+    TB_ASSERT_EQ_INT(bad, 0);
+    TB_ASSERT(mid.lines >= mid.at); /* the rounds were taken */
+    TB_ASSERT_OK(rc2);
+    TB_ASSERT(before > 0 && before < nnodes(16));
+    TB_ASSERT(s2.proven && s2.optimum == brute_min(16));
+    TB_ASSERT_EQ_INT(s2.nodes, nnodes(16) - before);
+    TB_ASSERT_EQ_INT(bad2, 0);
+}
+
+/*
+ * One checkpoint format for every rank count: a search stopped on one rank
+ * resumes on all of them, and one stopped on all of them resumes on one
+ * rank; each time the optimum is proven and every node is expanded exactly
+ * once over the two runs.
+ */
+static void test_checkpoint_across_rank_counts(void)
+{
+    if (size < 3) /* a lone master hears of the stop only at the end */
+        return;
+    char path[256];
+    test_path(path, sizeof path, "across");
+    const uint32_t D = 16;
+    /* per way (0: 1 -> size ranks, 1: size -> 1), asserted at the end: no
+     * rank leaves the loop's collectives early */
+    int rc1[2] = {TB_OK, TB_OK}, rc2[2] = {TB_OK, TB_OK}, pending = 0;
+    tb_bnb_summary s1[2], s2[2];
+    size_t bad[2] = {0, 0};
+    memset(s1, 0, sizeof s1);
+    memset(s2, 0, sizeof s2);
+    uint32_t *sum = calloc(nnodes(D), sizeof *sum);
+    for (int way = 0; way < 2; way++) {
+        tree t;
+        tree_init(&t, D, 0);
+        tb_bnb_ops ops = raising_ops();
+        int calls = 0;
+        if (way == 0) {
+            if (rank == 0) { /* alone, stopped by a signal */
+                evals = 0;
+                rc1[0] = tb_signals_catch();
+                if (rc1[0] == TB_OK)
+                    rc1[0] = run_kept_on(MPI_COMM_SELF, &ops, &t, path, 0, &s1[0], &calls);
+                pending = tb_signals_pending();
+                tb_signals_release();
+            }
+            MPI_Bcast(&rc1[0], 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if (rc1[0] == TB_OK)
+                rc2[0] = run_kept_on(MPI_COMM_WORLD, &tree_ops, &t, path, 1, &s2[0], &calls);
+        } else {
+            rc1[1] = run_kept_on(MPI_COMM_WORLD, &tree_ops, &t, path, 0, &s1[1], &calls);
+            if (rank == 0 && rc1[1] == TB_OK)
+                rc2[1] = run_kept_on(MPI_COMM_SELF, &tree_ops, &t, path, 1, &s2[1], &calls);
+        }
+        MPI_Reduce(t.visits, sum, (int)nnodes(D), MPI_UINT32_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        free(t.visits);
+        if (rank == 0) {
+            remove(path);
+            t.visits = sum;
+            bad[way] = first_bad(&t);
+        }
+    }
+    free(sum);
+    for (int way = 0; way < 2; way++) {
+        TB_ASSERT_OK(rc1[way]);
+        TB_ASSERT_OK(rc2[way]);
+    }
+    if (rank != 0)
+        return;
+    /* 1 -> size: the one rank stopped after the signal's node */
+    TB_ASSERT_EQ_INT(pending, SIGUSR1);
+    TB_ASSERT(!s1[0].proven && s1[0].ranks == 1);
+    TB_ASSERT_EQ_INT(s1[0].nodes, 5000);
+    TB_ASSERT(s2[0].proven && s2[0].optimum == brute_min(D) && s2[0].ranks == size);
+    TB_ASSERT_EQ_INT(bad[0], 0);
+    /* size -> 1: stopped by its watch */
+    TB_ASSERT(!s1[1].proven && s1[1].nodes < nnodes(D) && s1[1].ranks == size);
+    TB_ASSERT(s2[1].proven && s2[1].optimum == brute_min(D) && s2[1].ranks == 1);
+    TB_ASSERT_EQ_INT(bad[1], 0);
 }
 
 /* The exact bound prunes: still the optimum, proven. */
@@ -848,6 +1059,14 @@ static void test_problem_error(void)
 }
 
 
+static int errors_said;
+
+static void errors_sink(void *ctx, tb_log_level level, int r, const char *line)
+{
+    (void)ctx, (void)r, (void)line;
+    errors_said += level == TB_LOG_ERROR;
+}
+
 static void test_api_errors(void)
 {
     tree t = {4, 0, NULL};
@@ -882,6 +1101,21 @@ static void test_api_errors(void)
     TB_ASSERT_EQ_INT(tb_bnb_get_summary(b, &s), TB_ERR_STATE);
     tb_bnb_destroy(&b);
     TB_ASSERT(b == NULL);
+    /* a simulated run, of one rank or more, keeps no checkpoint, and says
+     * why (the file would not hold the simulation) */
+    for (int P = 1; P <= 4; P += 3) {
+        TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, P, &tree_ops, &t));
+        TB_ASSERT_OK(tb_bnb_set_checkpoint(b, "never-written.ck", 0));
+        errors_said = 0;
+        tb_log_set_sink(errors_sink, NULL);
+        TB_ASSERT_EQ_INT(tb_bnb_run(b), TB_ERR_UNSUPPORTED);
+        tb_log_set_sink(NULL, NULL);
+        TB_ASSERT_EQ_INT(errors_said, 1);
+        TB_ASSERT(strstr(tb_bnb_error(b), "a simulated run keeps no checkpoint: a checkpoint "
+                                          "holds the open subproblems, not the simulation's"));
+        tb_bnb_destroy(&b);
+    }
+    TB_ASSERT(access("never-written.ck", F_OK) != 0);
     tb_platform_destroy(&plat);
     /* The same fault, the same code in every module: a NULL handle is
      * TB_ERR_INVALID for every setter (docs/architecture.md, API convention). */
@@ -957,6 +1191,9 @@ static const tb_test tests[] = {
     {"mpi_interrupted", test_mpi_interrupted},
     {"mpi_checkpoint_resume_exactly_once", test_mpi_checkpoint_resume_exactly_once},
     {"mpi_checkpoint_rounds_exactly_once", test_mpi_checkpoint_rounds_exactly_once},
+    {"seq_checkpoint_resume_exactly_once", test_seq_checkpoint_resume_exactly_once},
+    {"seq_checkpoint_rounds_exactly_once", test_seq_checkpoint_rounds_exactly_once},
+    {"checkpoint_across_rank_counts", test_checkpoint_across_rank_counts},
     {"mpi_wan_delay_rtt", test_mpi_wan_delay_rtt},
     {"mpi_wan_delay_bnb", test_mpi_wan_delay_bnb},
     {"sim_once_small", test_sim_once_small},

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Checkpoints of mandel's master-worker runs (tb_mw_set_checkpoint, --resume)
-# and of bnb's open subproblems (tb_bnb_set_checkpoint):
+# and of bnb's open subproblems (tb_bnb_set_checkpoint), on many ranks and
+# on one, each resumed on the other:
 # a run stopped at any moment -- SIGTERM, a worker rank killed with SIGKILL,
 # the whole job killed with SIGKILL -- resumes to the same image and
 # checksum as an uninterrupted run, computing only the rows it did not have,
@@ -182,7 +183,7 @@ else
     echo "note: the search ended before a checkpoint round"
 fi
 
-# refused: another instance, another mechanism's checkpoint, one rank
+# refused: another instance, another mechanism's checkpoint
 K2="$TB_SOURCE_DIR/tests/data/knapsack/knapPI_3_500_1000_1.txt"
 set +e
 "$MPIEXEC" $NP 2 "$TENBIN" bnb knapsack "$K2" --resume k.ck -q > out.txt 2> err.txt
@@ -196,5 +197,89 @@ st=$?
 set -e
 [ "$st" = 1 ] && [ "$(grep -c 'a.ck: a checkpoint of mw-journal, not of bnb-open' err.txt)" = 1 ] ||
     fail "bnb: mandel's checkpoint: exit $st: $(cat err.txt)"
-expect 1 "the open subproblems are kept by runs of 2 or more ranks" bnb knapsack "$K" --checkpoint one.ck
+# 7. bnb on one rank (no mpiexec: a first run usually is one): stopped by
+# SIGTERM, its queue and incumbent kept in the same file format; resumed on
+# 3 ranks, and a search stopped on 3 ranks resumed on one, each proving the
+# optimum
+opt_ok() { # what, ranks: out.txt has the known optimum, proven, on that many ranks
+    grep -q '"optimum": 14390,' out.txt && grep -q '"proven": true' out.txt &&
+        grep -q "\"ranks\": $2," out.txt || fail "$1: not 14390 proven on $2 ranks: $(cat out.txt)"
+}
+rm -f s.ck
+"$TENBIN" bnb knapsack "$K" --checkpoint "$D/s.ck" -q --json > out.txt 2> err.txt &
+pid=$!
+sleep 1.5
+kill -TERM $pid
+set +e
+wait $pid
+st=$?
+set -e
+stopped=0
+if grep -q '"proven": true' out.txt; then
+    echo "note: the sequential search ended before the signal"
+else
+    stopped=1
+    [ "$st" = 143 ] && grep -q '"interrupted": "SIGTERM"' out.txt ||
+        fail "bnb one rank SIGTERM: exit $st: $(cat out.txt) $(cat err.txt)"
+    [ "$(grep -c "bnb: [0-9]* open subproblems kept in $D/s.ck: --resume $D/s.ck continues the search" err.txt)" = 1 ] ||
+        fail "bnb one rank SIGTERM: no single line about the checkpoint: $(cat err.txt)"
+fi
+"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --resume s.ck -q --json > out.txt 2> err.txt ||
+    fail "bnb 1 -> 3 ranks: $(cat err.txt)"
+opt_ok "bnb 1 -> 3 ranks" 3
+rm -f m.ck
+"$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --checkpoint "$D/m.ck" -q --json > out.txt 2> err.txt &
+pid=$!
+sleep 1.5
+kill -USR1 $pid
+set +e
+wait $pid
+st=$?
+set -e
+grep -q '"proven": true' out.txt || [ "$st" = 138 ] || fail "bnb 3 ranks SIGUSR1: exit $st: $(cat err.txt)"
+"$TENBIN" bnb knapsack "$K" --checkpoint m.ck --resume m.ck -q --json > out.txt 2> err.txt ||
+    fail "bnb 3 -> 1 rank: $(cat err.txt)"
+opt_ok "bnb 3 -> 1 rank" 1
+# m.ck now holds the finished search: resumed, nothing is left to expand
+"$TENBIN" bnb knapsack "$K" --resume m.ck -q --json > out.txt 2> err.txt ||
+    fail "bnb finished search: $(cat err.txt)"
+opt_ok "bnb finished search" 1
+grep -q '"nodes": 0,' out.txt || fail "bnb finished search: nodes expanded: $(cat out.txt)"
+# one rank killed outright after some periodic checkpoints (nothing is
+# written at a SIGKILL): the last one is whole, and resumed it proves the
+# optimum
+rm -f q.ck
+"$TENBIN" bnb knapsack "$K" --checkpoint "$D/q.ck" --checkpoint-interval 0.3 -q > out.txt 2> err.txt &
+pid=$!
+for _ in $(seq 1 100); do [ -s q.ck ] && break; sleep 0.1; done
+sleep 0.5
+kill -KILL $pid 2> /dev/null || true
+wait $pid 2> /dev/null || true
+if [ -s q.ck ]; then
+    "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --resume q.ck -q --json > out.txt 2> err.txt ||
+        fail "bnb one rank resumed after SIGKILL: $(cat err.txt)"
+    opt_ok "bnb one rank resumed after SIGKILL" 3
+else
+    echo "note: the sequential search ended before a checkpoint"
+fi
+# refused on one rank as on many: exit 1, one line
+expect 1 "k.ck: a checkpoint of another run (bnb knapsack knapPI_3_1000_1000_1.txt" \
+    bnb knapsack "$K2" --resume k.ck -q
+expect 1 "a.ck: a checkpoint of mw-journal, not of bnb-open" bnb knapsack "$K" --resume a.ck -q
+expect 1 "text.ck: not a Tenbin checkpoint" bnb knapsack "$K" --resume text.ck -q
+head -c 30 k.ck > kshort.ck
+expect 1 "kshort.ck: truncated in its header" bnb knapsack "$K" --resume kshort.ck -q
+if [ $stopped = 1 ]; then # s.ck holds thousands of subproblems
+    cp s.ck sbad.ck
+    size=$(wc -c < sbad.ck)
+    printf 'X' | dd of=sbad.ck bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
+    expect 1 "sbad.ck: record [0-9]* (at byte [0-9]*) is damaged" bnb knapsack "$K" --resume sbad.ck -q
+fi
+
+# a simulated run keeps no checkpoint, and says why in one line (exit 2)
+expect 2 "bnb: --checkpoint: a simulated run keeps no checkpoint: a checkpoint holds the open subproblems, not the simulation's virtual clock" \
+    bnb knapsack "$K" --sim hosts=4 --checkpoint sim.ck
+expect 2 "bnb: --resume: a simulated run keeps no checkpoint: .*rerun it (it is deterministic), or checkpoint a real run" \
+    bnb knapsack "$K" --sim hosts=1 --ranks 1 --resume k.ck
+[ ! -e sim.ck ] || fail "bnb --sim: a checkpoint was written"
 echo "ok checkpoint"
