@@ -12,6 +12,7 @@
 set -eu
 cd "$TB_TEST_TMP"
 . "$TB_SOURCE_DIR/tests/cli/expect.inc"
+. "$TB_SOURCE_DIR/tests/cli/procs.inc"
 NP=${MPIEXEC_NUMPROC_FLAG:--n}
 # The runs this test stops name a file in its directory, D: that is how it
 # finds their processes (other tests run tenbin at the same time).
@@ -21,26 +22,6 @@ PIC="--width 1600 --height 1600 --max-iter 2000"
 mandel() { n=$1; shift; "$MPIEXEC" $NP "$n" "$TENBIN" mandel $PIC -q "$@"; }
 sum_of() { grep '^checksum:' "$1" | cut -d' ' -f2; }
 json_num() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | cut -d' ' -f2; }
-
-# the pid of rank R of the mandel run under way (from its environment)
-rank_pid() {
-    for p in $(pgrep -f "$TENBIN mandel .*$D/" || true); do
-        if tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null |
-            grep -Eqx "(OMPI_COMM_WORLD_RANK|PMI_RANK)=$1"; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
-
-none_left() {
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        pgrep -f "$TENBIN .*$D/" > /dev/null || return 0
-        sleep 1
-    done
-    fail "$1: processes left: $(pgrep -af "$TENBIN" || true)"
-}
 
 # wait until the checkpoint has something in it (the run is under way)
 wait_for_rows() {
@@ -74,7 +55,7 @@ rm -f a.ck
 mandel 3 --checkpoint "$D/a.ck" --checkpoint-interval 0.2 > out.txt 2> err.txt &
 pid=$!
 wait_for_rows a.ck
-for r in 0 1 2; do kill -TERM "$(rank_pid $r)" 2> /dev/null || true; done
+for r in 0 1 2; do kill -TERM "$(rank_pid "mandel .*$D/" $r)" 2> /dev/null || true; done
 wait $pid && fail "SIGTERM: exit 0" || true
 grep -q "interrupted by SIGTERM: [0-9]* of 1600 tasks were done and delivered; the checkpoint $D/a.ck holds [0-9]* of them" err.txt ||
     fail "SIGTERM: no line: $(cat err.txt)"
@@ -87,7 +68,7 @@ rm -f b.ck
 mandel 3 --checkpoint "$D/b.ck" --checkpoint-interval 0.2 > out.txt 2> err.txt &
 pid=$!
 wait_for_rows b.ck
-w=$(rank_pid 2) || fail "no rank 2"
+w=$(rank_pid "mandel .*$D/" 2) || fail "no rank 2"
 kill -KILL "$w"
 wait $pid && fail "SIGKILL of a rank: exit 0" || true
 none_left "SIGKILL of rank 2"
