@@ -1,7 +1,11 @@
 /*
  * ckpt.c - checkpoint files: journals and snapshots (ckpt.h).
  */
+#if defined(__linux__)
+#define _GNU_SOURCE /* sync_file_range */
+#else
 #define _POSIX_C_SOURCE 200809L
+#endif
 
 #include "core/ckpt.h"
 
@@ -14,9 +18,26 @@
 
 #include "core/errbuf.h"
 
+#include <zlib.h>
+
 static const char magic[8] = {'T', 'E', 'N', 'B', 'I', 'N', 'C', 'K'};
-enum { VERSION = 1, REC_HEAD = TB__CKPT_REC_HEAD, REC_TAIL = TB__CKPT_REC_TAIL };
+enum { VERSION = 2, REC_HEAD = TB__CKPT_REC_HEAD, REC_TAIL = TB__CKPT_REC_TAIL };
 enum { JOURNAL_BLOCK = 1 << 20 };
+
+/* The checksum of the format: zlib's CRC-32 (that of PNG and gzip), over n
+ * bytes, continuing from c (0 to start).  Version 1 used FNV-1a, byte by
+ * byte: 4x slower, and the largest cost of a journal of big results. */
+static uint32_t sum(uint32_t c, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    while (n > 0) { /* zlib takes an unsigned int */
+        unsigned k = n > (1u << 30) ? 1u << 30 : (unsigned)n;
+        c = (uint32_t)crc32(c, p, k);
+        p += k;
+        n -= k;
+    }
+    return c;
+}
 
 int tb__ckpt_header(tb_buf *b, const char *kind, const char *identity)
 {
@@ -29,7 +50,7 @@ int tb__ckpt_header(tb_buf *b, const char *kind, const char *identity)
     rc |= tb_buf_pack_u32(b, (uint32_t)il) | tb_buf_append(b, identity, il);
     if (rc)
         return TB_ERR_NOMEM;
-    return tb_buf_pack_u64(b, tb_fnv1a(TB_FNV1A_INIT, b->data, b->len));
+    return tb_buf_pack_u32(b, sum(0, b->data, b->len));
 }
 
 /* Write all of b to f, flush and fsync: 0 or an errno. */
@@ -183,8 +204,7 @@ int tb__ckpt_add(tb__ckpt_writer *w, uint64_t key, const void *data, size_t len)
     rc |= tb_buf_pack_u64(&w->pending, key);
     rc |= tb_buf_append(&w->pending, data, len);
     if (rc == TB_OK)
-        rc = tb_buf_pack_u64(&w->pending,
-                             tb_fnv1a(TB_FNV1A_INIT, w->pending.data + at, w->pending.len - at));
+        rc = tb_buf_pack_u32(&w->pending, sum(0, w->pending.data + at, w->pending.len - at));
     if (rc != TB_OK) {
         w->pending.len = at;
         return TB_ERR_NOMEM;
@@ -194,9 +214,16 @@ int tb__ckpt_add(tb__ckpt_writer *w, uint64_t key, const void *data, size_t len)
      * time (durable at the next tb__ckpt_sync): the buffer stays small
      * instead of growing, with copies, to all the records of an interval. */
     if (!w->snapshot && w->f && w->pending.len >= JOURNAL_BLOCK) {
-        if (fwrite(w->pending.data, 1, w->pending.len, w->f) != w->pending.len)
+        if (fwrite(w->pending.data, 1, w->pending.len, w->f) != w->pending.len ||
+            fflush(w->f) != 0)
             return TB_ERR_IO;
         tb_buf_clear(&w->pending);
+#if defined(__linux__)
+        /* Start writing it to the disk now, without waiting: the next
+         * fsync then finds little left to do (a journal of 23 MB spent 46
+         * ms in its last fsync). */
+        sync_file_range(fileno(w->f), 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
     }
     return TB_OK;
 }
@@ -302,9 +329,9 @@ int tb__ckpt_header_check(const char *path, const void *data, size_t len, const 
                       "%s: a checkpoint of format version %u; this Tenbin reads version %d",
                       path, get_u32(u + at), VERSION);
     } else if (at += 4, !get_str(u, len, &at, &k, &kl) || !get_str(u, len, &at, &id, &il) ||
-               len - at < 8) {
+               len - at < 4) {
         rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: truncated in its header", path);
-    } else if (get_u64(u + at) != tb_fnv1a(TB_FNV1A_INIT, u, at)) {
+    } else if (get_u32(u + at) != sum(0, u, at)) {
         rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: its header is damaged", path);
     } else if (kl != strlen(kind) || memcmp(k, kind, kl) != 0) {
         rc = tb__errf(err, errlen, TB_ERR_INVALID, "%s: a checkpoint of %.*s, not of %s", path,
@@ -315,7 +342,7 @@ int tb__ckpt_header_check(const char *path, const void *data, size_t len, const 
                       (int)(il > 200 ? 200 : il), id, identity);
     }
     if (rc == TB_OK)
-        *end = at + 8;
+        *end = at + 4;
     return rc;
 }
 
@@ -349,8 +376,8 @@ void tb__ckpt_record_head(unsigned char *head, uint64_t key, uint32_t len)
 void tb__ckpt_record_tail(unsigned char *tail, const unsigned char *head, const void *data,
                           size_t len)
 {
-    uint64_t h = tb_fnv1a(tb_fnv1a(TB_FNV1A_INIT, head, REC_HEAD), data, len);
-    for (int i = 0; i < 8; i++)
+    uint32_t h = sum(sum(0, head, REC_HEAD), data, len);
+    for (int i = 0; i < 4; i++)
         tail[i] = (unsigned char)(h >> (8 * i));
 }
 
@@ -360,7 +387,7 @@ int tb__ckpt_record_check(const void *rec, size_t size, uint64_t *key, size_t *l
     if (size < REC_HEAD + REC_TAIL || get_u32(p) != size - REC_HEAD - REC_TAIL)
         return 0;
     size_t n = size - REC_HEAD - REC_TAIL;
-    if (get_u64(p + REC_HEAD + n) != tb_fnv1a(TB_FNV1A_INIT, p, REC_HEAD + n))
+    if (get_u32(p + REC_HEAD + n) != sum(0, p, REC_HEAD + n))
         return 0;
     *key = get_u64(p + 4);
     *len = n;
@@ -380,7 +407,7 @@ int tb__ckpt_next(tb__ckpt_reader *r, uint64_t *key, const void **data, size_t *
         return 0;
     }
     size_t size = REC_HEAD + n + REC_TAIL;
-    if (get_u64(p + REC_HEAD + n) != tb_fnv1a(TB_FNV1A_INIT, p, REC_HEAD + n)) {
+    if (get_u32(p + REC_HEAD + n) != sum(0, p, REC_HEAD + n)) {
         if (size == left) {
             r->torn = left;
             return 0;

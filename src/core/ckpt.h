@@ -4,8 +4,8 @@
  *
  *   "TENBINCK", u32 version, u32 + bytes kind ("mw-journal", ...),
  *   u32 + bytes identity (what the run was: the program and its input),
- *   u64 FNV-1a of all of that;
- *   then records: u32 len, u64 key, len bytes, u64 FNV-1a of the record.
+ *   u32 CRC-32 of all of that (zlib's: that of PNG and gzip);
+ *   then records: u32 len, u64 key, len bytes, u32 CRC-32 of the record.
  *
  * Two ways to write one:
  *   - a journal: the header once (written atomically), then records appended
@@ -71,7 +71,7 @@ void tb__ckpt_reader_free(tb__ckpt_reader *r);
  * The pieces, for writers that put records in place themselves (several
  * ranks writing one file at their own offsets, src/redist/ckpt.c).
  */
-enum { TB__CKPT_REC_HEAD = 12, TB__CKPT_REC_TAIL = 8 };
+enum { TB__CKPT_REC_HEAD = 12, TB__CKPT_REC_TAIL = 4 };
 /* Append the header of a checkpoint of this kind and identity to b. */
 int tb__ckpt_header(tb_buf *b, const char *kind, const char *identity);
 /* Check a header at data[0..len) as tb__ckpt_read does; *end: where the
