@@ -109,8 +109,7 @@ static void print_text(const tb_emu_result *r, const char *platform, uint64_t se
     printf("\ntenbin emu: predicted makespan %.6f s of virtual time for %d ranks on %s\n",
            r->makespan_s, r->ranks, platform);
     printf("            (emulated in %.2f s of real time: %.2f s to start the ranks, %.2f s from "
-           "then to the last MPI_Finalize; %" PRIu64 " coordinator decisions; times the program "
-           "printed itself come from its own clocks, and only MPI_Wtime runs in virtual time)\n",
+           "then to the last MPI_Finalize; %" PRIu64 " coordinator decisions)\n",
            r->wall_s, r->startup_s, r->run_s, r->decisions);
     if (r->unchecked_rendezvous > 0)
         printf("            (%" PRIu64 " of the decisions made while a rank was held in a "

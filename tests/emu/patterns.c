@@ -45,8 +45,13 @@
  *                                  rank 1 is held in its send until 0 posts it)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
- *   patterns wtime                 prints MPI_Wtime around a 0.2 s sleep and a
- *                                  0.2 s busy loop
+ *   patterns wtime                 prints MPI_Wtime around a 0.2 s real delay
+ *                                  and a busy loop of 0.2 s of real CPU time
+ *   patterns clocks                the program's own clocks around sleeps (0.2 s
+ *                                  nanosleep, 0.1 s usleep, 0.05 s poll, 0.25 s
+ *                                  clock_nanosleep to an absolute time) and a
+ *                                  busy loop: prints each clock's differences,
+ *                                  and the real date before MPI_Init
  *   patterns ahead BYTES           every other rank sends rank 0 three messages
  *                                  of (size - rank) BYTES at once; rank 0 sleeps
  *                                  (real time: all are known to the emulator
@@ -56,20 +61,35 @@
  *                                  MPI_Probe, MPI_Iprobe; prints sources and
  *                                  times
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* syscall */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 static int rank, size;
 
+/* A real delay that virtual time does not see: the emulator makes the
+ * program's own sleeps virtual (idle time), so these patterns, which only
+ * want to be late in real time, go to the kernel directly. */
 static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
+    syscall(SYS_nanosleep, &ts, NULL);
+}
+
+/* The process's real CPU time, past the emulator's virtual clocks. */
+static double real_cpu(void)
+{
+    struct timespec ts;
+    syscall(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int pingpong(int n, int bytes)
@@ -523,9 +543,9 @@ static int wtime(void)
     double t0 = MPI_Wtime();
     sleep_s(0.2);
     double t1 = MPI_Wtime();
-    clock_t c0 = clock();
+    double c0 = real_cpu();
     volatile double x = 0;
-    while ((double)(clock() - c0) / CLOCKS_PER_SEC < 0.2)
+    while (real_cpu() - c0 < 0.2)
         x += 1;
     double t2 = MPI_Wtime();
     if (rank == 0)
@@ -533,8 +553,58 @@ static int wtime(void)
     return 0;
 }
 
+static double secs(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double tod(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
+}
+
+/* Differences of MPI_Wtime, CLOCK_MONOTONIC, CLOCK_REALTIME, gettimeofday
+ * and the process's CPU clock over the sleeps, then over a busy loop. */
+static int clocks(double date_before)
+{
+    double w0 = MPI_Wtime(), m0 = secs(CLOCK_MONOTONIC), r0 = secs(CLOCK_REALTIME), g0 = tod(),
+           c0 = secs(CLOCK_PROCESS_CPUTIME_ID);
+    time_t t0 = time(NULL);
+    struct timespec ts = {0, 200000000L};
+    nanosleep(&ts, NULL);
+    usleep(100000);
+    poll(NULL, 0, 50);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += 250000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+    double w1 = MPI_Wtime(), m1 = secs(CLOCK_MONOTONIC), r1 = secs(CLOCK_REALTIME), g1 = tod(),
+           c1 = secs(CLOCK_PROCESS_CPUTIME_ID);
+    volatile double x = 0;
+    for (long i = 0; i < 20000000L; i++)
+        x += 1e-9 * (double)i;
+    double w2 = MPI_Wtime(), m2 = secs(CLOCK_MONOTONIC), c2 = secs(CLOCK_PROCESS_CPUTIME_ID);
+    if (rank == 0) {
+        printf("date %.0f %.0f %ld\n", date_before, r0, (long)t0);
+        printf("sleeps wtime %.9f mono %.9f real %.9f tod %.6f cpu %.9f\n", w1 - w0, m1 - m0,
+               r1 - r0, g1 - g0, c1 - c0);
+        printf("busy wtime %.9f mono %.9f cpu %.9f\n", w2 - w1, m2 - m1, c2 - c1);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    struct timespec before;
+    clock_gettime(CLOCK_REALTIME, &before); /* real: MPI_Init has not run */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -564,6 +634,8 @@ int main(int argc, char **argv)
         rc = held(atoi(argv[2]));
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
+    else if (!strcmp(mode, "clocks"))
+        rc = clocks((double)before.tv_sec);
     else if (!strcmp(mode, "ahead") && argc == 3)
         rc = ahead(atoi(argv[2]));
     else if (!strcmp(mode, "abort")) {

@@ -65,6 +65,7 @@ static void wait_to_be_stopped(void)
 
 void tb__emu_die(const char *fmt, ...)
 {
+    E.in_user = 0;
     char line[512];
     va_list ap;
     va_start(ap, fmt);
@@ -442,6 +443,7 @@ static void trace_span(const char *name, double t0, double t1)
 
 void tb__emu_enter(void)
 {
+    E.in_user = 0; /* from here on clocks and sleeps are real (clock.c) */
     double cpu = tb_thread_cputime();
     /* The two clock reads around the gap are the library's, not compute
      * (on some machines each is a system call of most of a microsecond). */
@@ -462,7 +464,11 @@ void tb__emu_enter(void)
     }
 }
 
-void tb__emu_leave(void) { E.cpu_exit = tb_thread_cputime(); }
+void tb__emu_leave(void)
+{
+    E.cpu_exit = tb_thread_cputime();
+    E.in_user = 1;
+}
 
 /* Move the clock to t (if later), counting the gap in *bucket. */
 void tb__emu_advance(double t, double *bucket, const char *what)
@@ -574,7 +580,9 @@ static void emu_start(void)
     /* Virtual time starts when MPI_Init returns, on every rank. */
     PMPI_Barrier(MPI_COMM_WORLD);
     E.clock = 0;
+    tb__emu_clock_start();
     E.cpu_exit = tb_thread_cputime();
+    E.in_user = 1;
 }
 
 EMU_API int MPI_Init(int *argc, char ***argv)
@@ -645,6 +653,7 @@ EMU_API int MPI_Finalize(void)
 
 EMU_API int MPI_Abort(MPI_Comm comm, int code)
 {
+    E.in_user = 0;
     if (E.on && E.fd >= 0) {
         char line[128];
         snprintf(line, sizeof line, "rank %d called MPI_Abort with code %d", E.wrank, code);

@@ -177,6 +177,8 @@ struct emu {
     size_t iahead, nahead, capahead;
     int drop_ahead;
     double clock_cost; /* CPU time one read of the thread's CPU clock takes */
+    int in_user;       /* the program runs (not this library, not MPI): its clock
+                          and sleep calls are virtual (clock.c) */
 };
 
 extern struct emu E;
@@ -231,6 +233,10 @@ enum { MODE_STD = 0, MODE_SYNC, MODE_BUFFERED, MODE_READY };
     } while (0)
 
 /* ---- what the files share -------------------------------------------------- */
+
+/* Virtual time begins for the program's own clocks and sleeps (clock.c): on
+ * the calling thread, when MPI_Init returns. */
+void tb__emu_clock_start(void);
 
 /* The run cannot go on: tell the coordinator (which prints the line and
  * stops the job), then abort. */
