@@ -285,6 +285,14 @@ awk '$1 == 0 && $2 == "h0" { exit !($7 >= 0.5999 && $7 < 0.61) }' clocks.out ||
     fail "the program's sleeps are not idle: $(cat clocks.out)"
 awk -v t="$took" 'BEGIN { exit !(t < 20) }' || fail "the sleeps took real time: $took s"
 
+# A master that polls with MPI_Iprobe and sleeps 1 ms between polls (as
+# HyPhy's does) until ranks 1 and 2 send after 0.1 and 0.2 s: about 200 polls
+# (one per 1 ms + 12 us of failed probe), its time idle, not compute.
+emu --platform hosts=4,L=50us,o=12us -n 3 -- "$PAT" pollsleep > pollsleep.out
+awk '/^polls/ { exit !($2 >= 195 && $2 <= 202) }' pollsleep.out || fail "pollsleep: $(cat pollsleep.out)"
+awk '$1 == 0 && $2 == "h0" { exit !($7 > 0.19 && $4 < 0.01) }' pollsleep.out ||
+    fail "pollsleep: the master's sleeps are not idle: $(cat pollsleep.out)"
+
 # --trace: the project's Chrome trace, one process per rank.
 emu --platform $P1 -n 3 --trace t.json -- "$PAT" collectives > /dev/null
 grep -q '"traceEvents"' t.json && grep -q '"name":"rank 2 (h2)"' t.json ||

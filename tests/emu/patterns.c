@@ -47,6 +47,11 @@
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s real delay
  *                                  and a busy loop of 0.2 s of real CPU time
+ *   patterns pollsleep             a task farm's master as HyPhy's: rank 0 polls
+ *                                  with MPI_Iprobe and sleeps 1 ms (usleep)
+ *                                  between polls until every other rank has sent
+ *                                  one message, after sleeping 0.1 s x its rank;
+ *                                  prints the polls
  *   patterns clocks                the program's own clocks around sleeps (0.2 s
  *                                  nanosleep, 0.1 s usleep, 0.05 s poll, 0.25 s
  *                                  clock_nanosleep to an absolute time) and a
@@ -567,6 +572,31 @@ static double tod(void)
     return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
 }
 
+static int pollsleep(void)
+{
+    int v = rank;
+    if (rank == 0) {
+        long polls = 0;
+        for (int got = 1; got < size;) {
+            int flag = 0;
+            MPI_Status st;
+            MPI_Iprobe(MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &flag, &st);
+            polls++;
+            if (flag) {
+                MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                got++;
+            } else {
+                usleep(1000);
+            }
+        }
+        printf("polls %ld at %.6f\n", polls, MPI_Wtime());
+    } else {
+        usleep(100000 * (useconds_t)rank);
+        MPI_Send(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    }
+    return 0;
+}
+
 /* Differences of MPI_Wtime, CLOCK_MONOTONIC, CLOCK_REALTIME, gettimeofday
  * and the process's CPU clock over the sleeps, then over a busy loop. */
 static int clocks(double date_before)
@@ -634,6 +664,8 @@ int main(int argc, char **argv)
         rc = held(atoi(argv[2]));
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
+    else if (!strcmp(mode, "pollsleep"))
+        rc = pollsleep();
     else if (!strcmp(mode, "clocks"))
         rc = clocks((double)before.tv_sec);
     else if (!strcmp(mode, "ahead") && argc == 3)
