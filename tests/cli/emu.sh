@@ -285,6 +285,13 @@ awk '$1 == 0 && $2 == "h0" { exit !($7 >= 0.5999 && $7 < 0.61) }' clocks.out ||
     fail "the program's sleeps are not idle: $(cat clocks.out)"
 awk -v t="$took" 'BEGIN { exit !(t < 20) }' || fail "the sleeps took real time: $took s"
 
+# MPI_Cancel: receives nothing matched are cancelled (a wildcard one and one
+# from a named source), one whose message had come is received, a send is
+# sent; the same as the real MPI says.
+emu --platform hosts=4 -n 2 -- "$PAT" cancel > cancel.out
+grep -qx 'cancel: wildcard cancelled, named cancelled (test flag 1), arrived received got 5, then 6; sent 7' cancel.out ||
+    fail "MPI_Cancel: $(cat cancel.out)"
+
 # A master that polls with MPI_Iprobe and sleeps 1 ms between polls (as
 # HyPhy's does) until ranks 1 and 2 send after 0.1 and 0.2 s: about 200 polls
 # (one per 1 ms + 12 us of failed probe), its time idle, not compute.

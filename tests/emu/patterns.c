@@ -47,6 +47,12 @@
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s real delay
  *                                  and a busy loop of 0.2 s of real CPU time
+ *   patterns cancel                rank 0 cancels a wildcard MPI_Irecv and one
+ *                                  from rank 1 that nothing matches (both
+ *                                  cancelled), then one whose message rank 1
+ *                                  sent before (received: a cancel may fail);
+ *                                  rank 1 cancels an MPI_Isend (sent anyway);
+ *                                  prints what each got
  *   patterns pollsleep             a task farm's master as HyPhy's: rank 0 polls
  *                                  with MPI_Iprobe and sleeps 1 ms (usleep)
  *                                  between polls until every other rank has sent
@@ -572,6 +578,47 @@ static double tod(void)
     return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
 }
 
+static int cancel(void)
+{
+    int a = -1, b = -1, c = -1, d = -1, flag = 0;
+    MPI_Request r[2];
+    MPI_Status st;
+    if (rank == 0) {
+        MPI_Irecv(&a, 1, MPI_INT, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &r[0]);
+        MPI_Irecv(&b, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, &r[1]);
+        MPI_Cancel(&r[0]);
+        MPI_Cancel(&r[1]);
+        int c0 = 0, c1 = 0;
+        MPI_Wait(&r[0], &st);
+        MPI_Test_cancelled(&st, &c0);
+        MPI_Test(&r[1], &flag, &st);
+        MPI_Test_cancelled(&st, &c1);
+        MPI_Barrier(MPI_COMM_WORLD); /* rank 1 sends tag 5 and 6 now */
+        MPI_Recv(&d, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* 5 is here too */
+        MPI_Irecv(&c, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &r[0]);
+        MPI_Cancel(&r[0]);
+        int c2 = 1;
+        MPI_Wait(&r[0], &st);
+        MPI_Test_cancelled(&st, &c2);
+        int e = -1;
+        MPI_Recv(&e, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("cancel: wildcard %s, named %s (test flag %d), arrived %s got %d, then %d; sent %d\n",
+               c0 ? "cancelled" : "NOT cancelled", c1 ? "cancelled" : "NOT cancelled", flag,
+               c2 ? "cancelled" : "received", c, d, e);
+    } else if (rank == 1) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        int five = 5, six = 6, seven = 7;
+        MPI_Send(&five, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+        MPI_Send(&six, 1, MPI_INT, 0, 6, MPI_COMM_WORLD);
+        MPI_Isend(&seven, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &r[0]);
+        MPI_Cancel(&r[0]);
+        MPI_Wait(&r[0], &st);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    return 0;
+}
+
 static int pollsleep(void)
 {
     int v = rank;
@@ -664,6 +711,8 @@ int main(int argc, char **argv)
         rc = held(atoi(argv[2]));
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
+    else if (!strcmp(mode, "cancel"))
+        rc = cancel();
     else if (!strcmp(mode, "pollsleep"))
         rc = pollsleep();
     else if (!strcmp(mode, "clocks"))

@@ -103,6 +103,7 @@ typedef struct ereq {
     int acked_out;  /* RECV: its header was seen (and acknowledged if asked) */
     int copied;     /* SEND: real parts go from the copy in buf; the handle
                        is a generalized request the model completes */
+    int cancelled;  /* RECV, ARECV: MPI_Cancel was called (wait.c) */
 } ereq;
 
 typedef struct ack {

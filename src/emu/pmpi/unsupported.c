@@ -17,7 +17,7 @@ void tb__emu_unsupported(const char *name) __attribute__((noreturn));
     X(MPI_Cart_sub) X(MPI_Graph_create) X(MPI_Dist_graph_create)                              \
     X(MPI_Dist_graph_create_adjacent) X(MPI_Comm_create_group) X(MPI_Comm_idup)               \
     X(MPI_Send_init) X(MPI_Ssend_init) X(MPI_Bsend_init) X(MPI_Rsend_init) X(MPI_Recv_init)    \
-    X(MPI_Start) X(MPI_Startall) X(MPI_Cancel) X(MPI_Ibarrier) X(MPI_Ibcast) X(MPI_Ireduce)    \
+    X(MPI_Start) X(MPI_Startall) X(MPI_Ibarrier) X(MPI_Ibcast) X(MPI_Ireduce)    \
     X(MPI_Iallreduce) X(MPI_Igather) X(MPI_Igatherv) X(MPI_Iscatter) X(MPI_Iscatterv)          \
     X(MPI_Iallgather) X(MPI_Iallgatherv) X(MPI_Ialltoall) X(MPI_Ialltoallv) X(MPI_Alltoallw)   \
     X(MPI_Ialltoallw) X(MPI_Reduce_scatter) X(MPI_Reduce_scatter_block)                       \

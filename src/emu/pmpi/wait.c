@@ -77,11 +77,100 @@ int tb__emu_grq_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
+/* ---- MPI_Cancel ------------------------------------------------------------
+ * A wildcard receive (REQ_ARECV) has taken no message until the program
+ * waits or tests: cancelled, it takes none.  A receive from a named source
+ * has two real receives posted (header and data): both are cancelled in the
+ * real MPI, and finishing it looks at what happened.  Both cancelled: the
+ * receive is cancelled.  Both matched: it completes as received (MPI lets a
+ * cancel fail).  One matched and not the other: the cancelled part is posted
+ * again and the receive completes as received, so no message is lost.  A
+ * send completes as sent (its message has left, or will: MPI lets a cancel
+ * fail, and MPI 4 deprecates cancelling sends).  A cancel is decided in real
+ * time: a message that had arrived in virtual time but not yet really may
+ * lose to it, which MPI allows too. */
+
+/* Finish a cancelled receive: 1 if it was cancelled (its status says so),
+ * 0 if it completes as received (ss[] filled as the receive's). */
+static int finish_cancelled_recv(ereq *q, MPI_Status ss[2])
+{
+    MPI_Request r[2] = {q->hreal, q->real};
+    PMPI_Waitall(2, r, ss);
+    int c[2] = {0, 0};
+    PMPI_Test_cancelled(&ss[0], &c[0]);
+    PMPI_Test_cancelled(&ss[1], &c[1]);
+    if (c[0] && c[1])
+        return 1;
+    if (c[0]) { /* the header again: it was sent with the data */
+        PMPI_Recv(&q->h, sizeof q->h, MPI_BYTE, ss[1].MPI_SOURCE, ss[1].MPI_TAG, q->c->hdr,
+                  &ss[0]);
+    } else if (c[1]) {
+        PMPI_Recv(q->buf, q->count, q->type, ss[0].MPI_SOURCE, ss[0].MPI_TAG, q->c->user,
+                  &ss[1]);
+    }
+    return 0;
+}
+
+static void cancelled_status(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    memset(st, 0, sizeof *st);
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 1);
+}
+
+EMU_API int MPI_Cancel(MPI_Request *req)
+{
+    BEGIN("MPI_Cancel");
+    ereq *q = req ? req_find(*req) : NULL;
+    if (!q) { /* not a message of the program's (MPI_PROC_NULL, its own generalized requests) */
+        int rc = PMPI_Cancel(req);
+        tb__emu_leave();
+        return rc;
+    }
+    if (q->kind == REQ_ARECV) {
+        q->cancelled = 1;
+    } else if (q->kind == REQ_RECV && !q->cancelled) {
+        q->cancelled = 1;
+        PMPI_Cancel(&q->hreal);
+        PMPI_Cancel(&q->real);
+    }
+    END();
+}
+
 /* Finish q (the program waits on it, or a test found it done): the real
  * parts, the clock, the status.  q is freed; *handle becomes NULL. */
 static void req_finish(ereq *q, MPI_Request *handle, MPI_Status *st, const decision *d)
 {
     MPI_Status s;
+    if (q->cancelled && q->kind == REQ_ARECV) {
+        PMPI_Grequest_complete(q->handle);
+        MPI_Request h = q->handle;
+        PMPI_Wait(&h, MPI_STATUS_IGNORE);
+        cancelled_status(st);
+        req_drop(q);
+        *handle = MPI_REQUEST_NULL;
+        return;
+    }
+    if (q->cancelled && q->kind == REQ_RECV) {
+        MPI_Status ss[2];
+        if (finish_cancelled_recv(q, ss)) {
+            cancelled_status(st);
+        } else {
+            int seen = q->acked_out; /* as an uncancelled receive finishes */
+            q->acked_out = 1;
+            tb__emu_recv_done(q->c, q->coll, ss[1].MPI_SOURCE, &q->h, &ss[1], seen, seen);
+            if (st != MPI_STATUS_IGNORE)
+                *st = ss[1];
+        }
+        req_drop(q);
+        *handle = MPI_REQUEST_NULL;
+        return;
+    }
     if (q->kind == REQ_SEND) {
         if (q->copied) {
             /* Done when the model says; the real parts go on, detached. */
@@ -200,6 +289,11 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
     int bi = -1, unacked = 0;
     pattern *pat = NULL;
     int *map = NULL, npat = 0;
+    for (int i = 0; i < n; i++) {
+        ereq *q = qs[i];
+        if (q && q->cancelled) /* finished now, by the cancel */
+            return i;
+    }
     for (int i = 0; i < n; i++) {
         ereq *q = qs[i];
         if (!q)
