@@ -292,6 +292,26 @@ emu --platform hosts=4 -n 2 -- "$PAT" cancel > cancel.out
 grep -qx 'cancel: wildcard cancelled, named cancelled (test flag 1), arrived received got 5, then 6; sent 7' cancel.out ||
     fail "MPI_Cancel: $(cat cancel.out)"
 
+# Python's clocks through libc: time.perf_counter, time.time and MPI.Wtime
+# agree over a 0.3 s time.sleep and a loop; time.process_time counts the
+# loop, not the sleep.
+cat > clocks.py <<'PY'
+from mpi4py import MPI
+import time
+t0, w0, p0, d0 = time.perf_counter(), MPI.Wtime(), time.process_time(), time.time()
+time.sleep(0.3)
+s = 0
+for i in range(300000):
+    s += i
+t1, w1, p1, d1 = time.perf_counter(), MPI.Wtime(), time.process_time(), time.time()
+if MPI.COMM_WORLD.rank == 0:
+    print("python perf %.6f wtime %.6f process %.6f time %.6f" % (t1 - t0, w1 - w0, p1 - p0, d1 - d0))
+PY
+emu --platform hosts=2 -n 2 -- /usr/bin/python3 clocks.py > pyclocks.out
+awk '/^python/ { d1 = $3 - $5; d2 = $9 - $5; s = $3 - 0.3 - $7
+                 exit !(d1 < 1e-4 && d1 > -1e-4 && d2 < 1e-4 && d2 > -1e-4 && $7 > 0 && s < 0.005 && s > -0.005) }' pyclocks.out ||
+    fail "Python's clocks under emu: $(cat pyclocks.out)"
+
 # A master that polls with MPI_Iprobe and sleeps 1 ms between polls (as
 # HyPhy's does) until ranks 1 and 2 send after 0.1 and 0.2 s: about 200 polls
 # (one per 1 ms + 12 us of failed probe), its time idle, not compute.
