@@ -228,6 +228,14 @@ grep -qx 'p2p ok' p2p.out || fail "p2p: $(cat p2p.out)"
 emu --platform $P3 -n 4 --json -- "$PAT" p2p > p2p2.out
 close "$(num predicted_makespan_s p2p.out)" "$(num predicted_makespan_s p2p2.out)" "p2p twice"
 
+# A poll of a named source that is blocked until a third rank's message (really
+# 0.3 s late) wakes it: rank 1's message reaches 0 at os + L + 3G = 57.03 us,
+# rank 0 takes it (+ or) and sends on to 2: 124.06 us; each failed MPI_Iprobe
+# costs or, so the 14th, at 130 us, sees it.  (The coordinator once answered
+# "nothing, ever" while rank 0 waited, and rank 2 polled for ever.)
+emu --platform $P3 -n 3 -- "$PAT" relayed > relayed.out
+grep -qx 'relayed: polls 14 seen_at 0.000130000' relayed.out || fail "relayed: $(cat relayed.out)"
+
 # tenbin mandel itself (Improbe, Mrecv, Testsome, Comm_split_type, ...)
 # renders under the emulator exactly what it renders for real.
 MA="mandel --width 64 --height 48 --max-iter 200 --rows-per-task 2 --checksum -q --out m.pgm"

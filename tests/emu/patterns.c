@@ -43,6 +43,9 @@
  *                                  rank 1's message, and prints "held: 2 then 1"
  *                                  (with BYTES above the real MPI's eager limit
  *                                  rank 1 is held in its send until 0 posts it)
+ *   patterns relayed               3 ranks: 2 polls with MPI_Iprobe(0) for the message
+ *                                  0 sends once 1's message (really 0.3 s late) has
+ *                                  woken it from MPI_Recv(1); prints polls and time
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s real delay
@@ -549,6 +552,29 @@ static int held(int bytes)
     return 0;
 }
 
+/* Rank 2 polls with MPI_Iprobe for rank 0's message, which rank 0 sends only
+ * once rank 1's message (really 0.3 s late) has woken it from a receive. */
+static int relayed(void)
+{
+    int v = 7, polls = 0, flag = 0;
+    if (rank == 1) {
+        sleep_s(0.3);
+        MPI_Send(&v, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Recv(&v, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&v, 1, MPI_INT, 2, 2, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        while (!flag) {
+            MPI_Iprobe(0, 2, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            polls++;
+        }
+        double t = MPI_Wtime();
+        MPI_Recv(&v, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("relayed: polls %d seen_at %.9f\n", polls, t);
+    }
+    return 0;
+}
+
 static int wtime(void)
 {
     double t0 = MPI_Wtime();
@@ -709,6 +735,8 @@ int main(int argc, char **argv)
         rc = chain(atoi(argv[2]), argc == 4 ? argv[3] : "send");
     else if (!strcmp(mode, "held") && argc == 3 && size == 3)
         rc = held(atoi(argv[2]));
+    else if (!strcmp(mode, "relayed") && size == 3)
+        rc = relayed();
     else if (!strcmp(mode, "wtime"))
         rc = wtime();
     else if (!strcmp(mode, "cancel"))
