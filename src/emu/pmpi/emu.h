@@ -15,14 +15,17 @@
  *     sees) with conservative synchronisation (docs/emulator.md).
  *
  * The global state below (E) is unavoidable in an interposition library:
- * MPI's own state is global.  It is touched by the thread that calls MPI
- * only.  The library's files (emu.c, p2p.c, wait.c, comm.c, coll.c) share
- * it and the functions declared at the end.
+ * MPI's own state is global.  It is touched by the thread inside an MPI call
+ * only (threads may call MPI one at a time: threads.c); the fields other
+ * threads read are atomic.  The library's files (emu.c, p2p.c, wait.c,
+ * comm.c, coll.c, clock.c, threads.c) share it and the functions declared at
+ * the end.
  */
 #ifndef TB_EMU_PMPI_H
 #define TB_EMU_PMPI_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -143,7 +146,7 @@ struct emu {
     pattern sending_ack; /* then: the acknowledgement it waits for */
     size_t copy_min;     /* eager sends above this go from a copy */
     int said_sending;    /* the last report said so */
-    double clock, cpu_exit, last_start;
+    double clock, last_start;
     double compute, send, recv, idle;
     uint64_t msgs_sent, bytes_sent, msgs_recv;
     double *pair_last; /* last arrival per destination */
@@ -178,8 +181,17 @@ struct emu {
     size_t iahead, nahead, capahead;
     int drop_ahead;
     double clock_cost; /* CPU time one read of the thread's CPU clock takes */
-    int in_user;       /* the program runs (not this library, not MPI): its clock
-                          and sleep calls are virtual (clock.c) */
+    _Atomic int in_user; /* the program runs (not this library, not MPI): the
+                            clock and sleep calls of E.thread are virtual (clock.c) */
+    /* The thread that calls MPI (tb__emu_self of the one that called last),
+     * and the one inside an MPI call now (NULL: none).  Several threads may
+     * call MPI, one at a time (mpi4py.futures' pool calls from a thread of
+     * its own). */
+    const void *_Atomic thread;
+    const void *_Atomic inside;
+    /* The clock and compute when the last MPI call ended: what the program's
+     * other threads that have called MPI read (clock.c). */
+    _Atomic double shown_clock, shown_compute;
 };
 
 extern struct emu E;
@@ -273,9 +285,38 @@ decision tb__emu_decide(const pattern *pat, int npat, double deadline);
 
 decision tb__emu_decide_take(const pattern *pat, int npat, double deadline, int take);
 
+/* An MPI call begins: the compute since the calling thread's last call goes
+ * on the clock, the coordinator is answered. */
 void tb__emu_enter(void);
 
 void tb__emu_leave(void);
+
+/* The same for a clock or sleep call of the program on the MPI thread (clock.c):
+ * 0, and nothing done, if that is not the MPI thread any more (another
+ * thread calls MPI now, or called it last). */
+int tb__emu_enter_user(void);
+
+/* ---- the threads that call MPI (threads.c) ---- */
+
+/* A token of the calling thread (E.thread, E.inside). */
+const void *tb__emu_self(void);
+
+/* An MPI call of the calling thread begins with its CPU time at `cpu`: the
+ * CPU time since its last call, not counted yet (all it ran, at its first). */
+double tb__emu_thread_enter(double cpu);
+
+/* ... and ends with its CPU time at `cpu`. */
+void tb__emu_thread_leave(double cpu);
+
+/* Has another thread than the caller called MPI?  Has the caller? */
+int tb__emu_threads_others(void);
+int tb__emu_thread_known(void);
+
+/* The calling thread sleeps, outside MPI: wait in real time while another
+ * thread that has called MPI runs, until they used `allow` seconds of CPU
+ * time; returns the CPU time they used (now counted, as compute of the
+ * sleep). */
+double tb__emu_threads_beside(double allow);
 
 /* Move the clock to t (if later), counting the gap in *bucket. */
 void tb__emu_advance(double t, double *bucket, const char *what);
