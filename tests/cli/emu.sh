@@ -228,6 +228,39 @@ grep -qx 'p2p ok' p2p.out || fail "p2p: $(cat p2p.out)"
 emu --platform $P3 -n 4 --json -- "$PAT" p2p > p2p2.out
 close "$(num predicted_makespan_s p2p.out)" "$(num predicted_makespan_s p2p2.out)" "p2p twice"
 
+# An intercommunicator between WORLD's halves (A = 0, 1; B = 2, 3): its sizes
+# and remote group, and each pattern timed from the same virtual time (P3:
+# o = 10 us, L = 47 us, G = 10 ns).  A wildcard receive of B0 takes A1's 10
+# bytes (really 0.2 s late) first, then A0's 1000; B0 replies to A1.  The
+# barrier (blocking, or MPI_Ibarrier + MPI_Wait): each rank sends an empty
+# message to both remote ranks, then takes both; local rank i's arrive at
+# (i+1) o + L.  MPI_Ibarrier + an MPI_Test loop: a failed test costs or, the
+# test that finds both arrived takes them.  MPI_Bcast from A0 (MPI_ROOT): to
+# B0, which passes it to B1; A1 (MPI_PROC_NULL) does nothing.  MPI_Allreduce:
+# each group reduces to its rank 0, the two exchange, each broadcasts.  Then
+# MPI_Intercomm_merge and an allreduce on the result, MPI_Comm_split into
+# pairs, MPI_Comm_dup and MPI_Comm_disconnect (the data is checked by the
+# program).
+emu --platform $P3 -n 4 -- "$PAT" inter > inter.out
+grep -qx 'inter ok' inter.out || fail "inter: $(cat inter.out)"
+awk 'BEGIN { o = 10e-6; L = 47e-6; G = 10e-9
+    a1 = o + L + 9 * G; a0 = o + L + 999 * G; w = a1 + o; if (a0 > w) w = a0; w += o
+    printf "inter wildcard: 1 (10 bytes) 0 at %.8f\n", w
+    printf "inter reply at %.8f\n", w + o + L + 3 * G + o
+    k = 100 * 4; red = o + L + 3 * G + o; x = red + o + L + 3 * G + o
+    for (r = 0; r < 4; r++) {
+        i = r % 2; arr = (i + 1) * o + L
+        printf "inter barrier %d: %.8f\n", r, arr + 2 * o
+        printf "inter ibarrier wait %d: %.8f\n", r, arr + 2 * o
+        for (t = 2 * o; t < arr; t += o) ;
+        printf "inter ibarrier test %d: %.8f\n", r, t + 2 * o
+        printf "inter bcast %d: %.8f\n", r, r == 0 ? o : r == 1 ? 0 : \
+            r == 2 ? o + L + (k - 1) * G + o + o : 2 * (o + L + (k - 1) * G + o)
+        printf "inter allreduce %d: %.8f\n", r, i == 0 ? x + o : x + o + L + 3 * G + o
+    } }' | sort > inter.want
+grep '^inter ' inter.out | grep -vx 'inter ok' | sort > inter.got
+cmp -s inter.want inter.got || fail "inter: got $(cat inter.got), want $(cat inter.want)"
+
 # A poll of a named source that is blocked until a third rank's message (really
 # 0.3 s late) wakes it: rank 1's message reaches 0 at os + L + 3G = 57.03 us,
 # rank 0 takes it (+ or) and sends on to 2: 124.06 us; each failed MPI_Iprobe
@@ -349,6 +382,8 @@ expect_fail 2 "^tenbin emu: no program given" emu --platform hosts=2 -n 2
 expect_fail 2 "^tenbin emu: -n P is required" emu --platform hosts=2 -- "$PAT"
 expect_fail 2 "^tenbin emu: --platform is required" emu -n 2 -- "$PAT"
 expect_fail 1 "^tenbin emu: MPI_Comm_spawn is not emulated" emu --platform hosts=2 -n 2 -- "$PAT" spawn
+expect_fail 1 "^tenbin emu: MPI_Gather over an intercommunicator is not emulated" \
+    emu --platform hosts=4 -n 4 -- "$PAT" inter-gather
 expect_fail 1 "^tenbin emu: rank 1 called MPI_Abort with code 3" \
     emu --platform hosts=2 -n 2 -- "$PAT" abort
 expect_fail 1 "^tenbin emu: .*rank 1 ended before MPI_Finalize" \

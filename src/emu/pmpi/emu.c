@@ -665,6 +665,8 @@ EMU_API int MPI_Finalize(void)
             if (E.reqs[i]->handle == MPI_REQUEST_NULL || E.reqs[i]->copied)
                 free(E.reqs[i]->buf);
         }
+        if (E.reqs[i]->kind == REQ_COLL)
+            free(E.reqs[i]->parts);
         free(E.reqs[i]);
     }
     E.nreqs = 0;

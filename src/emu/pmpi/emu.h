@@ -34,17 +34,29 @@
 #include "tenbin/core.h"
 #include "tenbin/model.h"
 
-/* One communicator the program uses, with the hidden ones beside it. */
+/* One communicator the program uses, with the hidden ones beside it.  For an
+ * intercommunicator the ranks messages name are the remote group's (world,
+ * nworld), and its collectives' steps inside the local group go on `local`. */
 typedef struct ecomm {
     MPI_Comm user; /* the program's handle */
     MPI_Comm hdr;  /* headers of the program's messages (same tags) */
     MPI_Comm coll; /* data of the emulated collectives */
     MPI_Comm chdr; /* their headers; also the acknowledgements */
     uint32_t ctx;  /* the same on every member; ctx | 1<<31 for coll */
-    int size, rank;
-    int *world; /* world rank of each member */
-    int owned;  /* created by the program (freed with MPI_Comm_free) */
+    int size, rank; /* of the local group */
+    int *world;     /* world rank of each rank a message names: the members,
+                       or the remote group of an intercommunicator */
+    int nworld;     /* entries of world */
+    int inter;      /* an intercommunicator */
+    struct ecomm *local; /* inter: a hidden intracommunicator of the local
+                            group, context ctx | CTX_LOCAL (not in E.comms) */
+    int owned; /* created by the program (freed with MPI_Comm_free) */
 } ecomm;
+
+/* The context of an intercommunicator's local group (ecomm.local): apart
+ * from every context agreed on, and the same for both groups, whose members
+ * differ. */
+#define CTX_LOCAL 0x40000000u
 
 /* The header that travels beside every emulated message (on ecomm.hdr or
  * ecomm.chdr, same source and tag, so the two streams match alike). */
@@ -58,7 +70,10 @@ typedef struct ehdr {
 
 #define EMU_API __attribute__((visibility("default")))
 
-enum { ACK_TAG = 32000, COLL_TAG0 = 100 };
+/* Tags on the hidden communicators: acknowledgements, the collectives'
+ * messages (COLL_TAG0 + 1..7), the leaders' exchange that agrees on an
+ * intercommunicator's context (on the peer communicator's). */
+enum { ACK_TAG = 32000, COLL_TAG0 = 100, COLL_TAG_AGREE = COLL_TAG0 + 8 };
 
 typedef struct sendrec {
     uint32_t dst, ctx;
@@ -86,7 +101,8 @@ typedef struct ahead {
     double arrival;
 } ahead;
 
-enum { REQ_SEND = 1, REQ_RECV, REQ_ARECV };
+/* REQ_COLL: a non-blocking collective, done when its steps (parts) are. */
+enum { REQ_SEND = 1, REQ_RECV, REQ_ARECV, REQ_COLL };
 
 typedef struct ereq {
     MPI_Request handle; /* what the program holds */
@@ -107,6 +123,9 @@ typedef struct ereq {
     int copied;     /* SEND: real parts go from the copy in buf; the handle
                        is a generalized request the model completes */
     int cancelled;  /* RECV, ARECV: MPI_Cancel was called (wait.c) */
+    int part;       /* a step of a REQ_COLL: the program never holds it */
+    struct ereq **parts; /* COLL: its steps not finished yet (NULL once finished) */
+    int nparts;
 } ereq;
 
 typedef struct ack {
@@ -399,9 +418,14 @@ int tb__emu_grq_free(void *extra);
 
 int tb__emu_grq_cancel(void *extra, int complete);
 
-/* Agree on a context for a new communicator: an emulated allreduce over the
- * parent (max of the members' next free context). */
+/* The emulated collectives the communicators' agreements are made of
+ * (coll.c): allreduce, binomial reduce and broadcast over an
+ * intracommunicator, and the barrier (over either kind). */
 void tb__emu_coll_allreduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
                             MPI_Op op);
+void tb__emu_coll_reduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
+                         MPI_Op op, int root);
+void tb__emu_coll_bcast(ecomm *c, void *buf, int count, MPI_Datatype t, int root);
+void tb__emu_coll_barrier(ecomm *c);
 
 #endif /* TB_EMU_PMPI_H */
