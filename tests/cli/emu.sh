@@ -261,6 +261,50 @@ awk 'BEGIN { o = 10e-6; L = 47e-6; G = 10e-9
 grep '^inter ' inter.out | grep -vx 'inter ok' | sort > inter.got
 cmp -s inter.want inter.got || fail "inter: got $(cat inter.got), want $(cat inter.want)"
 
+# mpi4py.futures' task pool in its static mode (python3 -m mpi4py.futures:
+# rank 0 runs the script, the others serve the pool; python3-mpi4py, installed
+# by scripts/bootstrap): an intercommunicator between rank 0 and the rest,
+# MPI_Ibarrier and an MPI_Test loop, MPI_Bcast from MPI_ROOT, MPI_Allreduce,
+# pickled tasks by MPI_Issend, MPI_Iprobe and MPI_Mprobe from any source, and
+# rank 0's messages on a thread of its own.  The map's results are right, and
+# so is its time as the script measures it (virtual on both of rank 0's
+# threads): no less than the workers' CPU time for the tasks (each task
+# measures its own, virtual too) shared by the two workers, no more than all
+# of it plus a 1 ms back-off sleep of the pool on each side of every task,
+# and within the predicted makespan.
+/usr/bin/python3 -c 'import mpi4py.futures' 2> /dev/null ||
+    fail "python3-mpi4py is not installed (scripts/bootstrap installs it)"
+cat > futures.py << 'END'
+import time
+from mpi4py.futures import MPIPoolExecutor
+
+
+def task(x):
+    c0 = time.process_time()
+    s = 0
+    for i in range(20000):
+        s += i % 7
+    return x ** 3, time.process_time() - c0
+
+
+if __name__ == '__main__':
+    t0 = time.perf_counter()
+    with MPIPoolExecutor() as ex:
+        got = list(ex.map(task, range(40)))
+    took = time.perf_counter() - t0
+    print('futures: %d %s took %.9f work %.9f' % (
+        sum(v for v, _ in got), [v for v, _ in got] == [x ** 3 for x in range(40)], took,
+        sum(w for _, w in got)))
+END
+emu --platform hosts=4,L=50us,o=10us -n 3 --json -- /usr/bin/python3 -m mpi4py.futures futures.py \
+    > futures.out 2> futures.err || fail "mpi4py.futures: $(cat futures.err)"
+grep -q '^futures: 608400 True took ' futures.out || fail "mpi4py.futures: $(cat futures.out)"
+tail -n 1 futures.out > futures.json
+awk -v m="$(num predicted_makespan_s futures.json)" '/^futures:/ { took = $5; work = $7;
+    exit !(work > 0 && took >= work / 2 && took <= work + 40 * 2e-3 && took < m) }' futures.out ||
+    fail "mpi4py.futures: implausible: $(head -n 1 futures.out), $(cat futures.json)"
+[ "$(num unchecked_decisions futures.json)" = 0 ] || fail "mpi4py.futures: $(cat futures.json)"
+
 # A poll of a named source that is blocked until a third rank's message (really
 # 0.3 s late) wakes it: rank 1's message reaches 0 at os + L + 3G = 57.03 us,
 # rank 0 takes it (+ or) and sends on to 2: 124.06 us; each failed MPI_Iprobe
@@ -384,6 +428,9 @@ expect_fail 2 "^tenbin emu: --platform is required" emu -n 2 -- "$PAT"
 expect_fail 1 "^tenbin emu: MPI_Comm_spawn is not emulated" emu --platform hosts=2 -n 2 -- "$PAT" spawn
 expect_fail 1 "^tenbin emu: MPI_Gather over an intercommunicator is not emulated" \
     emu --platform hosts=4 -n 4 -- "$PAT" inter-gather
+# mpi4py.futures' dynamic mode (the script run alone) spawns its workers.
+expect_fail 1 "^tenbin emu: MPI_Comm_spawn is not emulated" \
+    emu --platform hosts=4 -n 1 -- /usr/bin/python3 futures.py
 expect_fail 1 "^tenbin emu: rank 1 called MPI_Abort with code 3" \
     emu --platform hosts=2 -n 2 -- "$PAT" abort
 expect_fail 1 "^tenbin emu: .*rank 1 ended before MPI_Finalize" \
