@@ -476,6 +476,12 @@ until [ "$(ps -eo args= | grep -c "^$PAT pingpong 100000000")" = 4 ] || [ $i -ge
     sleep 0.1; i=$((i + 1))
 done
 [ $i -lt 200 ] || fail "the 4 ranks to be left alone never started"
+# ... and have said hello (the coordinator then unlinks its shared memory; on a
+# loaded machine 0.5 s after the processes appear was not always enough).
+i=0
+while ls /dev/shm/tenbin-emu-$coord-* > /dev/null 2>&1 && [ $i -lt 600 ]; do
+    sleep 0.1; i=$((i + 1))
+done
 sleep 0.5
 kill -9 $coord
 wait $coord 2> /dev/null || true
