@@ -190,13 +190,66 @@ static int send_ask(coord *c, int rank)
     return to_rank(c, rank, b);
 }
 
-/* One pass over the waiting ranks; *progress set if one was answered. */
-/* The earliest time a message the coordinator does not know yet can reach
- * rank j from rank k: k sends at its event time or later, and the pair keeps
- * its order, so not before k's last known message to j either. */
-static double bound_from(const coord *c, int j, int k)
+/* Does leaf `leaf` of the min-tree lie below node i? */
+static int below(size_t i, size_t leaf)
 {
-    double b = c->ev[k] + c->lookahead;
+    while (leaf > i)
+        leaf >>= 1;
+    return leaf == i;
+}
+
+/* The least event time plus lookahead of the ranks but a and b: the earliest
+ * arrival of a message none of them sends that nobody has reported yet. */
+static double min_except(const coord *c, int a, int b)
+{
+    size_t la = c->tsize + (size_t)a, lb = c->tsize + (size_t)b, stack[2 * 64], sp = 0;
+    double m = INFINITY;
+    stack[sp++] = 1;
+    while (sp > 0) {
+        size_t i = stack[--sp];
+        if (c->tree[i] >= m)
+            continue;
+        if (!below(i, la) && !below(i, lb)) {
+            m = c->tree[i];
+            continue;
+        }
+        if (i < c->tsize) {
+            stack[sp++] = 2 * i;
+            stack[sp++] = 2 * i + 1;
+        }
+    }
+    return m;
+}
+
+/*
+ * When rank k may act next, as far as a question of rank j that only k's
+ * messages can answer goes (a receive, probe or test from a named source).
+ * Its event time, or, if it is blocked or waiting, the arrival of a message
+ * nobody has reported yet that wakes it: sent by a rank other than k and j
+ * (j acts after its question) at that rank's event time or later.  (A
+ * question that any source may answer needs no such care: the waker's own
+ * bound to j is earlier still.)
+ */
+static double woken(const coord *c, int j, int k)
+{
+    const crank *o = &c->r[k];
+    double e = c->ev[k];
+    if ((o->state != TB_EMU_BLOCKED && o->state != TB_EMU_WAITING) ||
+        (o->npat == 1 && o->pat[0].ctx == TB_EMU_ACK_CTX)) /* only its receiver frees it */
+        return e;
+    double w = min_except(c, k, j);
+    if (w < o->clock)
+        w = o->clock;
+    return w < e ? w : e;
+}
+
+/* The earliest time a message the coordinator does not know yet can reach
+ * rank j from rank k: k sends at its event time or later (named: j asks
+ * about named sources only, so k's waking counts, see woken), and the pair
+ * keeps its order, so not before k's last known message to j either. */
+static double bound_from(const coord *c, int j, int k, int named)
+{
+    double b = (named ? woken(c, j, k) : c->ev[k]) + c->lookahead;
     const double *last = c->r[j].lastfrom;
     if (last && last[k] > b)
         b = last[k];
@@ -244,6 +297,22 @@ static int held_rdv(const coord *c, int k, int j)
            o->pat[0].src == j;
 }
 
+/* Is a named source of r's patterns blocked or waiting (so that a message of
+ * a third rank may wake it: woken)? */
+static int wakeable_source(const coord *c, const crank *r)
+{
+    for (size_t i = 0; i < r->npat; i++) {
+        int k = r->pat[i].src;
+        if (k < 0 || k >= c->P)
+            continue;
+        const crank *o = &c->r[k];
+        if ((o->state == TB_EMU_BLOCKED || o->state == TB_EMU_WAITING) &&
+            !(o->npat == 1 && o->pat[0].ctx == TB_EMU_ACK_CTX))
+            return 1;
+    }
+    return 0;
+}
+
 /* Least such bound over the ranks that could send j a message its patterns
  * match, but j and s (s = -1: none); *who gets the rank that has it.  With
  * held, ranks held for j are left out and *held gets the least of their
@@ -252,13 +321,14 @@ static double bound_to(const coord *c, int j, int s, int *who, double *held)
 {
     const crank *r = &c->r[j];
     double h = INFINITY;
+    int named = !any_source(r);
     *who = -1;
     if (held)
         *held = INFINITY;
     for (int k = 0; k < c->P; k++) {
         if (k == j || k == s || !may_send(r, k))
             continue;
-        double b = bound_from(c, j, k);
+        double b = bound_from(c, j, k, named);
         if (held && held_rdv(c, k, j)) {
             if (b < *held)
                 *held = b;
@@ -298,6 +368,22 @@ static int safe_before(const coord *c, int j, int s, double x, int *held)
 {
     const crank *r = &c->r[j];
     double la = c->lookahead;
+    if (!any_source(r)) {
+        /* Named sources only: those few, with their waking (woken: the
+         * tree's bounds are not theirs). */
+        for (size_t i = 0; i < r->npat; i++) {
+            int k = r->pat[i].src;
+            if (k < 0 || k >= c->P || k == j || k == s ||
+                before(x, bound_from(c, j, k, 1), la))
+                continue;
+            if (held && held_rdv(c, k, j)) {
+                *held = 1;
+                continue;
+            }
+            return 0;
+        }
+        return 1;
+    }
     size_t stack[2 * 64], sp = 0;
     stack[sp++] = 1;
     while (sp > 0) {
@@ -310,7 +396,7 @@ static int safe_before(const coord *c, int j, int s, double x, int *held)
             continue;
         }
         int k = (int)(i - c->tsize);
-        if (k != j && k != s && may_send(r, k) && !before(x, bound_from(c, j, k), la)) {
+        if (k != j && k != s && may_send(r, k) && !before(x, bound_from(c, j, k, 0), la)) {
             if (held && held_rdv(c, k, j)) {
                 *held = 1; /* it cannot act before j: without it, unchecked */
                 continue;
@@ -484,16 +570,19 @@ static int decide_pass(coord *c, int *progress)
                 continue;
             asked_any = 1;
         }
-        /* The ranks a question may help (few, of many). */
+        /* The ranks a question may help (few, of many): with named sources
+         * only, those and, if one of them is blocked or waiting, the ranks
+         * that may wake it. */
+        int named = !any_source(r), chained = named && wakeable_source(c, r);
         for (int k = 0; k < P; k++) {
             const unsigned char *next = memchr(c->askable + k, 1, (size_t)(P - k));
             if (!next)
                 break;
             k = (int)(next - c->askable);
             crank *o = &c->r[k];
-            if (k == j || !may_send(r, k))
+            if (k == j || (!may_send(r, k) && !chained))
                 continue;
-            double b = bound_from(c, j, k);
+            double b = may_send(r, k) ? bound_from(c, j, k, named) : c->ev[k] + 2 * la;
             if (cand && k == (int)cand->src && via_s < b)
                 b = via_s; /* it holds j back through a relay */
             if ((o->state == TB_EMU_RUNNING || o->state == TB_EMU_SENDING ||

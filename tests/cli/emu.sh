@@ -228,6 +228,91 @@ grep -qx 'p2p ok' p2p.out || fail "p2p: $(cat p2p.out)"
 emu --platform $P3 -n 4 --json -- "$PAT" p2p > p2p2.out
 close "$(num predicted_makespan_s p2p.out)" "$(num predicted_makespan_s p2p2.out)" "p2p twice"
 
+# An intercommunicator between WORLD's halves (A = 0, 1; B = 2, 3): its sizes
+# and remote group, and each pattern timed from the same virtual time (P3:
+# o = 10 us, L = 47 us, G = 10 ns).  A wildcard receive of B0 takes A1's 10
+# bytes (really 0.2 s late) first, then A0's 1000; B0 replies to A1.  The
+# barrier (blocking, or MPI_Ibarrier + MPI_Wait): each rank sends an empty
+# message to both remote ranks, then takes both; local rank i's arrive at
+# (i+1) o + L.  MPI_Ibarrier + an MPI_Test loop: a failed test costs or, the
+# test that finds both arrived takes them.  MPI_Bcast from A0 (MPI_ROOT): to
+# B0, which passes it to B1; A1 (MPI_PROC_NULL) does nothing.  MPI_Allreduce:
+# each group reduces to its rank 0, the two exchange, each broadcasts.  Then
+# MPI_Intercomm_merge and an allreduce on the result, MPI_Comm_split into
+# pairs, MPI_Comm_dup and MPI_Comm_disconnect (the data is checked by the
+# program).
+emu --platform $P3 -n 4 -- "$PAT" inter > inter.out
+grep -qx 'inter ok' inter.out || fail "inter: $(cat inter.out)"
+awk 'BEGIN { o = 10e-6; L = 47e-6; G = 10e-9
+    a1 = o + L + 9 * G; a0 = o + L + 999 * G; w = a1 + o; if (a0 > w) w = a0; w += o
+    printf "inter wildcard: 1 (10 bytes) 0 at %.8f\n", w
+    printf "inter reply at %.8f\n", w + o + L + 3 * G + o
+    k = 100 * 4; red = o + L + 3 * G + o; x = red + o + L + 3 * G + o
+    for (r = 0; r < 4; r++) {
+        i = r % 2; arr = (i + 1) * o + L
+        printf "inter barrier %d: %.8f\n", r, arr + 2 * o
+        printf "inter ibarrier wait %d: %.8f\n", r, arr + 2 * o
+        for (t = 2 * o; t < arr; t += o) ;
+        printf "inter ibarrier test %d: %.8f\n", r, t + 2 * o
+        printf "inter bcast %d: %.8f\n", r, r == 0 ? o : r == 1 ? 0 : \
+            r == 2 ? o + L + (k - 1) * G + o + o : 2 * (o + L + (k - 1) * G + o)
+        printf "inter allreduce %d: %.8f\n", r, i == 0 ? x + o : x + o + L + 3 * G + o
+    } }' | sort > inter.want
+grep '^inter ' inter.out | grep -vx 'inter ok' | sort > inter.got
+cmp -s inter.want inter.got || fail "inter: got $(cat inter.got), want $(cat inter.want)"
+
+# mpi4py.futures' task pool in its static mode (python3 -m mpi4py.futures:
+# rank 0 runs the script, the others serve the pool; python3-mpi4py, installed
+# by scripts/bootstrap): an intercommunicator between rank 0 and the rest,
+# MPI_Ibarrier and an MPI_Test loop, MPI_Bcast from MPI_ROOT, MPI_Allreduce,
+# pickled tasks by MPI_Issend, MPI_Iprobe and MPI_Mprobe from any source, and
+# rank 0's messages on a thread of its own.  The map's results are right, and
+# so is its time as the script measures it (virtual on both of rank 0's
+# threads): no less than the workers' CPU time for the tasks (each task
+# measures its own, virtual too) shared by the two workers, no more than all
+# of it plus a 1 ms back-off sleep of the pool on each side of every task,
+# and within the predicted makespan.
+/usr/bin/python3 -c 'import mpi4py.futures' 2> /dev/null ||
+    fail "python3-mpi4py is not installed (scripts/bootstrap installs it)"
+cat > futures.py << 'END'
+import time
+from mpi4py.futures import MPIPoolExecutor
+
+
+def task(x):
+    c0 = time.process_time()
+    s = 0
+    for i in range(20000):
+        s += i % 7
+    return x ** 3, time.process_time() - c0
+
+
+if __name__ == '__main__':
+    t0 = time.perf_counter()
+    with MPIPoolExecutor() as ex:
+        got = list(ex.map(task, range(40)))
+    took = time.perf_counter() - t0
+    print('futures: %d %s took %.9f work %.9f' % (
+        sum(v for v, _ in got), [v for v, _ in got] == [x ** 3 for x in range(40)], took,
+        sum(w for _, w in got)))
+END
+emu --platform hosts=4,L=50us,o=10us -n 3 --json -- /usr/bin/python3 -m mpi4py.futures futures.py \
+    > futures.out 2> futures.err || fail "mpi4py.futures: $(cat futures.err)"
+grep -q '^futures: 608400 True took ' futures.out || fail "mpi4py.futures: $(cat futures.out)"
+tail -n 1 futures.out > futures.json
+awk -v m="$(num predicted_makespan_s futures.json)" '/^futures:/ { took = $5; work = $7;
+    exit !(work > 0 && took >= work / 2 && took <= work + 40 * 2e-3 && took < m) }' futures.out ||
+    fail "mpi4py.futures: implausible: $(head -n 1 futures.out), $(cat futures.json)"
+[ "$(num unchecked_decisions futures.json)" = 0 ] || fail "mpi4py.futures: $(cat futures.json)"
+
+# A poll of a named source that is blocked until a third rank's message (really
+# 0.3 s late) wakes it: rank 1's message reaches 0 at os + L + 3G = 57.03 us,
+# rank 0 takes it (+ or) and sends on to 2: 124.06 us; each failed MPI_Iprobe
+# costs or, so the 14th, at 130 us, sees it.  (The coordinator once answered
+# "nothing, ever" while rank 0 waited, and rank 2 polled for ever.)
+emu --platform $P3 -n 3 -- "$PAT" relayed > relayed.out
+grep -qx 'relayed: polls 14 seen_at 0.000130000' relayed.out || fail "relayed: $(cat relayed.out)"
+
 # tenbin mandel itself (Improbe, Mrecv, Testsome, Comm_split_type, ...)
 # renders under the emulator exactly what it renders for real.
 MA="mandel --width 64 --height 48 --max-iter 200 --rows-per-task 2 --checksum -q --out m.pgm"
@@ -341,6 +426,11 @@ expect_fail 2 "^tenbin emu: no program given" emu --platform hosts=2 -n 2
 expect_fail 2 "^tenbin emu: -n P is required" emu --platform hosts=2 -- "$PAT"
 expect_fail 2 "^tenbin emu: --platform is required" emu -n 2 -- "$PAT"
 expect_fail 1 "^tenbin emu: MPI_Comm_spawn is not emulated" emu --platform hosts=2 -n 2 -- "$PAT" spawn
+expect_fail 1 "^tenbin emu: MPI_Gather over an intercommunicator is not emulated" \
+    emu --platform hosts=4 -n 4 -- "$PAT" inter-gather
+# mpi4py.futures' dynamic mode (the script run alone) spawns its workers.
+expect_fail 1 "^tenbin emu: MPI_Comm_spawn is not emulated" \
+    emu --platform hosts=4 -n 1 -- /usr/bin/python3 futures.py
 expect_fail 1 "^tenbin emu: rank 1 called MPI_Abort with code 3" \
     emu --platform hosts=2 -n 2 -- "$PAT" abort
 expect_fail 1 "^tenbin emu: .*rank 1 ended before MPI_Finalize" \
@@ -386,6 +476,12 @@ until [ "$(ps -eo args= | grep -c "^$PAT pingpong 100000000")" = 4 ] || [ $i -ge
     sleep 0.1; i=$((i + 1))
 done
 [ $i -lt 200 ] || fail "the 4 ranks to be left alone never started"
+# ... and have said hello (the coordinator then unlinks its shared memory; on a
+# loaded machine 0.5 s after the processes appear was not always enough).
+i=0
+while ls /dev/shm/tenbin-emu-$coord-* > /dev/null 2>&1 && [ $i -lt 600 ]; do
+    sleep 0.1; i=$((i + 1))
+done
 sleep 0.5
 kill -9 $coord
 wait $coord 2> /dev/null || true

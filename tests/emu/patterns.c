@@ -43,6 +43,20 @@
  *                                  rank 1's message, and prints "held: 2 then 1"
  *                                  (with BYTES above the real MPI's eager limit
  *                                  rank 1 is held in its send until 0 posts it)
+ *   patterns relayed               3 ranks: 2 polls with MPI_Iprobe(0) for the message
+ *                                  0 sends once 1's message (really 0.3 s late) has
+ *                                  woken it from MPI_Recv(1); prints polls and time
+ *   patterns inter                 4 ranks: an intercommunicator between WORLD's
+ *                                  halves: its sizes and remote group, a wildcard
+ *                                  receive across it (the real order reversed) and
+ *                                  a reply, MPI_Barrier, MPI_Ibarrier (+ MPI_Wait,
+ *                                  + an MPI_Test loop), MPI_Bcast from MPI_ROOT,
+ *                                  MPI_Allreduce, each timed from the same
+ *                                  virtual time; MPI_Intercomm_merge and an
+ *                                  allreduce on the result, MPI_Comm_split into
+ *                                  pairs, MPI_Comm_dup, MPI_Comm_disconnect
+ *   patterns inter-gather          4 ranks: MPI_Gather over that intercommunicator
+ *                                  (not emulated)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
  *   patterns ssend-deadlock        ranks 0 and 1 each MPI_Ssend to the other first
  *   patterns wtime                 prints MPI_Wtime around a 0.2 s real delay
@@ -549,6 +563,161 @@ static int held(int bytes)
     return 0;
 }
 
+/* Rank 2 polls with MPI_Iprobe for rank 0's message, which rank 0 sends only
+ * once rank 1's message (really 0.3 s late) has woken it from a receive. */
+static int relayed(void)
+{
+    int v = 7, polls = 0, flag = 0;
+    if (rank == 1) {
+        sleep_s(0.3);
+        MPI_Send(&v, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Recv(&v, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&v, 1, MPI_INT, 2, 2, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        while (!flag) {
+            MPI_Iprobe(0, 2, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            polls++;
+        }
+        double t = MPI_Wtime();
+        MPI_Recv(&v, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("relayed: polls %d seen_at %.9f\n", polls, t);
+    }
+    return 0;
+}
+
+/* Every rank's clock to the same virtual time (the latest plus 2 ms) by a
+ * sleep, which the emulator makes virtual: closed forms start from there.
+ * Returns the rank's clock then. */
+static double align(void)
+{
+    double now = MPI_Wtime(), t;
+    MPI_Allreduce(&now, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    struct timespec ts = {0, (long)((t + 2e-3 - MPI_Wtime()) * 1e9 + 0.5)};
+    nanosleep(&ts, NULL);
+    return MPI_Wtime();
+}
+
+/* An intercommunicator between WORLD's two halves (4 ranks: A = 0, 1 and B =
+ * 2, 3); *a: this rank is in A. */
+static MPI_Comm halves(MPI_Comm *half, int *a)
+{
+    MPI_Comm inter;
+    *a = rank < size / 2;
+    MPI_Comm_split(MPI_COMM_WORLD, !*a, rank, half);
+    MPI_Intercomm_create(*half, 0, MPI_COMM_WORLD, *a ? size / 2 : 0, 7, &inter);
+    return inter;
+}
+
+static int inter(void)
+{
+    int bad = 0, a, lr, n = size / 2;
+    MPI_Comm half, merged, dup;
+    MPI_Comm ic = halves(&half, &a);
+    MPI_Comm_rank(ic, &lr);
+    /* What it is. */
+    int flag = 0, rsize = 0, lsize = 0;
+    MPI_Comm_test_inter(ic, &flag);
+    MPI_Comm_remote_size(ic, &rsize);
+    MPI_Comm_size(ic, &lsize);
+    bad |= check(flag && rsize == n && lsize == n && lr == rank % n, "inter size");
+    MPI_Group rg, wg;
+    MPI_Comm_remote_group(ic, &rg);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int rr[2] = {0, 1}, wr[2] = {-1, -1};
+    MPI_Group_translate_ranks(rg, 2, rr, wg, wr);
+    bad |= check(wr[0] == (a ? n : 0) && wr[1] == (a ? n + 1 : 1), "remote group");
+    MPI_Group_free(&rg);
+    MPI_Group_free(&wg);
+    /* A wildcard receive across: A0's 1000 bytes arrive at os + L + 999 G,
+     * A1's 10 bytes (really 0.2 s late) at os + L + 9 G, first; B0 answers
+     * A1. */
+    char buf[1000] = {0};
+    double t0 = align();
+    if (a && lr == 0) {
+        MPI_Send(buf, 1000, MPI_BYTE, 0, 1, ic);
+    } else if (a) {
+        int v = -1;
+        sleep_s(0.2);
+        MPI_Send(buf, 10, MPI_BYTE, 0, 1, ic);
+        MPI_Recv(&v, 1, MPI_INT, 0, 2, ic, MPI_STATUS_IGNORE);
+        printf("inter reply at %.8f\n", MPI_Wtime() - t0);
+    } else if (lr == 0) {
+        MPI_Status st[2];
+        int count;
+        MPI_Recv(buf, 1000, MPI_BYTE, MPI_ANY_SOURCE, 1, ic, &st[0]);
+        MPI_Recv(buf, 1000, MPI_BYTE, MPI_ANY_SOURCE, 1, ic, &st[1]);
+        MPI_Get_count(&st[0], MPI_BYTE, &count);
+        printf("inter wildcard: %d (%d bytes) %d at %.8f\n", st[0].MPI_SOURCE, count,
+               st[1].MPI_SOURCE, MPI_Wtime() - t0);
+        MPI_Send(&st[0].MPI_SOURCE, 1, MPI_INT, 1, 2, ic);
+    }
+    /* Barriers over it: blocking, non-blocking with MPI_Wait, and with an
+     * MPI_Test loop. */
+    t0 = align();
+    MPI_Barrier(ic);
+    printf("inter barrier %d: %.8f\n", rank, MPI_Wtime() - t0);
+    MPI_Request r;
+    t0 = align();
+    MPI_Ibarrier(ic, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    printf("inter ibarrier wait %d: %.8f\n", rank, MPI_Wtime() - t0);
+    t0 = align();
+    MPI_Ibarrier(ic, &r);
+    for (flag = 0; !flag;)
+        MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    bad |= check(r == MPI_REQUEST_NULL, "ibarrier request");
+    printf("inter ibarrier test %d: %.8f\n", rank, MPI_Wtime() - t0);
+    /* A broadcast from A0 (MPI_ROOT; A1 gives MPI_PROC_NULL) to B. */
+    int data[100];
+    for (int i = 0; i < 100; i++)
+        data[i] = a && lr == 0 ? i : -1;
+    t0 = align();
+    MPI_Bcast(data, 100, MPI_INT, a ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic);
+    printf("inter bcast %d: %.8f\n", rank, MPI_Wtime() - t0);
+    for (int i = 0; i < 100; i++)
+        bad |= check(data[i] == (a && lr ? -1 : i), "inter bcast");
+    /* An allreduce: each group gets the other's sum. */
+    int x = rank + 1, y = 0;
+    t0 = align();
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, ic);
+    printf("inter allreduce %d: %.8f\n", rank, MPI_Wtime() - t0);
+    bad |= check(y == (a ? 2 * n + 3 : 3), "inter allreduce");
+    /* Merged: A first (high = 0), then a collective on it. */
+    int mr = -1, sum = 0;
+    MPI_Intercomm_merge(ic, !a, &merged);
+    MPI_Comm_rank(merged, &mr);
+    bad |= check(mr == rank, "merged rank");
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged);
+    bad |= check(sum == size * (size - 1) / 2, "merged allreduce");
+    /* Split into pairs (A_i, B_i): intercommunicators of one rank a side. */
+    MPI_Comm pair;
+    int ps = 0, prs = 0, pw = -1;
+    MPI_Comm_split(ic, lr, 0, &pair);
+    MPI_Comm_size(pair, &ps);
+    MPI_Comm_remote_size(pair, &prs);
+    MPI_Sendrecv(&rank, 1, MPI_INT, 0, 4, &pw, 1, MPI_INT, 0, 4, pair, MPI_STATUS_IGNORE);
+    bad |= check(ps == 1 && prs == 1 && pw == (a ? rank + n : rank - n), "split pairs");
+    MPI_Comm_free(&pair);
+    /* A duplicate, a message on it, and MPI_Comm_disconnect. */
+    MPI_Comm_dup(ic, &dup);
+    int v = -1;
+    if (a && lr == 0)
+        MPI_Send(&rank, 1, MPI_INT, 1, 3, dup);
+    else if (!a && lr == 1)
+        MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 3, dup, MPI_STATUS_IGNORE);
+    bad |= check(a || lr != 1 || v == 0, "dup message");
+    MPI_Comm_disconnect(&dup);
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&half);
+    int anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("inter %s\n", anybad ? "WRONG" : "ok");
+    return anybad;
+}
+
 static int wtime(void)
 {
     double t0 = MPI_Wtime();
@@ -709,7 +878,15 @@ int main(int argc, char **argv)
         rc = chain(atoi(argv[2]), argc == 4 ? argv[3] : "send");
     else if (!strcmp(mode, "held") && argc == 3 && size == 3)
         rc = held(atoi(argv[2]));
-    else if (!strcmp(mode, "wtime"))
+    else if (!strcmp(mode, "relayed") && size == 3)
+        rc = relayed();
+    else if (!strcmp(mode, "inter") && size == 4)
+        rc = inter();
+    else if (!strcmp(mode, "inter-gather") && size == 4) {
+        int a, v = 0, all[2];
+        MPI_Comm half, ic = halves(&half, &a);
+        MPI_Gather(&v, 1, MPI_INT, all, 1, MPI_INT, a ? MPI_ROOT : 0, ic);
+    } else if (!strcmp(mode, "wtime"))
         rc = wtime();
     else if (!strcmp(mode, "cancel"))
         rc = cancel();

@@ -65,7 +65,7 @@ static void local_copy(const void *src, int scount, MPI_Datatype stype, void *ds
     PMPI_Sendrecv(src, scount, stype, 0, 7, dst, rcount, rtype, 0, 7, E.self, MPI_STATUS_IGNORE);
 }
 
-static void coll_bcast(ecomm *c, void *buf, int count, MPI_Datatype t, int root)
+void tb__emu_coll_bcast(ecomm *c, void *buf, int count, MPI_Datatype t, int root)
 {
     /* Binomial tree on ranks relative to the root. */
     int n = c->size, me = (c->rank - root + n) % n, mask = 1;
@@ -85,7 +85,7 @@ static void coll_bcast(ecomm *c, void *buf, int count, MPI_Datatype t, int root)
 }
 
 /* Reduce into rbuf at root (rbuf significant at root only). */
-static void coll_reduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
+void tb__emu_coll_reduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
                         MPI_Op op, int root)
 {
     int n = c->size, commute = 0;
@@ -141,11 +141,11 @@ static void coll_reduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_D
 void tb__emu_coll_allreduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
                             MPI_Op op)
 {
-    coll_reduce(c, sbuf, rbuf, count, t, op, 0);
-    coll_bcast(c, rbuf, count, t, 0);
+    tb__emu_coll_reduce(c, sbuf, rbuf, count, t, op, 0);
+    tb__emu_coll_bcast(c, rbuf, count, t, 0);
 }
 
-static void coll_barrier(ecomm *c)
+static void intra_barrier(ecomm *c)
 {
     /* Dissemination: ceil(log2 n) rounds of a 0-byte send and receive. */
     int n = c->size;
@@ -155,6 +155,144 @@ static void coll_barrier(ecomm *c)
         crecv(c, NULL, 0, MPI_BYTE, (c->rank - d + n) % n, COLL_TAG0 + 3);
         tb__emu_send_finish(&q);
     }
+}
+
+/* ---- over an intercommunicator ---------------------------------------------
+ * The steps between the groups are messages on the intercommunicator's own
+ * hidden collective communicator (ranks name the remote group), those inside
+ * a group on its local one (ecomm.local), with the algorithms above. */
+
+/* Every rank sends an empty message to each rank of the remote group, in
+ * rank order, then takes one from each: it leaves once the whole remote group
+ * has entered, which is what a barrier over an intercommunicator promises. */
+static void inter_barrier(ecomm *c)
+{
+    int n = c->nworld;
+    ereq *q = malloc((size_t)(n > 0 ? n : 1) * sizeof *q);
+    if (!q)
+        tb__emu_oom();
+    for (int j = 0; j < n; j++)
+        tb__emu_send_start(&q[j], c, 1, NULL, 0, MPI_BYTE, j, COLL_TAG0 + 3, MODE_STD);
+    for (int j = 0; j < n; j++)
+        crecv(c, NULL, 0, MPI_BYTE, j, COLL_TAG0 + 3);
+    for (int j = 0; j < n; j++)
+        tb__emu_send_finish(&q[j]);
+    free(q);
+}
+
+void tb__emu_coll_barrier(ecomm *c)
+{
+    if (c->inter)
+        inter_barrier(c);
+    else
+        intra_barrier(c);
+}
+
+/* The root (MPI_ROOT) sends to rank 0 of the other group, which broadcasts
+ * in its group (binomial); the root's group mates (MPI_PROC_NULL) do
+ * nothing. */
+static void inter_bcast(ecomm *c, void *buf, int count, MPI_Datatype t, int root)
+{
+    if (root == MPI_PROC_NULL)
+        return;
+    if (root == MPI_ROOT) {
+        csend(c, buf, count, t, 0, COLL_TAG0 + 1);
+        return;
+    }
+    if (c->rank == 0)
+        crecv(c, buf, count, t, root, COLL_TAG0 + 1);
+    tb__emu_coll_bcast(c->local, buf, count, t, 0);
+}
+
+/* Each group reduces to its rank 0, the two exchange their results, and
+ * each broadcasts what it got in its group: a group gets the other group's
+ * reduction. */
+static void inter_allreduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
+                            MPI_Op op)
+{
+    if (sbuf == MPI_IN_PLACE)
+        tb__emu_die("MPI_Allreduce with MPI_IN_PLACE over an intercommunicator is not emulated");
+    void *b;
+    void *acc = tmpbuf(count, t, &b);
+    tb__emu_coll_reduce(c->local, sbuf, acc, count, t, op, 0);
+    if (c->rank == 0) {
+        ereq q;
+        tb__emu_send_start(&q, c, 1, acc, count, t, 0, COLL_TAG0 + 2, MODE_STD);
+        crecv(c, rbuf, count, t, 0, COLL_TAG0 + 2);
+        tb__emu_send_finish(&q);
+    }
+    free(b);
+    tb__emu_coll_bcast(c->local, rbuf, count, t, 0);
+}
+
+/* The communicator of a collective modelled over intracommunicators only. */
+static ecomm *intra(MPI_Comm comm, const char *name)
+{
+    ecomm *c = tb__emu_comm_get(comm, name);
+    if (c->inter)
+        tb__emu_die("%s over an intercommunicator is not emulated", name);
+    return c;
+}
+
+/* ---- the non-blocking barrier -------------------------------------------- */
+
+/* A step of a non-blocking collective: a receive posted now. */
+static ereq *part_recv(ecomm *c, void *buf, int count, MPI_Datatype t, int src, int tag)
+{
+    ereq *q = tb__emu_req_new();
+    q->kind = REQ_RECV;
+    q->part = 1;
+    q->c = c;
+    q->coll = 1;
+    q->peer = src;
+    q->tag = tag;
+    q->buf = buf;
+    q->count = count;
+    q->type = t;
+    q->posted = E.clock;
+    PMPI_Irecv(&q->h, sizeof q->h, MPI_BYTE, src, tag, c->chdr, &q->hreal);
+    PMPI_Irecv(buf, count, t, src, tag, c->coll, &q->real);
+    return q;
+}
+
+/* ... and a send started now. */
+static ereq *part_send(ecomm *c, const void *buf, int count, MPI_Datatype t, int dst, int tag)
+{
+    ereq *q = tb__emu_req_new();
+    tb__emu_send_start(q, c, 1, buf, count, t, dst, tag, MODE_STD);
+    q->part = 1;
+    q->handle = MPI_REQUEST_NULL;
+    return q;
+}
+
+/*
+ * Over an intercommunicator: the barrier's one round (inter_barrier) as
+ * non-blocking messages, the sends started and the receives posted now; the
+ * request is done when they are (wait.c: MPI_Wait, MPI_Test, MPI_Waitall).
+ */
+EMU_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+    BEGIN("MPI_Ibarrier");
+    ecomm *c = tb__emu_comm_get(comm, "MPI_Ibarrier");
+    if (!c->inter)
+        tb__emu_die("MPI_Ibarrier over an intracommunicator is not emulated");
+    int n = c->nworld;
+    ereq **parts = malloc((size_t)(2 * n > 0 ? 2 * n : 1) * sizeof *parts);
+    if (!parts)
+        tb__emu_oom();
+    for (int j = 0; j < n; j++)
+        parts[j] = part_send(c, NULL, 0, MPI_BYTE, j, COLL_TAG0 + 3);
+    for (int j = 0; j < n; j++)
+        parts[n + j] = part_recv(c, NULL, 0, MPI_BYTE, j, COLL_TAG0 + 3);
+    ereq *q = tb__emu_req_new();
+    q->kind = REQ_COLL;
+    q->c = c;
+    q->coll = 1;
+    q->parts = parts;
+    q->nparts = 2 * n;
+    PMPI_Grequest_start(tb__emu_grq_query, tb__emu_grq_free, tb__emu_grq_cancel, NULL, &q->handle);
+    *req = q->handle;
+    END();
 }
 
 static MPI_Aint extent_of(MPI_Datatype t)
@@ -259,14 +397,18 @@ static void coll_alltoallv(ecomm *c, const void *sbuf, const int *scounts, const
 EMU_API int MPI_Barrier(MPI_Comm comm)
 {
     BEGIN("MPI_Barrier");
-    coll_barrier(tb__emu_comm_get(comm, "MPI_Barrier"));
+    tb__emu_coll_barrier(tb__emu_comm_get(comm, "MPI_Barrier"));
     END();
 }
 
 EMU_API int MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm)
 {
     BEGIN("MPI_Bcast");
-    coll_bcast(tb__emu_comm_get(comm, "MPI_Bcast"), buf, count, t, root);
+    ecomm *c = tb__emu_comm_get(comm, "MPI_Bcast");
+    if (c->inter)
+        inter_bcast(c, buf, count, t, root);
+    else
+        tb__emu_coll_bcast(c, buf, count, t, root);
     END();
 }
 
@@ -274,7 +416,7 @@ EMU_API int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype t, 
                        MPI_Comm comm)
 {
     BEGIN("MPI_Reduce");
-    coll_reduce(tb__emu_comm_get(comm, "MPI_Reduce"), sbuf, rbuf, count, t, op, root);
+    tb__emu_coll_reduce(intra(comm, "MPI_Reduce"), sbuf, rbuf, count, t, op, root);
     END();
 }
 
@@ -282,7 +424,11 @@ EMU_API int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype 
                           MPI_Comm comm)
 {
     BEGIN("MPI_Allreduce");
-    tb__emu_coll_allreduce(tb__emu_comm_get(comm, "MPI_Allreduce"), sbuf, rbuf, count, t, op);
+    ecomm *c = tb__emu_comm_get(comm, "MPI_Allreduce");
+    if (c->inter)
+        inter_allreduce(c, sbuf, rbuf, count, t, op);
+    else
+        tb__emu_coll_allreduce(c, sbuf, rbuf, count, t, op);
     END();
 }
 
@@ -290,7 +436,7 @@ EMU_API int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *r
                        MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     BEGIN("MPI_Gather");
-    coll_gatherv(tb__emu_comm_get(comm, "MPI_Gather"), sbuf, scount, stype, rbuf, NULL, NULL,
+    coll_gatherv(intra(comm, "MPI_Gather"), sbuf, scount, stype, rbuf, NULL, NULL,
                  rcount, rtype, root);
     END();
 }
@@ -300,7 +446,7 @@ EMU_API int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *
                         MPI_Comm comm)
 {
     BEGIN("MPI_Gatherv");
-    coll_gatherv(tb__emu_comm_get(comm, "MPI_Gatherv"), sbuf, scount, stype, rbuf, rcounts, displs,
+    coll_gatherv(intra(comm, "MPI_Gatherv"), sbuf, scount, stype, rbuf, rcounts, displs,
                  0, rtype, root);
     END();
 }
@@ -309,7 +455,7 @@ EMU_API int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *
                         MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     BEGIN("MPI_Scatter");
-    coll_scatterv(tb__emu_comm_get(comm, "MPI_Scatter"), sbuf, NULL, NULL, scount, stype, rbuf,
+    coll_scatterv(intra(comm, "MPI_Scatter"), sbuf, NULL, NULL, scount, stype, rbuf,
                   rcount, rtype, root);
     END();
 }
@@ -319,7 +465,7 @@ EMU_API int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs
                          MPI_Comm comm)
 {
     BEGIN("MPI_Scatterv");
-    coll_scatterv(tb__emu_comm_get(comm, "MPI_Scatterv"), sbuf, scounts, displs, 0, stype, rbuf,
+    coll_scatterv(intra(comm, "MPI_Scatterv"), sbuf, scounts, displs, 0, stype, rbuf,
                   rcount, rtype, root);
     END();
 }
@@ -328,7 +474,7 @@ EMU_API int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void
                           MPI_Datatype rtype, MPI_Comm comm)
 {
     BEGIN("MPI_Allgather");
-    coll_allgatherv(tb__emu_comm_get(comm, "MPI_Allgather"), sbuf, scount, stype, rbuf, NULL, NULL,
+    coll_allgatherv(intra(comm, "MPI_Allgather"), sbuf, scount, stype, rbuf, NULL, NULL,
                     rcount, rtype);
     END();
 }
@@ -338,7 +484,7 @@ EMU_API int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, voi
                            MPI_Comm comm)
 {
     BEGIN("MPI_Allgatherv");
-    coll_allgatherv(tb__emu_comm_get(comm, "MPI_Allgatherv"), sbuf, scount, stype, rbuf, rcounts,
+    coll_allgatherv(intra(comm, "MPI_Allgatherv"), sbuf, scount, stype, rbuf, rcounts,
                     displs, 0, rtype);
     END();
 }
@@ -349,7 +495,7 @@ EMU_API int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void 
     BEGIN("MPI_Alltoall");
     if (sbuf == MPI_IN_PLACE)
         tb__emu_die("MPI_Alltoall with MPI_IN_PLACE is not emulated");
-    coll_alltoallv(tb__emu_comm_get(comm, "MPI_Alltoall"), sbuf, NULL, NULL, scount, stype, rbuf,
+    coll_alltoallv(intra(comm, "MPI_Alltoall"), sbuf, NULL, NULL, scount, stype, rbuf,
                    NULL, NULL, rcount, rtype);
     END();
 }
@@ -361,7 +507,7 @@ EMU_API int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdisp
     BEGIN("MPI_Alltoallv");
     if (sbuf == MPI_IN_PLACE)
         tb__emu_die("MPI_Alltoallv with MPI_IN_PLACE is not emulated");
-    coll_alltoallv(tb__emu_comm_get(comm, "MPI_Alltoallv"), sbuf, scounts, sdispls, 0, stype, rbuf,
+    coll_alltoallv(intra(comm, "MPI_Alltoallv"), sbuf, scounts, sdispls, 0, stype, rbuf,
                    rcounts, rdispls, 0, rtype);
     END();
 }

@@ -441,13 +441,39 @@ static void trace_span(const char *name, double t0, double t1)
         tb__emu_oom();
 }
 
+static void enter_inside(const void *me);
+
 void tb__emu_enter(void)
 {
+    const void *me = tb__emu_self(), *none = NULL;
+    if (!atomic_compare_exchange_strong(&E.inside, &none, me) && none != me)
+        tb__emu_die("rank %d: two threads called MPI at the same time (not emulated: one "
+                    "thread at a time may)",
+                    E.wrank);
+    enter_inside(me);
+}
+
+int tb__emu_enter_user(void)
+{
+    const void *me = tb__emu_self(), *none = NULL;
+    if (!atomic_compare_exchange_strong(&E.inside, &none, me))
+        return 0; /* another thread is in MPI: it is the MPI thread now */
+    if (E.thread != me || !E.in_user) {
+        E.inside = NULL;
+        return 0;
+    }
+    enter_inside(me);
+    return 1;
+}
+
+static void enter_inside(const void *me)
+{
     E.in_user = 0; /* from here on clocks and sleeps are real (clock.c) */
-    double cpu = tb_thread_cputime();
-    /* The two clock reads around the gap are the library's, not compute
-     * (on some machines each is a system call of most of a microsecond). */
-    double d = cpu - E.cpu_exit - E.clock_cost;
+    E.thread = me;
+    /* The calling thread's compute since its last call (threads.c).  The two
+     * clock reads around the gap are the library's, not compute (on some
+     * machines each is a system call of most of a microsecond). */
+    double d = tb__emu_thread_enter(tb_thread_cputime()) - E.clock_cost;
     if (d > 0) {
         double end;
         if (tb_speed_finish_time(&E.speed, E.clock, d, &end) != TB_OK)
@@ -466,8 +492,11 @@ void tb__emu_enter(void)
 
 void tb__emu_leave(void)
 {
-    E.cpu_exit = tb_thread_cputime();
+    tb__emu_thread_leave(tb_thread_cputime());
+    E.shown_clock = E.clock;
+    E.shown_compute = E.compute;
     E.in_user = 1;
+    E.inside = NULL;
 }
 
 /* Move the clock to t (if later), counting the gap in *bucket. */
@@ -581,7 +610,9 @@ static void emu_start(void)
     PMPI_Barrier(MPI_COMM_WORLD);
     E.clock = 0;
     tb__emu_clock_start();
-    E.cpu_exit = tb_thread_cputime();
+    E.thread = tb__emu_self();
+    tb__emu_thread_leave(tb_thread_cputime());
+    E.shown_clock = E.shown_compute = 0;
     E.in_user = 1;
 }
 
@@ -634,6 +665,8 @@ EMU_API int MPI_Finalize(void)
             if (E.reqs[i]->handle == MPI_REQUEST_NULL || E.reqs[i]->copied)
                 free(E.reqs[i]->buf);
         }
+        if (E.reqs[i]->kind == REQ_COLL)
+            free(E.reqs[i]->parts);
         free(E.reqs[i]);
     }
     E.nreqs = 0;

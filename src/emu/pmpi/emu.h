@@ -15,14 +15,17 @@
  *     sees) with conservative synchronisation (docs/emulator.md).
  *
  * The global state below (E) is unavoidable in an interposition library:
- * MPI's own state is global.  It is touched by the thread that calls MPI
- * only.  The library's files (emu.c, p2p.c, wait.c, comm.c, coll.c) share
- * it and the functions declared at the end.
+ * MPI's own state is global.  It is touched by the thread inside an MPI call
+ * only (threads may call MPI one at a time: threads.c); the fields other
+ * threads read are atomic.  The library's files (emu.c, p2p.c, wait.c,
+ * comm.c, coll.c, clock.c, threads.c) share it and the functions declared at
+ * the end.
  */
 #ifndef TB_EMU_PMPI_H
 #define TB_EMU_PMPI_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,17 +34,29 @@
 #include "tenbin/core.h"
 #include "tenbin/model.h"
 
-/* One communicator the program uses, with the hidden ones beside it. */
+/* One communicator the program uses, with the hidden ones beside it.  For an
+ * intercommunicator the ranks messages name are the remote group's (world,
+ * nworld), and its collectives' steps inside the local group go on `local`. */
 typedef struct ecomm {
     MPI_Comm user; /* the program's handle */
     MPI_Comm hdr;  /* headers of the program's messages (same tags) */
     MPI_Comm coll; /* data of the emulated collectives */
     MPI_Comm chdr; /* their headers; also the acknowledgements */
     uint32_t ctx;  /* the same on every member; ctx | 1<<31 for coll */
-    int size, rank;
-    int *world; /* world rank of each member */
-    int owned;  /* created by the program (freed with MPI_Comm_free) */
+    int size, rank; /* of the local group */
+    int *world;     /* world rank of each rank a message names: the members,
+                       or the remote group of an intercommunicator */
+    int nworld;     /* entries of world */
+    int inter;      /* an intercommunicator */
+    struct ecomm *local; /* inter: a hidden intracommunicator of the local
+                            group, context ctx | CTX_LOCAL (not in E.comms) */
+    int owned; /* created by the program (freed with MPI_Comm_free) */
 } ecomm;
+
+/* The context of an intercommunicator's local group (ecomm.local): apart
+ * from every context agreed on, and the same for both groups, whose members
+ * differ. */
+#define CTX_LOCAL 0x40000000u
 
 /* The header that travels beside every emulated message (on ecomm.hdr or
  * ecomm.chdr, same source and tag, so the two streams match alike). */
@@ -55,7 +70,10 @@ typedef struct ehdr {
 
 #define EMU_API __attribute__((visibility("default")))
 
-enum { ACK_TAG = 32000, COLL_TAG0 = 100 };
+/* Tags on the hidden communicators: acknowledgements, the collectives'
+ * messages (COLL_TAG0 + 1..7), the leaders' exchange that agrees on an
+ * intercommunicator's context (on the peer communicator's). */
+enum { ACK_TAG = 32000, COLL_TAG0 = 100, COLL_TAG_AGREE = COLL_TAG0 + 8 };
 
 typedef struct sendrec {
     uint32_t dst, ctx;
@@ -83,7 +101,8 @@ typedef struct ahead {
     double arrival;
 } ahead;
 
-enum { REQ_SEND = 1, REQ_RECV, REQ_ARECV };
+/* REQ_COLL: a non-blocking collective, done when its steps (parts) are. */
+enum { REQ_SEND = 1, REQ_RECV, REQ_ARECV, REQ_COLL };
 
 typedef struct ereq {
     MPI_Request handle; /* what the program holds */
@@ -104,6 +123,9 @@ typedef struct ereq {
     int copied;     /* SEND: real parts go from the copy in buf; the handle
                        is a generalized request the model completes */
     int cancelled;  /* RECV, ARECV: MPI_Cancel was called (wait.c) */
+    int part;       /* a step of a REQ_COLL: the program never holds it */
+    struct ereq **parts; /* COLL: its steps not finished yet (NULL once finished) */
+    int nparts;
 } ereq;
 
 typedef struct ack {
@@ -143,7 +165,7 @@ struct emu {
     pattern sending_ack; /* then: the acknowledgement it waits for */
     size_t copy_min;     /* eager sends above this go from a copy */
     int said_sending;    /* the last report said so */
-    double clock, cpu_exit, last_start;
+    double clock, last_start;
     double compute, send, recv, idle;
     uint64_t msgs_sent, bytes_sent, msgs_recv;
     double *pair_last; /* last arrival per destination */
@@ -178,8 +200,17 @@ struct emu {
     size_t iahead, nahead, capahead;
     int drop_ahead;
     double clock_cost; /* CPU time one read of the thread's CPU clock takes */
-    int in_user;       /* the program runs (not this library, not MPI): its clock
-                          and sleep calls are virtual (clock.c) */
+    _Atomic int in_user; /* the program runs (not this library, not MPI): the
+                            clock and sleep calls of E.thread are virtual (clock.c) */
+    /* The thread that calls MPI (tb__emu_self of the one that called last),
+     * and the one inside an MPI call now (NULL: none).  Several threads may
+     * call MPI, one at a time (mpi4py.futures' pool calls from a thread of
+     * its own). */
+    const void *_Atomic thread;
+    const void *_Atomic inside;
+    /* The clock and compute when the last MPI call ended: what the program's
+     * other threads that have called MPI read (clock.c). */
+    _Atomic double shown_clock, shown_compute;
 };
 
 extern struct emu E;
@@ -273,9 +304,38 @@ decision tb__emu_decide(const pattern *pat, int npat, double deadline);
 
 decision tb__emu_decide_take(const pattern *pat, int npat, double deadline, int take);
 
+/* An MPI call begins: the compute since the calling thread's last call goes
+ * on the clock, the coordinator is answered. */
 void tb__emu_enter(void);
 
 void tb__emu_leave(void);
+
+/* The same for a clock or sleep call of the program on the MPI thread (clock.c):
+ * 0, and nothing done, if that is not the MPI thread any more (another
+ * thread calls MPI now, or called it last). */
+int tb__emu_enter_user(void);
+
+/* ---- the threads that call MPI (threads.c) ---- */
+
+/* A token of the calling thread (E.thread, E.inside). */
+const void *tb__emu_self(void);
+
+/* An MPI call of the calling thread begins with its CPU time at `cpu`: the
+ * CPU time since its last call, not counted yet (all it ran, at its first). */
+double tb__emu_thread_enter(double cpu);
+
+/* ... and ends with its CPU time at `cpu`. */
+void tb__emu_thread_leave(double cpu);
+
+/* Has another thread than the caller called MPI?  Has the caller? */
+int tb__emu_threads_others(void);
+int tb__emu_thread_known(void);
+
+/* The calling thread sleeps, outside MPI: wait in real time while another
+ * thread that has called MPI runs, until they used `allow` seconds of CPU
+ * time; returns the CPU time they used (now counted, as compute of the
+ * sleep). */
+double tb__emu_threads_beside(double allow);
 
 /* Move the clock to t (if later), counting the gap in *bucket. */
 void tb__emu_advance(double t, double *bucket, const char *what);
@@ -358,9 +418,14 @@ int tb__emu_grq_free(void *extra);
 
 int tb__emu_grq_cancel(void *extra, int complete);
 
-/* Agree on a context for a new communicator: an emulated allreduce over the
- * parent (max of the members' next free context). */
+/* The emulated collectives the communicators' agreements are made of
+ * (coll.c): allreduce, binomial reduce and broadcast over an
+ * intracommunicator, and the barrier (over either kind). */
 void tb__emu_coll_allreduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
                             MPI_Op op);
+void tb__emu_coll_reduce(ecomm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype t,
+                         MPI_Op op, int root);
+void tb__emu_coll_bcast(ecomm *c, void *buf, int count, MPI_Datatype t, int root);
+void tb__emu_coll_barrier(ecomm *c);
 
 #endif /* TB_EMU_PMPI_H */

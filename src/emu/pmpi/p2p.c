@@ -116,7 +116,7 @@ void tb__emu_reap_detached(void)
         ereq *q = E.reqs[i];
         int f0 = 1, f1 = 1;
         double taken;
-        if (q->kind == REQ_SEND && q->handle == MPI_REQUEST_NULL) {
+        if (q->kind == REQ_SEND && q->handle == MPI_REQUEST_NULL && !q->part) {
             PMPI_Test(&q->hreal, &f0, MPI_STATUS_IGNORE);
             PMPI_Test(&q->real, &f1, MPI_STATUS_IGNORE);
             if (f0 && f1 &&

@@ -43,9 +43,18 @@ static ereq *req_find(MPI_Request h)
     if (h == MPI_REQUEST_NULL)
         return NULL;
     for (size_t i = E.nreqs; i-- > 0;)
-        if (E.reqs[i]->handle == h)
+        if (E.reqs[i]->handle == h && !E.reqs[i]->part)
             return E.reqs[i];
     return NULL;
+}
+
+static void empty_status(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    memset(st, 0, sizeof *st);
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
 }
 
 static void req_drop(ereq *q)
@@ -132,6 +141,8 @@ EMU_API int MPI_Cancel(MPI_Request *req)
         tb__emu_leave();
         return rc;
     }
+    if (q->kind == REQ_COLL)
+        tb__emu_die("MPI_Cancel of a non-blocking collective's request (erroneous in MPI)");
     if (q->kind == REQ_ARECV) {
         q->cancelled = 1;
     } else if (q->kind == REQ_RECV && !q->cancelled) {
@@ -217,6 +228,22 @@ static void req_finish(ereq *q, MPI_Request *handle, MPI_Status *st, const decis
         tb__emu_recv_done(q->c, q->coll, ss[1].MPI_SOURCE, &q->h, &ss[1], seen, seen);
         if (st != MPI_STATUS_IGNORE)
             *st = ss[1];
+    } else if (q->kind == REQ_COLL) {
+        /* Its receives first, then its sends (as MPI_Waitall). */
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < q->nparts; i++) {
+                ereq *p = q->parts[i];
+                if (p && (p->kind == REQ_SEND) == (pass == 1)) {
+                    MPI_Request h = MPI_REQUEST_NULL;
+                    req_finish(p, &h, MPI_STATUS_IGNORE, NULL);
+                    q->parts[i] = NULL;
+                }
+            }
+        free(q->parts);
+        PMPI_Grequest_complete(q->handle);
+        MPI_Request h = q->handle;
+        PMPI_Wait(&h, MPI_STATUS_IGNORE);
+        empty_status(st);
     } else { /* REQ_ARECV: decided now or before */
         decision dd;
         if (!d) {
@@ -416,6 +443,33 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
     return bi >= 0 && best <= deadline ? bi : -1;
 }
 
+/*
+ * A test of a non-blocking collective at the caller's clock: each of its
+ * steps that is done by then is finished (a receive costs its overhead now,
+ * as in a real MPI that moves such a collective on inside MPI calls); 1 once
+ * all are.
+ */
+static int coll_test(ereq *q)
+{
+    int left = 0;
+    for (int i = 0; i < q->nparts; i++) {
+        ereq *p = q->parts[i];
+        if (!p)
+            continue;
+        decision d;
+        int decided;
+        ereq *one[1] = {p};
+        if (first_done(one, 1, E.clock, &d, &decided) < 0) {
+            left++;
+            continue;
+        }
+        MPI_Request h = MPI_REQUEST_NULL;
+        req_finish(p, &h, MPI_STATUS_IGNORE, decided ? &d : NULL);
+        q->parts[i] = NULL;
+    }
+    return left == 0;
+}
+
 /* ---- waits and tests --------------------------------------------------- */
 
 EMU_API int MPI_Wait(MPI_Request *req, MPI_Status *st)
@@ -447,8 +501,10 @@ EMU_API int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 }
 
 /* Requests of the program as ereqs (NULL for inactive ones); unknown real
- * requests are finished by real waits first (they are not messages). */
-static ereq **collect(int n, MPI_Request reqs[], int *active)
+ * requests are finished by real waits first (they are not messages).  A
+ * non-blocking collective's request is for MPI_Wait, MPI_Test and
+ * MPI_Waitall only. */
+static ereq **collect(int n, MPI_Request reqs[], int *active, const char *call)
 {
     ereq **qs = calloc((size_t)(n > 0 ? n : 1), sizeof *qs);
     if (!qs)
@@ -458,6 +514,10 @@ static ereq **collect(int n, MPI_Request reqs[], int *active)
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
         qs[i] = req_find(reqs[i]);
+        if (qs[i] && qs[i]->kind == REQ_COLL)
+            tb__emu_die("%s on the request of a non-blocking collective is not emulated (MPI_Wait, "
+                        "MPI_Test and MPI_Waitall are)",
+                        call);
         (*active)++;
     }
     return qs;
@@ -478,21 +538,12 @@ static int real_done(int n, MPI_Request reqs[], ereq **qs, MPI_Status *st)
     return -1;
 }
 
-static void empty_status(MPI_Status *st)
-{
-    if (st == MPI_STATUS_IGNORE)
-        return;
-    memset(st, 0, sizeof *st);
-    st->MPI_SOURCE = MPI_ANY_SOURCE;
-    st->MPI_TAG = MPI_ANY_TAG;
-}
-
 /* charge: a failed test costs a poll (not when Waitsome looks for more). */
 static int any_common(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st,
-                      double deadline, int charge)
+                      double deadline, int charge, const char *call)
 {
     int active;
-    ereq **qs = collect(n, reqs, &active);
+    ereq **qs = collect(n, reqs, &active, call);
     *idx = MPI_UNDEFINED;
     if (active == 0) {
         *flag = 1;
@@ -539,14 +590,14 @@ EMU_API int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
 {
     BEGIN("MPI_Waitany");
     int flag;
-    any_common(n, reqs, idx, &flag, st, INFINITY, 1);
+    any_common(n, reqs, idx, &flag, st, INFINITY, 1, "MPI_Waitany");
     END();
 }
 
 EMU_API int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st)
 {
     BEGIN("MPI_Testany");
-    any_common(n, reqs, idx, flag, st, E.clock, 1);
+    any_common(n, reqs, idx, flag, st, E.clock, 1, "MPI_Testany");
     END();
 }
 
@@ -558,16 +609,24 @@ EMU_API int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
         PMPI_Test(req, flag, st);
         END();
     }
+    if (q->kind == REQ_COLL) {
+        *flag = coll_test(q);
+        if (*flag)
+            req_finish(q, req, st, NULL);
+        else
+            tb__emu_poll_cost();
+        END();
+    }
     int idx;
-    any_common(1, req, &idx, flag, st, E.clock, 1);
+    any_common(1, req, &idx, flag, st, E.clock, 1, "MPI_Test");
     END();
 }
 
 static int some_common(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[],
-                       double deadline)
+                       double deadline, const char *call)
 {
     int active;
-    ereq **qs = collect(n, reqs, &active);
+    ereq **qs = collect(n, reqs, &active, call);
     free(qs);
     if (active == 0) {
         *outcount = MPI_UNDEFINED;
@@ -576,7 +635,7 @@ static int some_common(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_
     *outcount = 0;
     int first, flag;
     MPI_Status st;
-    any_common(n, reqs, &first, &flag, &st, deadline, 1);
+    any_common(n, reqs, &first, &flag, &st, deadline, 1, call);
     if (!flag)
         return 0;
     idx[0] = first;
@@ -586,7 +645,7 @@ static int some_common(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_
     /* Then every other one done by now. */
     for (;;) {
         int j;
-        any_common(n, reqs, &j, &flag, &st, E.clock, 0);
+        any_common(n, reqs, &j, &flag, &st, E.clock, 0, call);
         if (!flag || j == MPI_UNDEFINED)
             break;
         idx[*outcount] = j;
@@ -600,14 +659,14 @@ static int some_common(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_
 EMU_API int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
     BEGIN("MPI_Waitsome");
-    some_common(n, reqs, outcount, idx, sts, INFINITY);
+    some_common(n, reqs, outcount, idx, sts, INFINITY, "MPI_Waitsome");
     END();
 }
 
 EMU_API int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
     BEGIN("MPI_Testsome");
-    some_common(n, reqs, outcount, idx, sts, E.clock);
+    some_common(n, reqs, outcount, idx, sts, E.clock, "MPI_Testsome");
     END();
 }
 
@@ -616,7 +675,7 @@ EMU_API int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     BEGIN("MPI_Testall");
     /* All done by now, or none is touched: each must finish by the clock. */
     int active;
-    ereq **qs = collect(n, reqs, &active);
+    ereq **qs = collect(n, reqs, &active, "MPI_Testall");
     int all = 1;
     for (int i = 0; i < n && all; i++) {
         if (!qs[i]) {
@@ -653,6 +712,8 @@ EMU_API int MPI_Request_free(MPI_Request *req)
 {
     BEGIN("MPI_Request_free");
     ereq *q = req_find(*req);
+    if (q && q->kind == REQ_COLL)
+        tb__emu_die("MPI_Request_free of a non-blocking collective's request is not emulated");
     if (q && q->kind != REQ_SEND)
         tb__emu_die("MPI_Request_free of a receive request is not emulated");
     if (q) {
@@ -672,8 +733,9 @@ EMU_API int MPI_Request_free(MPI_Request *req)
 
 EMU_API int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 {
-    if (E.on && req_find(req))
-        tb__emu_die(
-            "MPI_Request_get_status on a point-to-point request is not emulated (use MPI_Test)");
+    ereq *q = E.on ? req_find(req) : NULL;
+    if (q)
+        tb__emu_die("MPI_Request_get_status on %s request is not emulated (use MPI_Test)",
+                    q->kind == REQ_COLL ? "a non-blocking collective's" : "a point-to-point");
     return PMPI_Request_get_status(req, flag, st);
 }
