@@ -358,7 +358,8 @@ awk '/^sleep/ { exit !($2 < 0.01 && $4 > 0.15 && $4 < 0.3) }' wtime.out ||
 # of nanosleep, usleep, poll and clock_nanosleep (to an absolute time) read
 # 0.6 s on every clock, are idle, not compute, and take no real time; a busy
 # loop reads the same on MPI_Wtime, CLOCK_MONOTONIC and the CPU clock; the
-# date goes on from the real one.
+# date goes on from the real one.  (Rank 0's idle also holds its wait for
+# rank 1 at the end, whose loop may take a little longer.)
 t0=$(date +%s.%N)
 emu --platform hosts=2 -n 2 -- "$PAT" clocks > clocks.out
 took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
@@ -366,7 +367,7 @@ awk '/^sleeps/ { for (i = 3; i <= 9; i += 2) if ($i < 0.5999 || $i > 0.601) exit
      /^busy/ { if ($3 < 0.005 || $5 - $3 > 1e-4 || $3 - $5 > 1e-4 || $7 - $3 > 1e-4 || $3 - $7 > 1e-4) exit 1; ok++ }
      /^date/ { if ($3 < $2 || $3 > $2 + 30 || $4 < $3 - 1 || $4 > $3 + 1) exit 1; ok++ }
      END { exit ok != 3 }' clocks.out || fail "the program's clocks: $(cat clocks.out)"
-awk '$1 == 0 && $2 == "h0" { exit !($7 >= 0.5999 && $7 < 0.61) }' clocks.out ||
+awk '$1 == 0 && $2 == "h0" { exit !($7 >= 0.5999 && $7 < 0.8) }' clocks.out ||
     fail "the program's sleeps are not idle: $(cat clocks.out)"
 awk -v t="$took" 'BEGIN { exit !(t < 20) }' || fail "the sleeps took real time: $took s"
 
