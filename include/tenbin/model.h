@@ -122,27 +122,35 @@ TB_API double tb_loggps_recv_overhead(const tb_loggps *n, int P, size_t bytes);
  * message pattern costs the same in both.  Ranks are identified by the
  * cluster of their host (tb_platform_host_of, then the host's cluster).
  *
- * A send of k bytes by a rank whose clock is `clock` and whose previous send
- * started at `last_start` (-INFINITY if none):
- *   start    = max(clock, last_start + g)
- *   send_end = start + os + ob*P + O*k             (the sender's clock after it)
- *   arrival  = send_end + L + (k-1)*G              (eager: k <= S)
- *            = send_end + L                        (rendezvous, k > S: the request)
+ * A send of k bytes by a rank whose clock is `clock` and whose link is free
+ * from `link_free` (-INFINITY before its first message):
+ *   start     = max(clock, link_free)
+ *   send_end  = start + os + ob*P + O*k             (the sender's clock after it)
+ *   arrival   = send_end + L + (k-1)*G              (eager: k <= S)
+ *             = send_end + L                        (rendezvous, k > S: the request)
+ *   link_free = start + g + (k-1)*G                 (out->link_free, for its next send)
  * with g, os, ob, O, S of the sender's cluster and L, G of the sender's
- * cluster, or of the wide-area link when the clusters differ.  A message to
- * oneself (self != 0) arrives at send_end and is never a rendezvous.  The
- * callers keep messages between one pair of ranks in order: an arrival
- * before the pair's previous one is raised to it.
+ * cluster, or of the wide-area link when the clusters differ.  This is
+ * LogGP's gap: a sender's consecutive messages, of any size and either
+ * protocol, start at least g + (k_prev-1)G apart, k_prev the size of the
+ * earlier one (its bytes hold the link that long; Netgauge's PRTT(n,0,s) -
+ * PRTT(1,0,s) = (n-1)(g + (s-1)G)).  A message to oneself (self != 0) does
+ * not use the link (starts at `clock`, leaves link_free as it was), arrives
+ * at send_end and is never a rendezvous.  The callers keep messages between
+ * one pair of ranks in order: an arrival before the pair's previous one is
+ * raised to it.
  */
 typedef struct tb_netmsg {
-    double start;    /* when the send starts */
-    double send_end; /* the sender's clock after its overhead */
-    double arrival;  /* when the receiver can take it */
-    int rendezvous;  /* above S bytes: the data moves when the receiver takes it */
+    double start;     /* when the send starts */
+    double send_end;  /* the sender's clock after its overhead */
+    double arrival;   /* when the receiver can take it */
+    double link_free; /* the earliest start of the sender's next message */
+    int rendezvous;   /* above S bytes: the data moves when the receiver takes it */
 } tb_netmsg;
 
 TB_API void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
-                        size_t bytes, double clock, double last_start, tb_netmsg *out);
+                        size_t bytes, double clock, double link_free, tb_netmsg *out);
+
 /* What taking a message costs the receiver: or + ob*P + O*k of its own
  * cluster and, for a rendezvous, 2L + (k-1)G more (clear to send back, then
  * the data), with the link's L and G. */

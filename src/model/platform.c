@@ -1055,21 +1055,28 @@ static void link_of(const tb_platform *p, int src_cluster, int dst_cluster, doub
     *G = same ? n->G : p->wan.G;
 }
 
+/* (k-1)G: the bytes after the first, none for an empty message. */
+static double bytes_time(size_t bytes, double G)
+{
+    return bytes > 0 ? (double)(bytes - 1) * G : 0.0;
+}
+
 void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
-                 size_t bytes, double clock, double last_start, tb_netmsg *out)
+                 size_t bytes, double clock, double link_free, tb_netmsg *out)
 {
     const tb_loggps *n = &p->clusters[src_cluster].net;
     double L, G;
     link_of(p, src_cluster, dst_cluster, &L, &G);
     double start = clock;
-    if (start < last_start + n->g)
-        start = last_start + n->g;
+    if (!self && start < link_free)
+        start = link_free;
     out->start = start;
     out->send_end = start + tb_loggps_send_overhead(n, P, bytes);
     out->rendezvous = !self && (double)bytes > n->S;
     out->arrival = out->send_end + (self ? 0.0 : L);
-    if (!self && !out->rendezvous && bytes > 0)
-        out->arrival += (double)(bytes - 1) * G;
+    if (!self && !out->rendezvous)
+        out->arrival += bytes_time(bytes, G);
+    out->link_free = self ? link_free : start + n->g + bytes_time(bytes, G);
 }
 
 double tb_net_recv_cost(const tb_platform *p, int P, int src_cluster, int dst_cluster,
@@ -1079,7 +1086,7 @@ double tb_net_recv_cost(const tb_platform *p, int P, int src_cluster, int dst_cl
     if (rendezvous) {
         double L, G;
         link_of(p, dst_cluster, src_cluster, &L, &G);
-        cost += 2.0 * L + (bytes > 0 ? (double)(bytes - 1) * G : 0.0);
+        cost += 2.0 * L + bytes_time(bytes, G);
     }
     return cost;
 }
@@ -1089,7 +1096,7 @@ double tb_net_rdv_send_end(const tb_platform *p, int src_cluster, int dst_cluste
 {
     double L, G;
     link_of(p, src_cluster, dst_cluster, &L, &G);
-    return taken + L + (bytes > 0 ? (double)(bytes - 1) * G : 0.0);
+    return taken + L + bytes_time(bytes, G);
 }
 
 double tb_net_lookahead(const tb_platform *p, int P)

@@ -36,7 +36,7 @@ typedef struct sim_rank {
     tb_actor *actor;
     int cluster;
     double clock;
-    double last_send;
+    double link_free;    /* its link: the earliest start of its next send */
     int computing;       /* busy with a computation (its end is scheduled) */
     int compute_asked;   /* the running handler started one */
     int in_fn;           /* a computation's fn is running */
@@ -181,9 +181,9 @@ static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, s
         return TB_ERR_NOMEM;
     tb_netmsg nm;
     tb_net_send(s->plat, s->P, a->cluster, b->cluster, from->rank == dst, wire, a->clock,
-                a->last_send, &nm);
+                a->link_free, &nm);
     a->clock = nm.send_end;
-    a->last_send = nm.start;
+    a->link_free = nm.link_free;
     m->rendezvous = nm.rendezvous;
     m->arrival = nm.arrival;
     if (!isfinite(m->arrival)) {
@@ -379,7 +379,7 @@ int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_
         }
         used++;
         s->r[i].cluster = plat->hosts[h].cluster;
-        s->r[i].last_send = -INFINITY;
+        s->r[i].link_free = -INFINITY;
         int rc = tb_speed_cursor_init(&s->r[i].speed, plat, h);
         if (rc != TB_OK) {
             tb_sim_destroy(&s);

@@ -32,31 +32,35 @@ grep -q '"ranks":\[{"rank":0,"host":"h0","compute_s":' pp16.json || fail "json r
 awk -v w="$(num wall_s pp16.json)" -v s="$(num startup_wall_s pp16.json)" -v r="$(num run_wall_s pp16.json)" \
     'BEGIN { exit !(s > 0 && r > 0 && s + r <= w) }' || fail "start-up and run times: $(cat pp16.json)"
 
-# A relay: rank 1 sends 1 MB to 0 (10 ms on the wire), then 1 byte to 2,
-# which passes it on to 0.  The relayed byte arrives first in virtual time,
-# though rank 1's big message is known to the coordinator first: a wildcard
-# decision must wait until rank 1 can no longer start such a relay.  The big
-# MPI_Send goes from a copy, so rank 1 runs on (the real MPI would hold it
-# until rank 0 posts); makespan = the big message's os + L + (k-1)G + or.
-emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 > chain.out 2> chain.err
+# A relay: rank 1 sends 1 MB to 0, then 1 byte to 2, which passes it on to
+# 0.  The big message costs rank 1 20 ms of CPU (O = 20 ns a byte) and holds
+# its link for 10 ms (LogGP's gap: its byte to 2 cannot start earlier), then
+# travels 10 ms on the wire; the relayed byte, sent at 20 ms, arrives first
+# in virtual time, though rank 1's big message is known to the coordinator
+# first: a wildcard decision must wait until rank 1 can no longer start such
+# a relay.  The big MPI_Send goes from a copy, so rank 1 runs on (the real
+# MPI would hold it until rank 0 posts); makespan = the big message's
+# os + O k + L + (k-1)G + or + O k.
+PC=$P1,O=20ns,S=100000000
+emu --platform $PC -n 3 --json -- "$PAT" chain 1000000 > chain.out 2> chain.err
 grep -qx 'chain order: 2 1' chain.out || fail "relay order: $(cat chain.out)"
 tail -n 1 chain.out > chain.json
 close "$(num predicted_makespan_s chain.json)" \
-    "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 999999 * 10e-9 + 10e-6 }')" "relay"
+    "$(awk 'BEGIN { printf "%.17g", 2 * (10e-6 + 20e-9 * 1e6) + 50e-6 + 999999 * 10e-9 }')" "relay"
 [ "$(num unchecked_decisions chain.json)" = 0 ] || fail "relay: unchecked decisions: $(cat chain.json)"
 # The same with MPI_Isend + MPI_Wait (also from a copy): exact too.
-emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 isend > chaini.out
+emu --platform $PC -n 3 --json -- "$PAT" chain 1000000 isend > chaini.out
 grep -qx 'chain order: 2 1' chaini.out || fail "relay with MPI_Isend: $(cat chaini.out)"
 tail -n 1 chaini.out > chaini.json
 close "$(num predicted_makespan_s chaini.json)" "$(num predicted_makespan_s chain.json)" "relay, Isend"
 [ "$(num unchecked_decisions chaini.json)" = 0 ] || fail "relay, Isend: $(cat chaini.json)"
 # And with MPI_Rsend.
-emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 rsend > chainr.out
+emu --platform $PC -n 3 --json -- "$PAT" chain 1000000 rsend > chainr.out
 grep -qx 'chain order: 2 1' chainr.out || fail "relay with MPI_Rsend: $(cat chainr.out)"
 # Without the copy (TENBIN_EMU_COPY_MIN above the message) rank 1 is held in
 # the real MPI until rank 0 receives, so the decision cannot be checked: it
 # is made (no hang) and the run says so, on stderr and in the JSON.
-TENBIN_EMU_COPY_MIN=100000000 emu --platform $P1,S=100000000 -n 3 --json -- "$PAT" chain 1000000 \
+TENBIN_EMU_COPY_MIN=100000000 emu --platform $PC -n 3 --json -- "$PAT" chain 1000000 \
     > chainr.out 2> chainr.err
 [ "$(grep -c 'warning: [0-9]* of [0-9]* wildcard receives were decided while a rank was held in a real send .* lower it below' chainr.err)" = 1 ] ||
     fail "relay held in the real MPI: no warning: $(cat chainr.err)"
@@ -91,6 +95,14 @@ tail -n 1 fanin.out > fanin.json
 # All five arrive before rank 0 is done with the first: first arrival + 5 or.
 close "$(num predicted_makespan_s fanin.json)" \
     "$(awk 'BEGIN { printf "%.17g", 10e-6 + 50e-6 + 99 * 10e-9 + 5 * 10e-6 }')" "fan-in"
+# LogGP's gap, for every message size (docs/platform.md): a stream of 50
+# messages of 64 KiB (eager: not above S) from one rank starts them
+# T = g + (k-1)G = 655.35 us apart, 65 times os, so rank 0 has the last at
+# (N-1)T + os + L + (k-1)G + or.
+emu --platform $P1 -n 2 --json -- "$PAT" stream 50 65536 > stream2.json
+close "$(num predicted_makespan_s stream2.json)" \
+    "$(awk 'BEGIN { T = 65535 * 10e-9; printf "%.17g", 49 * T + 10e-6 + 50e-6 + T + 10e-6 }')" \
+    "stream of 64 KiB messages"
 # Ranks on the coordinator's node talk to it through shared memory; ranks on
 # other nodes through TCP.  The same fan-in with every rank on TCP, and with
 # the odd ranks on TCP (a mixed run, as with ranks on two nodes), gives the
@@ -183,6 +195,9 @@ close "$(num predicted_makespan_s wm.json)" "$("$EMU_SIM_PATTERNS" $W 16 master 
 emu --platform $W -n 16 --json -- "$PAT" pingpong 50 3000 > wp.json
 close "$(num predicted_makespan_s wp.json)" "$("$EMU_SIM_PATTERNS" $W 16 pingpong 50 3000)" \
     "emulated vs simulated ping-pong on two clusters"
+emu --platform $W -n 16 --json -- "$PAT" stream 20 2000 > ws.json
+close "$(num predicted_makespan_s ws.json)" "$("$EMU_SIM_PATTERNS" $W 16 stream 20 2000)" \
+    "emulated vs simulated streams into one rank on two clusters"
 
 # Rendezvous (k > S): the receiver pays 2L + (k-1)G more to pull the data,
 # the sender waits for it; a one-way trip is os + 3L + (k-1)G + or.

@@ -77,6 +77,9 @@
  *                                  clock_nanosleep to an absolute time) and a
  *                                  busy loop: prints each clock's differences,
  *                                  and the real date before MPI_Init
+ *   patterns stream N BYTES        every other rank sends rank 0 N messages of BYTES
+ *                                  back to back (MPI_Send); rank 0 takes them with
+ *                                  MPI_ANY_SOURCE
  *   patterns ahead BYTES           every other rank sends rank 0 three messages
  *                                  of (size - rank) BYTES at once; rank 0 sleeps
  *                                  (real time: all are known to the emulator
@@ -509,6 +512,20 @@ static int chain(int bytes, const char *how)
     return 0;
 }
 
+static int stream(int n, int bytes)
+{
+    char *buf = calloc((size_t)bytes + 1, 1);
+    if (rank == 0) {
+        for (long i = 0; i < (long)n * (size - 1); i++)
+            MPI_Recv(buf, bytes, MPI_BYTE, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        for (int i = 0; i < n; i++)
+            MPI_Send(buf, bytes, MPI_BYTE, 0, 6, MPI_COMM_WORLD);
+    }
+    free(buf);
+    return 0;
+}
+
 static int ahead(int bytes)
 {
     char *buf = calloc((size_t)bytes * (size_t)size + 1, 1);
@@ -894,6 +911,8 @@ int main(int argc, char **argv)
         rc = pollsleep();
     else if (!strcmp(mode, "clocks"))
         rc = clocks((double)before.tv_sec);
+    else if (!strcmp(mode, "stream") && argc == 4)
+        rc = stream(atoi(argv[2]), atoi(argv[3]));
     else if (!strcmp(mode, "ahead") && argc == 3)
         rc = ahead(atoi(argv[2]));
     else if (!strcmp(mode, "abort")) {

@@ -6,6 +6,7 @@
  *
  *   sim_patterns PLATFORM P master N K1 K2
  *   sim_patterns PLATFORM P pingpong N BYTES
+ *   sim_patterns PLATFORM P stream N BYTES
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,32 @@ static int p_message(tb_actor *a, int src, int tag, const void *d, size_t len)
     return rc;
 }
 
+/* ---- streams: every other rank sends rank 0 N messages at once ---- */
+
+static int s_start(tb_actor *a)
+{
+    actor *x = (actor *)a;
+    int rc = TB_OK;
+    if (a->rank == 0)
+        return TB_OK;
+    for (long i = 0; i < x->n && rc == TB_OK; i++)
+        rc = send_bytes(a, 0, 6, x->k1, 0);
+    a->finished = 1;
+    return rc;
+}
+
+static int s_message(tb_actor *a, int src, int tag, const void *d, size_t len)
+{
+    actor *x = (actor *)a;
+    (void)src;
+    (void)tag;
+    (void)d;
+    (void)len;
+    if (++x->rounds == x->n * (x->P - 1))
+        a->finished = 1;
+    return TB_OK;
+}
+
 static int no_computed(tb_actor *a, uint64_t job, int status)
 {
     (void)a;
@@ -108,11 +135,14 @@ static const tb_actor_ops master_ops = {sizeof(tb_actor_ops), m_start, m_message
                                         NULL, NULL};
 static const tb_actor_ops pingpong_ops = {sizeof(tb_actor_ops), p_start, p_message, no_computed,
                                           NULL, NULL};
+static const tb_actor_ops stream_ops = {sizeof(tb_actor_ops), s_start, s_message, no_computed, NULL,
+                                        NULL};
 
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: sim_patterns PLATFORM P master N K1 K2 | pingpong N BYTES\n");
+        fprintf(stderr,
+                "usage: sim_patterns PLATFORM P master N K1 K2 | pingpong N BYTES | stream N BYTES\n");
         return 2;
     }
     char err[512];
@@ -135,6 +165,9 @@ int main(int argc, char **argv)
             xs[i].k2 = (size_t)atol(argv[6]);
         } else if (!strcmp(mode, "pingpong") && argc == 6) {
             xs[i].base.ops = &pingpong_ops;
+            xs[i].k1 = (size_t)atol(argv[5]);
+        } else if (!strcmp(mode, "stream") && argc == 6) {
+            xs[i].base.ops = &stream_ops;
             xs[i].k1 = (size_t)atol(argv[5]);
         } else {
             fprintf(stderr, "sim_patterns: unknown mode or arguments\n");

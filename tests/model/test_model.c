@@ -697,6 +697,100 @@ static void test_cleanup(void)
         TB_ASSERT(rmdir(tb_test_scratch_) == 0);
 }
 
+/* ---------------------------------------------------------------- */
+/* LogGP's gap: the sender's link and the receiver's                  */
+/* ---------------------------------------------------------------- */
+
+#define NET_SPEC "hosts=8,L=50us,o=10us,g=3us,G=10ns,S=100000"
+
+/* A stream of n messages of k bytes from one rank: they start T = g + (k-1)G
+ * apart (above os, so the link, not the CPU, paces them), arrive T apart, and
+ * the receiver, whose or is below T, has the last one at
+ * (n-1)T + os + L + (k-1)G + or. */
+static void test_net_gap_stream(void)
+{
+    tb_platform *p = spec_ok(NET_SPEC, 1);
+    TB_ASSERT(p != NULL);
+    const int n = 20;
+    const size_t k = 65536;
+    const double L = 50e-6, o = 10e-6, g = 3e-6, G = 10e-9, T = g + (double)(k - 1) * G;
+    double clock = 0, link_free = -INFINITY, rclock = 0;
+    int ok = 1;
+    for (int i = 0; i < n; i++) {
+        tb_netmsg m;
+        tb_net_send(p, 2, 0, 0, 0, k, clock, link_free, &m);
+        ok &= !m.rendezvous && fabs(m.start - i * T) <= 1e-15;
+        ok &= fabs(m.link_free - (m.start + T)) <= 1e-15;
+        clock = m.send_end;
+        link_free = m.link_free;
+        rclock = (rclock > m.arrival ? rclock : m.arrival) +
+                 tb_net_recv_cost(p, 2, 0, 0, k, m.rendezvous);
+    }
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+    double want = (n - 1) * T + o + L + (double)(k - 1) * G + o;
+    TB_ASSERT_NEAR(rclock, want, 1e-12 * want);
+    /* 25 times what the link carries before the gap counted the bytes: */
+    TB_ASSERT(T > 25 * o);
+}
+
+/* The gap after a message is g + (k-1)G of that (earlier) message, whatever
+ * the next one's size or protocol; a message over the wide-area link counts
+ * its G; a message to oneself neither waits for the link nor holds it. */
+static void test_net_gap_previous_size(void)
+{
+    tb_platform *p = spec_ok(NET_SPEC, 1);
+    TB_ASSERT(p != NULL);
+    const double o = 10e-6, g = 3e-6, G = 10e-9;
+    tb_netmsg a, b;
+    /* big, then 1 byte: the big one's bytes hold the link */
+    tb_net_send(p, 2, 0, 0, 0, 65536, 0.0, -INFINITY, &a);
+    tb_net_send(p, 2, 0, 0, 0, 1, a.send_end, a.link_free, &b);
+    TB_ASSERT_NEAR(b.start, g + 65535 * G, 1e-15);
+    /* 1 byte, then big: g after the small one, so the CPU (os) paces it */
+    tb_net_send(p, 2, 0, 0, 0, 1, 0.0, -INFINITY, &a);
+    tb_net_send(p, 2, 0, 0, 0, 65536, a.send_end, a.link_free, &b);
+    TB_ASSERT_NEAR(b.start, o, 1e-15);
+    /* a rendezvous (k > S) holds the link for its bytes too */
+    tb_net_send(p, 2, 0, 0, 0, 200000, 0.0, -INFINITY, &a);
+    TB_ASSERT(a.rendezvous);
+    tb_net_send(p, 2, 0, 0, 0, 1, a.send_end, a.link_free, &b);
+    TB_ASSERT_NEAR(b.start, g + 199999 * G, 1e-15);
+    /* to oneself: no wait, the link stays as it was */
+    tb_net_send(p, 2, 0, 0, 0, 65536, 0.0, -INFINITY, &a);
+    tb_net_send(p, 2, 0, 0, 1, 65536, a.send_end, a.link_free, &b);
+    TB_ASSERT(b.start == a.send_end && b.link_free == a.link_free && b.arrival == b.send_end);
+    tb_platform_destroy(&p);
+    /* across clusters: the wide-area G */
+    p = spec_ok("hosts=4,clusters=2,L=5us,o=1us,g=2us,G=1ns,wan-L=1ms,wan-G=100ns", 1);
+    TB_ASSERT(p != NULL);
+    tb_net_send(p, 4, 0, 1, 0, 1001, 0.0, -INFINITY, &a);
+    TB_ASSERT_NEAR(a.arrival, 1e-6 + 1e-3 + 1000 * 100e-9, 1e-15);
+    TB_ASSERT_NEAR(a.link_free, 2e-6 + 1000 * 100e-9, 1e-15);
+    tb_net_send(p, 4, 0, 0, 0, 1001, a.send_end, a.link_free, &b);
+    TB_ASSERT_NEAR(b.start, 2e-6 + 1000 * 100e-9, 1e-15);
+    TB_ASSERT_NEAR(b.link_free, b.start + 2e-6 + 1000 * 1e-9, 1e-15);
+    tb_platform_destroy(&p);
+}
+
+/* g = G = 0 (pure LogP): the link never holds a message back, to the bit. */
+static void test_net_no_gap(void)
+{
+    tb_platform *p = spec_ok("hosts=3,L=50us,o=10us", 1);
+    TB_ASSERT(p != NULL);
+    double clock = 0, link_free = -INFINITY;
+    int ok = 1;
+    for (int i = 0; i < 100; i++) {
+        tb_netmsg m;
+        tb_net_send(p, 3, 0, 0, 0, (size_t)(i * 997), clock, link_free, &m);
+        ok &= m.start == clock;
+        clock = m.send_end;
+        link_free = m.link_free;
+    }
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+}
+
 /* A cluster's uplink latency adds to the wide-area L at both ends; inside
  * a cluster it does not count. */
 static void test_json_uplink(void)
@@ -733,6 +827,9 @@ static void test_json_uplink(void)
 
 static const tb_test tests[] = {
     {"json_uplink", test_json_uplink},
+    {"net_gap_stream", test_net_gap_stream},
+    {"net_gap_previous_size", test_net_gap_previous_size},
+    {"net_no_gap", test_net_no_gap},
     {"spec_basic", test_spec_basic},
     {"spec_defaults", test_spec_defaults},
     {"spec_units", test_spec_units},

@@ -582,7 +582,7 @@ static void emu_start(void)
     E.copy_min = (size_t)cmin;
     /* Sleeps of a few microseconds, not the default 50 us of slack. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    E.last_start = -INFINITY;
+    E.link_free = -INFINITY;
     if (getenv("TENBIN_EMU_TRACE")) {
         char name[300];
         snprintf(name, sizeof name, "rank %d (%s)", E.wrank,

@@ -165,7 +165,8 @@ struct emu {
     pattern sending_ack; /* then: the acknowledgement it waits for */
     size_t copy_min;     /* eager sends above this go from a copy */
     int said_sending;    /* the last report said so */
-    double clock, last_start;
+    double clock;
+    double link_free; /* the earliest start of this rank's next send (tb_net_send) */
     double compute, send, recv, idle;
     uint64_t msgs_sent, bytes_sent, msgs_recv;
     double *pair_last; /* last arrival per destination */

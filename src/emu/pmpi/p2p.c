@@ -172,7 +172,7 @@ static void send_start_k(ereq *q, ecomm *c, int coll, const void *buf, int count
     int w = c->world[dst];
     tb_netmsg nm;
     tb_net_send(E.plat, E.P, E.cluster[E.wrank], E.cluster[w], w == E.wrank, k, E.clock,
-                E.last_start, &nm);
+                E.link_free, &nm);
     if (mode == MODE_BUFFERED && nm.rendezvous) {
         /* Buffered: never waits for the receiver, so the data goes at once:
          * it arrives L + (k-1)G after the overhead, as an eager message. */
@@ -194,7 +194,7 @@ static void send_start_k(ereq *q, ecomm *c, int coll, const void *buf, int count
     q->need_ack = q->h.rdv || q->h.sync;
     q->done_at = nm.send_end;
     tb__emu_advance(nm.send_end, &E.send, "send");
-    E.last_start = nm.start;
+    E.link_free = nm.link_free;
     E.msgs_sent++;
     E.bytes_sent += k;
     GROW(E.sends, E.nsends, E.capsends);
@@ -508,7 +508,7 @@ int tb__emu_send_copied(const ecomm *c, int dst, int count, MPI_Datatype t, int 
     int w = c->world[dst];
     tb_netmsg nm;
     tb_net_send(E.plat, E.P, E.cluster[E.wrank], E.cluster[w], w == E.wrank, k, E.clock,
-                E.last_start, &nm);
+                E.link_free, &nm);
     return !nm.rendezvous; /* the model sends it without its receiver */
 }
 
