@@ -143,7 +143,7 @@ TB_API double tb_loggps_recv_overhead(const tb_loggps *n, int P, size_t bytes);
 typedef struct tb_netmsg {
     double start;     /* when the send starts */
     double send_end;  /* the sender's clock after its overhead */
-    double arrival;   /* when the receiver can take it */
+    double arrival;   /* when the receiver can take it, if its link is free (tb_net_recv) */
     double link_free; /* the earliest start of the sender's next message */
     int rendezvous;   /* above S bytes: the data moves when the receiver takes it */
 } tb_netmsg;
@@ -151,6 +151,40 @@ typedef struct tb_netmsg {
 TB_API void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
                         size_t bytes, double clock, double link_free, tb_netmsg *out);
 
+/*
+ * The receiving side of a rank's link, which carries one message at a time:
+ * a message of k bytes needs it for g + (k-1)G (g of the receiver's cluster,
+ * G of the link the message came over) and may use it from arrival - g -
+ * (k-1)G on (when its first byte could come in, after its gap); it is through
+ * once the link has had that much free time since then.  So arrivals at one
+ * receiver, from any senders, are at least g + (k-1)G apart, k the later
+ * message's size, and several senders into one receiver are bounded by its
+ * link.  The link is given to messages in the order the receiver takes them:
+ * one taken earlier keeps its time, one taken later fills the free time
+ * around it.  Zero-initialise it ({0}); it keeps the last TB_NET_SPANS busy
+ * spans (an older one is forgotten, as if the link had been free then).
+ */
+#define TB_NET_SPANS 16
+typedef struct tb_netlink {
+    int n;                                        /* spans kept, ascending, disjoint */
+    double from[TB_NET_SPANS], to[TB_NET_SPANS];  /* busy from..to */
+} tb_netlink;
+
+typedef struct tb_netrecv {
+    double in;    /* when the message is through the receiver's link (>= arrival) */
+    double taken; /* when the receiver takes it: max(clock, in) */
+    double end;   /* the receiver's clock after: taken + tb_net_recv_cost */
+} tb_netrecv;
+
+/* Taking a message (its tb_netmsg's arrival and rendezvous) at the receiver's
+ * clock `clock`: passes it through `link` (above) and charges the receiver.
+ * A rendezvous request passes as a message of one byte; its data, pulled
+ * when the receiver takes the request, holds the link from taken + 2L to
+ * taken + 2L + (k-1)G.  A message to oneself (self != 0) does not use the
+ * link. */
+TB_API void tb_net_recv(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
+                        size_t bytes, int rendezvous, double clock, double arrival,
+                        tb_netlink *link, tb_netrecv *out);
 /* What taking a message costs the receiver: or + ob*P + O*k of its own
  * cluster and, for a rendezvous, 2L + (k-1)G more (clear to send back, then
  * the data), with the link's L and G. */

@@ -1079,6 +1079,85 @@ void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, 
     out->link_free = self ? link_free : start + n->g + bytes_time(bytes, G);
 }
 
+/* Mark from..to busy on the link: the union with its spans, merging those it
+ * touches; with TB_NET_SPANS spans kept, the oldest is forgotten. */
+static void link_hold(tb_netlink *l, double from, double to)
+{
+    if (!(to > from))
+        return;
+    int i = 0;
+    while (i < l->n && l->to[i] < from)
+        i++;
+    int j = i;
+    while (j < l->n && l->from[j] <= to) {
+        if (l->from[j] < from)
+            from = l->from[j];
+        if (l->to[j] > to)
+            to = l->to[j];
+        j++;
+    }
+    if (j > i) { /* spans i..j-1 become one */
+        l->from[i] = from;
+        l->to[i] = to;
+        memmove(&l->from[i + 1], &l->from[j], (size_t)(l->n - j) * sizeof l->from[0]);
+        memmove(&l->to[i + 1], &l->to[j], (size_t)(l->n - j) * sizeof l->to[0]);
+        l->n -= j - i - 1;
+        return;
+    }
+    if (l->n == TB_NET_SPANS) { /* full: forget the oldest (maybe this one) */
+        if (i == 0)
+            return;
+        memmove(&l->from[0], &l->from[1], (size_t)(l->n - 1) * sizeof l->from[0]);
+        memmove(&l->to[0], &l->to[1], (size_t)(l->n - 1) * sizeof l->to[0]);
+        l->n--;
+        i--;
+    }
+    memmove(&l->from[i + 1], &l->from[i], (size_t)(l->n - i) * sizeof l->from[0]);
+    memmove(&l->to[i + 1], &l->to[i], (size_t)(l->n - i) * sizeof l->to[0]);
+    l->from[i] = from;
+    l->to[i] = to;
+    l->n++;
+}
+
+/* A message that needs the link for `need` and would be through at `arrival`
+ * on a free link: when it is through, given the busy spans (each span that
+ * overlaps the time it needs pushes it back by the span's length after its
+ * first possible moment).  Exactly `arrival` when nothing overlaps. */
+static double link_through(const tb_netlink *l, double arrival, double need)
+{
+    double first = arrival - need, in = arrival, delay = 0.0;
+    for (int i = 0; i < l->n && l->from[i] < in; i++) {
+        if (l->to[i] <= first)
+            continue;
+        delay += l->to[i] - (l->from[i] > first ? l->from[i] : first);
+        in = arrival + delay;
+    }
+    return in;
+}
+
+void tb_net_recv(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
+                 size_t bytes, int rendezvous, double clock, double arrival, tb_netlink *link,
+                 tb_netrecv *out)
+{
+    out->in = arrival;
+    if (!self) {
+        double L, G;
+        link_of(p, src_cluster, dst_cluster, &L, &G);
+        double g = p->clusters[dst_cluster].net.g;
+        double need = g + (rendezvous ? 0.0 : bytes_time(bytes, G));
+        out->in = link_through(link, arrival, need);
+        link_hold(link, arrival - need, out->in); /* what it used, and what it skipped */
+        out->taken = clock > out->in ? clock : out->in;
+        if (rendezvous) {
+            double data = out->taken + 2.0 * L;
+            link_hold(link, data, data + bytes_time(bytes, G));
+        }
+    } else {
+        out->taken = clock > arrival ? clock : arrival;
+    }
+    out->end = out->taken + tb_net_recv_cost(p, P, src_cluster, dst_cluster, bytes, rendezvous);
+}
+
 double tb_net_recv_cost(const tb_platform *p, int P, int src_cluster, int dst_cluster,
                         size_t bytes, int rendezvous)
 {

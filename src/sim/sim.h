@@ -11,7 +11,8 @@
  *   - send of k bytes at rank time T: starts at max(T, previous send start +
  *     g + (k_prev-1)G), keeps the sender busy o_s (+ ob*P + O*k); the message
  *     can be taken at start + o_s + L + (k-1)G (L and G of the wide-area link
- *     between clusters);
+ *     between clusters), once the receiver's link, which carries one message
+ *     at a time (g + (k-1)G each), has let it through (tb_net_recv);
  *   - taking a message costs the receiver o_r (+ ob*P + O*k); a message above
  *     S bytes synchronises with the receiver: it moves only when taken, so
  *     taking it costs 2L + (k-1)G more (request to send, clear to send, data);

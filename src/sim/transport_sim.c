@@ -37,6 +37,7 @@ typedef struct sim_rank {
     int cluster;
     double clock;
     double link_free;    /* its link: the earliest start of its next send */
+    tb_netlink rx;       /* its link's receiving side */
     int computing;       /* busy with a computation (its end is scheduled) */
     int compute_asked;   /* the running handler started one */
     int in_fn;           /* a computation's fn is running */
@@ -423,9 +424,10 @@ static int take(tb_sim *s, int rank, double t)
     if (m->is_timer) {
         rc = r->actor->ops->timer ? r->actor->ops->timer(r->actor, m->timer_id) : TB_OK;
     } else {
-        double cost = tb_net_recv_cost(s->plat, s->P, s->r[m->src].cluster, r->cluster, m->wire,
-                                       m->rendezvous);
-        r->clock += cost;
+        tb_netrecv nr;
+        tb_net_recv(s->plat, s->P, s->r[m->src].cluster, r->cluster, m->src == rank, m->wire,
+                    m->rendezvous, r->clock, m->arrival, &r->rx, &nr);
+        r->clock = nr.end;
         if (!isfinite(r->clock)) {
             TB_LOG_ERR("simulation: rank %d would never finish receiving a message from rank %d "
                        "(check the platform's L, G and overheads)", rank, m->src);

@@ -98,11 +98,17 @@ close "$(num predicted_makespan_s fanin.json)" \
 # LogGP's gap, for every message size (docs/platform.md): a stream of 50
 # messages of 64 KiB (eager: not above S) from one rank starts them
 # T = g + (k-1)G = 655.35 us apart, 65 times os, so rank 0 has the last at
-# (N-1)T + os + L + (k-1)G + or.
+# (N-1)T + os + L + (k-1)G + or; three ranks streaming into rank 0 are
+# bounded by rank 0's link, which lets their messages through T apart:
+# os + L + (k-1)G + (3N-1)T + or.
 emu --platform $P1 -n 2 --json -- "$PAT" stream 50 65536 > stream2.json
 close "$(num predicted_makespan_s stream2.json)" \
     "$(awk 'BEGIN { T = 65535 * 10e-9; printf "%.17g", 49 * T + 10e-6 + 50e-6 + T + 10e-6 }')" \
     "stream of 64 KiB messages"
+emu --platform $P1 -n 4 --json -- "$PAT" stream 50 65536 > stream4.json
+close "$(num predicted_makespan_s stream4.json)" \
+    "$(awk 'BEGIN { T = 65535 * 10e-9; printf "%.17g", 10e-6 + 50e-6 + T + 149 * T + 10e-6 }')" \
+    "three streams into one rank"
 # Ranks on the coordinator's node talk to it through shared memory; ranks on
 # other nodes through TCP.  The same fan-in with every rank on TCP, and with
 # the odd ranks on TCP (a mixed run, as with ranks on two nodes), gives the

@@ -706,7 +706,8 @@ static void test_cleanup(void)
 /* A stream of n messages of k bytes from one rank: they start T = g + (k-1)G
  * apart (above os, so the link, not the CPU, paces them), arrive T apart, and
  * the receiver, whose or is below T, has the last one at
- * (n-1)T + os + L + (k-1)G + or. */
+ * (n-1)T + os + L + (k-1)G + or.  The receiver's link, carrying the same
+ * messages, never holds one back. */
 static void test_net_gap_stream(void)
 {
     tb_platform *p = spec_ok(NET_SPEC, 1);
@@ -715,16 +716,19 @@ static void test_net_gap_stream(void)
     const size_t k = 65536;
     const double L = 50e-6, o = 10e-6, g = 3e-6, G = 10e-9, T = g + (double)(k - 1) * G;
     double clock = 0, link_free = -INFINITY, rclock = 0;
+    tb_netlink rx = {0};
     int ok = 1;
     for (int i = 0; i < n; i++) {
         tb_netmsg m;
+        tb_netrecv r;
         tb_net_send(p, 2, 0, 0, 0, k, clock, link_free, &m);
         ok &= !m.rendezvous && fabs(m.start - i * T) <= 1e-15;
         ok &= fabs(m.link_free - (m.start + T)) <= 1e-15;
         clock = m.send_end;
         link_free = m.link_free;
-        rclock = (rclock > m.arrival ? rclock : m.arrival) +
-                 tb_net_recv_cost(p, 2, 0, 0, k, m.rendezvous);
+        tb_net_recv(p, 2, 0, 0, 0, k, 0, rclock, m.arrival, &rx, &r);
+        ok &= fabs(r.in - m.arrival) <= 1e-15 && r.taken == r.in;
+        rclock = r.end;
     }
     tb_platform_destroy(&p);
     TB_ASSERT(ok);
@@ -773,19 +777,142 @@ static void test_net_gap_previous_size(void)
     tb_platform_destroy(&p);
 }
 
-/* g = G = 0 (pure LogP): the link never holds a message back, to the bit. */
+/* m senders, n messages of k bytes each, all sent back to back from time 0
+ * into one receiver that takes them in order of arrival: its link lets them
+ * through T = g + (k-1)G apart, so the last is taken at
+ * os + L + (k-1)G + (mn-1)T and the receiver is done or later (or < T). */
+static void test_net_recv_fanin(void)
+{
+    tb_platform *p = spec_ok(NET_SPEC, 1);
+    TB_ASSERT(p != NULL);
+    enum { m = 3, n = 4 };
+    const size_t k = 65536;
+    const double L = 50e-6, o = 10e-6, g = 3e-6, G = 10e-9, T = g + (double)(k - 1) * G;
+    double arrival[m][n];
+    for (int s = 0; s < m; s++) {
+        double clock = 0, link_free = -INFINITY;
+        for (int i = 0; i < n; i++) {
+            tb_netmsg msg;
+            tb_net_send(p, m + 1, 0, 0, 0, k, clock, link_free, &msg);
+            clock = msg.send_end;
+            link_free = msg.link_free;
+            arrival[s][i] = msg.arrival;
+        }
+    }
+    tb_netlink rx = {0};
+    double rclock = 0, prev_in = -INFINITY;
+    int ok = 1;
+    for (int i = 0; i < n; i++) /* arrival order: round i of every sender, then i+1 */
+        for (int s = 0; s < m; s++) {
+            tb_netrecv r;
+            tb_net_recv(p, m + 1, 0, 0, 0, k, 0, rclock, arrival[s][i], &rx, &r);
+            if (prev_in > -INFINITY)
+                ok &= fabs(r.in - prev_in - T) <= 1e-12 * T;
+            prev_in = r.in;
+            rclock = r.end;
+        }
+    tb_platform_destroy(&p);
+    TB_ASSERT(ok);
+    double want = o + L + (double)(k - 1) * G + (m * n - 1) * T + o;
+    TB_ASSERT_NEAR(rclock, want, 1e-12 * want);
+}
+
+/* The receiver's link goes to messages in the order they are taken; a
+ * message taken later fills the link's free time around those taken before.
+ * G = 1 us a byte, g = 0: 60000 bytes arriving at 59.999 ms (its bytes from
+ * 0 on) and 8 bytes at 1.007 ms (from 1 ms on). */
+static void test_net_recv_fill(void)
+{
+    tb_platform *p = spec_ok("hosts=3,L=0,o=0,g=0,G=1us,S=1e9", 1);
+    TB_ASSERT(p != NULL);
+    tb_netlink rx = {0};
+    tb_netrecv small, big;
+    /* small first: at its arrival; the big one gets the link but for 7 us */
+    tb_net_recv(p, 3, 0, 0, 0, 8, 0, 0.0, 1.007e-3, &rx, &small);
+    tb_net_recv(p, 3, 0, 0, 0, 60000, 0, small.end, 59.999e-3, &rx, &big);
+    TB_ASSERT_NEAR(small.in, 1.007e-3, 1e-15);
+    TB_ASSERT_NEAR(big.in, 60.006e-3, 1e-15);
+    /* big first: at its arrival; the small one waits for the link */
+    memset(&rx, 0, sizeof rx);
+    tb_net_recv(p, 3, 0, 0, 0, 60000, 0, 0.0, 59.999e-3, &rx, &big);
+    tb_net_recv(p, 3, 0, 0, 0, 8, 0, big.end, 1.007e-3, &rx, &small);
+    TB_ASSERT_NEAR(big.in, 59.999e-3, 1e-15);
+    TB_ASSERT_NEAR(small.in, 60.006e-3, 1e-15);
+    TB_ASSERT(small.taken == small.in && small.end == small.in);
+    /* to oneself: not through the link */
+    tb_net_recv(p, 3, 0, 0, 1, 8, 0, 0.0, 1e-3, &rx, &small);
+    TB_ASSERT(small.in == 1e-3);
+    tb_platform_destroy(&p);
+}
+
+/* A rendezvous: the request passes as one byte; its data, pulled when the
+ * receiver takes it, holds the link from taken + 2L for (k-1)G, so an eager
+ * message arriving meanwhile comes through after it. */
+static void test_net_recv_rendezvous(void)
+{
+    tb_platform *p = spec_ok("hosts=3,L=50us,o=10us,g=0,G=10ns,S=1000", 1);
+    TB_ASSERT(p != NULL);
+    tb_netlink rx = {0};
+    tb_netmsg m;
+    tb_netrecv r, e;
+    tb_net_send(p, 3, 0, 0, 0, 100001, 0.0, -INFINITY, &m);
+    TB_ASSERT(m.rendezvous);
+    TB_ASSERT_NEAR(m.arrival, 60e-6, 1e-15);
+    tb_net_recv(p, 3, 0, 0, 0, 100001, 1, 100e-6, m.arrival, &rx, &r);
+    TB_ASSERT(r.in == m.arrival && r.taken == 100e-6);
+    const double data_end = 100e-6 + 100e-6 + 100000 * 10e-9; /* taken + 2L + (k-1)G */
+    TB_ASSERT_NEAR(r.end, data_end + 10e-6, 1e-15);
+    /* 1000 bytes arriving in the middle of the data's transfer */
+    tb_net_recv(p, 3, 0, 0, 0, 1000, 0, r.end, 700e-6, &rx, &e);
+    TB_ASSERT_NEAR(e.in, data_end + 999 * 10e-9, 1e-15);
+    TB_ASSERT_NEAR(e.end, r.end + 10e-6, 1e-15); /* the receiver was later still */
+    tb_platform_destroy(&p);
+}
+
+/* The link keeps its last TB_NET_SPANS busy spans: with one more, the oldest
+ * is forgotten (as if the link had been free then). g = 1 us, one-byte
+ * messages arriving every 10 us hold 1 us each. */
+static void test_net_recv_spans(void)
+{
+    tb_platform *p = spec_ok("hosts=3,L=0,o=0,g=1us,G=0", 1);
+    TB_ASSERT(p != NULL);
+    tb_netlink rx = {0};
+    tb_netrecv r;
+    for (int i = 1; i <= TB_NET_SPANS; i++)
+        tb_net_recv(p, 3, 0, 0, 0, 1, 0, 0.0, i * 10e-6, &rx, &r);
+    TB_ASSERT_EQ_INT(rx.n, TB_NET_SPANS);
+    tb_netlink keep = rx;
+    /* a message wanting 9..10 us again waits for the first span */
+    tb_net_recv(p, 3, 0, 0, 0, 1, 0, 0.0, 10e-6, &keep, &r);
+    TB_ASSERT_NEAR(r.in, 11e-6, 1e-15);
+    /* one span more (at 16..17 x 10 us) and 9..10 us is forgotten */
+    tb_net_recv(p, 3, 0, 0, 0, 1, 0, 0.0, (TB_NET_SPANS + 1) * 10e-6, &rx, &r);
+    TB_ASSERT_EQ_INT(rx.n, TB_NET_SPANS);
+    tb_net_recv(p, 3, 0, 0, 0, 1, 0, 0.0, 10e-6, &rx, &r);
+    TB_ASSERT(r.in == 10e-6);
+    tb_platform_destroy(&p);
+}
+
+/* g = G = 0 (pure LogP): neither link ever holds a message back, to the bit. */
 static void test_net_no_gap(void)
 {
     tb_platform *p = spec_ok("hosts=3,L=50us,o=10us", 1);
     TB_ASSERT(p != NULL);
+    tb_netlink rx = {0};
     double clock = 0, link_free = -INFINITY;
     int ok = 1;
     for (int i = 0; i < 100; i++) {
         tb_netmsg m;
+        tb_netrecv r;
         tb_net_send(p, 3, 0, 0, 0, (size_t)(i * 997), clock, link_free, &m);
         ok &= m.start == clock;
         clock = m.send_end;
         link_free = m.link_free;
+        /* a receiver that looks at a time of its own before the arrival */
+        tb_net_recv(p, 3, 0, 0, 0, (size_t)(i * 997), 0, m.arrival - 1e-6 * (i % 3), m.arrival,
+                    &rx, &r);
+        ok &= r.in == m.arrival && r.taken == m.arrival &&
+              r.end == m.arrival + tb_loggps_recv_overhead(&p->clusters[0].net, 3, 0);
     }
     tb_platform_destroy(&p);
     TB_ASSERT(ok);
@@ -829,6 +956,10 @@ static const tb_test tests[] = {
     {"json_uplink", test_json_uplink},
     {"net_gap_stream", test_net_gap_stream},
     {"net_gap_previous_size", test_net_gap_previous_size},
+    {"net_recv_fanin", test_net_recv_fanin},
+    {"net_recv_fill", test_net_recv_fill},
+    {"net_recv_rendezvous", test_net_recv_rendezvous},
+    {"net_recv_spans", test_net_recv_spans},
     {"net_no_gap", test_net_no_gap},
     {"spec_basic", test_spec_basic},
     {"spec_defaults", test_spec_defaults},

@@ -465,7 +465,9 @@ static void test_transport_known_times(void)
     TB_ASSERT_EQ_INT(pr[2].src[0], 1);
     TB_ASSERT_NEAR(pr[2].at[0], 1e-3 + 7e-6, 1e-12);
     TB_ASSERT_EQ_INT(pr[2].src[1], 0);
-    TB_ASSERT_NEAR(pr[2].at[1], 59999e-6, 1e-12);
+    /* The big one's 60000 bytes come in over rank 2's link from 0 to 59.999
+     * ms, but for the 7 us the small one, taken first, held it: 60.006 ms. */
+    TB_ASSERT_NEAR(pr[2].at[1], 60006e-6, 1e-12);
     /* o = 0 here, so the sends cost no CPU, but each of the three 8-byte
      * messages holds rank 3's link for 7 us: the last starts at 14 us, the
      * computation after it ends at 15 us. */
@@ -553,16 +555,19 @@ static double run_streams(const char *sp, int m, int n, size_t k)
 
 /* LogGP's gap on the simulated transport, for any message size (here 64 KiB,
  * eager below S): one sender's messages start T = g + (k-1)G apart, so rank 0
- * is done at (n-1)T + os + L + (k-1)G + or (or < T). */
+ * is done at (n-1)T + os + L + (k-1)G + or (or < T); with three senders its
+ * own link lets them through T apart: os + L + (k-1)G + (3n-1)T + or. */
 static void test_transport_gap(void)
 {
     const char *sp = "hosts=4,L=50us,o=10us,g=3us,G=10ns,S=100000";
     const int n = 50;
     const size_t k = 65536;
     const double L = 50e-6, o = 10e-6, G = 10e-9, T = 3e-6 + (double)(k - 1) * G;
-    double one = run_streams(sp, 1, n, k);
+    double one = run_streams(sp, 1, n, k), three = run_streams(sp, 3, n, k);
     double want1 = (n - 1) * T + o + L + (double)(k - 1) * G + o;
+    double want3 = o + L + (double)(k - 1) * G + (3 * n - 1) * T + o;
     TB_ASSERT_NEAR(one, want1, 1e-12 * want1);
+    TB_ASSERT_NEAR(three, want3, 1e-12 * want3);
     /* With g = G = 0 only the overheads count: os + L + n or for one sender
      * (the receiver is the bottleneck). */
     double free_net = run_streams("hosts=4,L=50us,o=10us,S=100000", 1, n, k);

@@ -167,6 +167,7 @@ struct emu {
     int said_sending;    /* the last report said so */
     double clock;
     double link_free; /* the earliest start of this rank's next send (tb_net_send) */
+    tb_netlink rx;    /* its link's receiving side (tb_net_recv) */
     double compute, send, recv, idle;
     uint64_t msgs_sent, bytes_sent, msgs_recv;
     double *pair_last; /* last arrival per destination */

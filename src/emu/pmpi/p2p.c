@@ -324,13 +324,13 @@ void tb__emu_recv_done(ecomm *c, int coll, int src, const ehdr *h, MPI_Status *s
                        int acked)
 {
     int w = c->world[src];
-    tb__emu_advance(h->arrival, &E.idle, "idle");
-    double taken = E.clock;
-    double cost =
-        tb_net_recv_cost(E.plat, E.P, E.cluster[w], E.cluster[E.wrank], (size_t)h->bytes, h->rdv);
-    tb__emu_advance(E.clock + cost, &E.recv, "recv");
+    tb_netrecv nr;
+    tb_net_recv(E.plat, E.P, E.cluster[w], E.cluster[E.wrank], w == E.wrank, (size_t)h->bytes,
+                h->rdv, E.clock, h->arrival, &E.rx, &nr);
+    tb__emu_advance(nr.taken, &E.idle, "idle");
+    tb__emu_advance(nr.end, &E.recv, "recv");
     if ((h->rdv || h->sync) && !acked)
-        tb__emu_send_ack(c, src, h->seq, taken);
+        tb__emu_send_ack(c, src, h->seq, nr.taken);
     (void)coll;
     E.msgs_recv++;
     if (!counted)
