@@ -74,6 +74,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tb_netmsg m;
         tb_net_send(p, 4, c0, c1, 0, 100000, 0.0, -INFINITY, &m);
         (void)tb_net_recv_cost(p, 4, c0, c1, 100000, m.rendezvous);
+        tb_netlink rx = {0};
+        tb_netrecv r;
+        tb_net_recv(p, 4, c0, c1, 0, 100000, m.rendezvous, 0.0, m.arrival, &rx, &r);
+        if (!(r.in >= m.arrival && r.taken >= r.in && r.end >= r.taken))
+            abort();
         (void)tb_net_lookahead(p, 4);
         /* every host's speed model, briefly */
         for (size_t h = 0; h < p->nhosts && h < 4; h++) {

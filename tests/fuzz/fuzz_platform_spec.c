@@ -78,6 +78,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tb_netmsg m;
         tb_net_send(p, 4, c0, c1, 0, 1000, 0.0, -INFINITY, &m);
         (void)tb_net_recv_cost(p, 4, c0, c1, 1000, m.rendezvous);
+        /* two messages through both links: nothing comes earlier than its model says */
+        tb_netlink rx = {0};
+        tb_netrecv r;
+        tb_net_recv(p, 4, c0, c1, 0, 1000, m.rendezvous, 0.0, m.arrival, &rx, &r);
+        if (!(r.in >= m.arrival && r.taken >= r.in && r.end >= r.taken))
+            abort();
+        tb_netmsg m2;
+        tb_net_send(p, 4, c0, c1, 0, 10, m.send_end, m.link_free, &m2);
+        if (!(m2.start >= m.link_free && m2.start >= m.send_end))
+            abort();
+        tb_net_recv(p, 4, c0, c1, 0, 10, m2.rendezvous, r.end, m2.arrival, &rx, &r);
+        if (!(r.in >= m2.arrival && r.taken >= r.in && r.end >= r.taken))
+            abort();
         (void)tb_net_lookahead(p, 4);
     } else if (p != NULL || err[0] == '\0') {
         abort(); /* an error leaves *out NULL and says why */
