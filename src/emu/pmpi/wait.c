@@ -371,8 +371,8 @@ static int first_done(ereq **qs, int n, double deadline, decision *d, int *decid
             int rbi = -1;
             for (int j = 0; j < npat && all_known; j++) {
                 ereq *q = qs[map[j]];
-                double a = recv_known_arrival(q);
-                int src = q->c->world[q->peer];
+                double a = recv_known_arrival(q); /* NAN for a wildcard receive */
+                int src = isnan(a) ? -1 : q->c->world[q->peer];
                 if (isnan(a))
                     all_known = 0;
                 else if (rbi < 0 || earlier(a, src, q->h.seq, rbest, rsrc, rseq)) {
