@@ -326,6 +326,15 @@ awk -v m="$(num predicted_makespan_s futures.json)" '/^futures:/ { took = $5; wo
     fail "mpi4py.futures: implausible: $(head -n 1 futures.out), $(cat futures.json)"
 [ "$(num unchecked_decisions futures.json)" = 0 ] || fail "mpi4py.futures: $(cat futures.json)"
 
+# Two threads of rank 0 take turns to call MPI while the one that called last
+# reads the monotonic clock in a loop: the emulator gives MPI_THREAD_SERIALIZED
+# (not the MPI_THREAD_MULTIPLE asked for), and a clock read is no MPI call (it
+# once took the pair for two threads in MPI at once, and mpi4py.futures' pool
+# died of it now and then).
+emu --platform hosts=2,L=50us,o=10us -n 2 -- "$PAT" handover 300 > handover.out 2>&1 ||
+    fail "handover: $(cat handover.out)"
+grep -qx 'handover: level serialized rounds 300' handover.out || fail "handover: $(cat handover.out)"
+
 # A poll of a named source that is blocked until a third rank's message (really
 # 0.3 s late) wakes it: rank 1's message reaches 0 at os + L + 3G = 57.03 us,
 # rank 0 takes it (+ or) and sends on to 2: 124.06 us; each failed MPI_Iprobe

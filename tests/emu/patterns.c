@@ -55,6 +55,14 @@
  *                                  virtual time; MPI_Intercomm_merge and an
  *                                  allreduce on the result, MPI_Comm_split into
  *                                  pairs, MPI_Comm_dup, MPI_Comm_disconnect
+ *   patterns handover N            2 ranks, MPI_Init_thread(MPI_THREAD_MULTIPLE): prints
+ *                                  the level given; rank 0's main thread and a
+ *                                  second thread take turns to call MPI, N rounds
+ *                                  (the second bounces an int off rank 1), while
+ *                                  the main thread, last to call MPI, reads the
+ *                                  monotonic clock in a loop (the emulator once
+ *                                  took the pair for two threads calling MPI at
+ *                                  the same time)
  *   patterns inter-gather          4 ranks: MPI_Gather over that intercommunicator
  *                                  (not emulated)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
@@ -91,7 +99,9 @@
  */
 #define _GNU_SOURCE /* syscall */
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -864,11 +874,73 @@ static int clocks(double date_before)
     return 0;
 }
 
+/* handover: whose turn it is to call MPI on rank 0 (0: main, 1: the other). */
+static atomic_int turn;
+static int rounds;
+
+static void *handover_thread(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < rounds; i++) {
+        while (atomic_load(&turn) != 1)
+            ;
+        int v = i;
+        MPI_Send(&v, 1, MPI_INT, 1, 4, MPI_COMM_WORLD);
+        MPI_Recv(&v, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (v != i + 1)
+            abort();
+        atomic_store(&turn, 0);
+    }
+    return NULL;
+}
+
+static int handover(int n)
+{
+    int level;
+    MPI_Query_thread(&level);
+    rounds = n;
+    if (rank == 1) {
+        for (int i = 0; i < n; i++) {
+            int v;
+            MPI_Recv(&v, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            v++;
+            MPI_Send(&v, 1, MPI_INT, 0, 4, MPI_COMM_WORLD);
+        }
+    } else if (rank == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, handover_thread, NULL) != 0)
+            return 1;
+        long reads = 0;
+        for (int i = 0; i < n; i++) {
+            int flag;
+            MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); /* the MPI thread now */
+            atomic_store(&turn, 1);
+            while (atomic_load(&turn) != 0) {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                reads++;
+            }
+        }
+        pthread_join(t, NULL);
+        printf("handover: level %s rounds %d%s\n",
+               level == MPI_THREAD_MULTIPLE     ? "multiple"
+               : level == MPI_THREAD_SERIALIZED ? "serialized"
+                                                : "lower",
+               n, reads > 0 ? "" : " (no clock read)");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct timespec before;
     clock_gettime(CLOCK_REALTIME, &before); /* real: MPI_Init has not run */
-    MPI_Init(&argc, &argv);
+    if (argc > 1 && !strcmp(argv[1], "handover")) {
+        int level;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
+    } else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *mode = argc > 1 ? argv[1] : "";
@@ -899,6 +971,8 @@ int main(int argc, char **argv)
         rc = relayed();
     else if (!strcmp(mode, "inter") && size == 4)
         rc = inter();
+    else if (!strcmp(mode, "handover") && argc == 3 && size == 2)
+        rc = handover(atoi(argv[2]));
     else if (!strcmp(mode, "inter-gather") && size == 4) {
         int a, v = 0, all[2];
         MPI_Comm half, ic = halves(&half, &a);

@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,20 +444,44 @@ static void trace_span(const char *name, double t0, double t1)
 
 static void enter_inside(const void *me);
 
+/* What E.inside holds while the MPI thread reads a clock or sleeps in virtual
+ * time (tb__emu_enter_user): the rank's state is taken, for a moment that
+ * never waits on another rank, and no thread is inside an MPI call. */
+static const char user_claim;
+/* Threads waiting in tb__emu_enter for such a moment to end: while there are,
+ * the clock reads of the thread that called MPI last are real (it is not the
+ * MPI thread any more), else a loop of them could keep the state for ever. */
+static atomic_int wanting;
+
 void tb__emu_enter(void)
 {
-    const void *me = tb__emu_self(), *none = NULL;
-    if (!atomic_compare_exchange_strong(&E.inside, &none, me) && none != me)
-        tb__emu_die("rank %d: two threads called MPI at the same time (not emulated: one "
-                    "thread at a time may)",
-                    E.wrank);
+    const void *me = tb__emu_self();
+    int waits = 0;
+    for (;;) {
+        const void *none = NULL;
+        if (atomic_compare_exchange_strong(&E.inside, &none, me) || none == me)
+            break;
+        if (none != &user_claim)
+            tb__emu_die("rank %d: two threads called MPI at the same time (not emulated: one "
+                        "thread at a time may)",
+                        E.wrank);
+        /* The thread that called MPI last reads a clock just now (mpi4py's
+         * pool thread begins a call while the main thread's timed wait
+         * reads the monotonic clock): that is over in a moment. */
+        if (!waits++)
+            atomic_fetch_add(&wanting, 1);
+        sched_yield();
+    }
+    if (waits)
+        atomic_fetch_sub(&wanting, 1);
     enter_inside(me);
 }
 
 int tb__emu_enter_user(void)
 {
     const void *me = tb__emu_self(), *none = NULL;
-    if (!atomic_compare_exchange_strong(&E.inside, &none, me))
+    if (atomic_load(&wanting) > 0 ||
+        !atomic_compare_exchange_strong(&E.inside, &none, &user_claim))
         return 0; /* another thread is in MPI: it is the MPI thread now */
     if (E.thread != me || !E.in_user) {
         E.inside = NULL;
@@ -624,11 +649,31 @@ EMU_API int MPI_Init(int *argc, char ***argv)
     return rc;
 }
 
+/* Several threads may call MPI, one at a time: MPI_THREAD_SERIALIZED at most,
+ * whatever the MPI underneath gives.  A program that asked for
+ * MPI_THREAD_MULTIPLE sees that and serialises its calls (mpi4py.futures
+ * takes a lock around them), or says itself that it cannot run. */
+static int thread_level(int real)
+{
+    return real == MPI_THREAD_MULTIPLE ? MPI_THREAD_SERIALIZED : real;
+}
+
 EMU_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
         emu_start();
+        if (E.on)
+            *provided = thread_level(*provided);
+    }
+    return rc;
+}
+
+EMU_API int MPI_Query_thread(int *provided)
+{
+    int rc = PMPI_Query_thread(provided);
+    if (rc == MPI_SUCCESS && E.on)
+        *provided = thread_level(*provided);
     return rc;
 }
 
