@@ -351,7 +351,9 @@ static int sup_incumbent(tb__bnb_actor *a, double v, const void *sol, uint32_t l
 }
 
 /* Start-up: expand best first until every worker can have `startup`
- * subproblems (or the tree is done). */
+ * subproblems, the pool is over its limit (it holds work enough to deal;
+ * depth first from there would go on until the task time is up, and with a
+ * small limit expand the whole tree alone), or the tree is done. */
 static int startup_fn(void *arg)
 {
     tb__bnb_actor *a = arg;
@@ -367,7 +369,7 @@ static int startup_fn(void *arg)
      * in the model; the transport says what that is on its clock (real:
      * the wall time so far). */
     int rc = TB_OK;
-    while (rc == TB_OK && s->pool.n > 0 && s->pool.n < want) {
+    while (rc == TB_OK && s->pool.n > 0 && s->pool.n < want && !s->pool.tight) {
         double spent = tb_tp_spent(&a->base, (double)(s->eng.nodes - n0) * b->node_cost);
         if (s->eng.nodes > n0 && spent >= b->task_time)
             break;

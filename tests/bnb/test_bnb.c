@@ -224,6 +224,9 @@ static void test_mpi_once_no_startup(void) { check_mpi(11, &(cfg){2, 3, 0, 1, 0,
  * of subproblems (tasks stop descending and return what they have not
  * expanded) and queues of 512 bytes (depth first while over it).  Still every
  * node exactly once and the optimum; the log says both limits were hit.
+ * (The supervisor's start-up once went on depth first once its pool was over
+ * 512 bytes, until its task time was up: on a loaded machine it expanded the
+ * whole tree alone, no task was ever cut, and this failed now and then.)
  */
 static int bounded_said[2];
 
