@@ -105,6 +105,11 @@ struct tb_emu_opts;
  * (TENBIN_EMU_LIBRARY, else beside the executable, else in the library
  * directory relative to it) into lib, the platform, seed, launcher, timeout
  * and listening address.  0, or -1 after one line. */
+/* `tenbin emu --check PROGRAM [ARGS]` (tools/emu_check.c): the MPI functions
+ * the program imports, by what the emulator does with them (lib: the
+ * emulation library); an exit status. */
+int tb_cli_emu_check(char **argv, const char *lib, int json);
+
 int tb_cli_emu_opts(const char *cmd, struct tb_emu_opts *o, char *lib, size_t liblen,
                     const char *platform, long seed, const char *mpiexec, double timeout,
                     const char *listen);

@@ -24,7 +24,8 @@ static const char *const cmd = "emu";
 static void emu_usage(FILE *out)
 {
     fprintf(out,
-            "usage: tenbin emu --platform SPEC|FILE -n P [options] -- PROGRAM [ARGS...]\n\n"
+            "usage: tenbin emu --platform SPEC|FILE -n P [options] -- PROGRAM [ARGS...]\n"
+            "       tenbin emu --check [--json] [--] PROGRAM [ARGS...]\n\n"
             "Run an unmodified, dynamically linked MPI program on P real ranks with the\n"
             "emulation library preloaded, and predict how it runs on the platform: each\n"
             "rank keeps a virtual clock (its CPU time between MPI calls scaled by its\n"
@@ -42,6 +43,10 @@ static void emu_usage(FILE *out)
             "  --mpiexec PATH         launcher (default %s)\n"
             "  --listen ADDR          address of this machine that the ranks report to\n"
             "                         (default 127.0.0.1; across nodes, one they all reach)\n"
+            "  --check                run nothing: list the MPI functions PROGRAM (a script: its\n"
+            "                         interpreter; python: mpi4py too) and the libraries it\n"
+            "                         loads import that the emulator does not model; exit 0 if\n"
+            "                         none (--json: as one JSON object)\n"
             "  -h, --help             this text\n\n"
             "       tenbin emu sweep ... (over a range of P and master counts: --help)\n\n"
             "Exit status: 0 predicted, 1 the program or the emulation failed, 2 bad usage.\n"
@@ -191,12 +196,12 @@ int tb_cmd_emu(int argc, char **argv)
         {"trace", required_argument, NULL, 't'},    {"json", no_argument, NULL, 'j'},
         {"timeout", required_argument, NULL, 'T'},  {"mpiexec", required_argument, NULL, 'x'},
         {"listen", required_argument, NULL, 'L'},   {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"check", no_argument, NULL, 'C'},          {NULL, 0, NULL, 0},
     };
     const char *platform = NULL, *trace = NULL, *mpiexec = NULL, *listen = NULL;
     long ranks = 0, master = 0, seed = 1;
     double timeout = 0;
-    int json = 0, c;
+    int json = 0, check = 0, c;
     opterr = 0;
     /* '+': stop at the program's name, whose options are its own. */
     while ((c = getopt_long(argc, argv, "+:hn:", opts, NULL)) != -1) {
@@ -208,6 +213,7 @@ int tb_cmd_emu(int argc, char **argv)
         case 's': bad = tb_cli_long(cmd, "--seed", optarg, 0, 1L << 62, &seed); break;
         case 't': trace = optarg; break;
         case 'j': json = 1; break;
+        case 'C': check = 1; break;
         case 'x': mpiexec = optarg; break;
         case 'L': listen = optarg; break;
         case 'T':
@@ -219,6 +225,19 @@ int tb_cmd_emu(int argc, char **argv)
         }
         if (bad)
             return TB_EXIT_USAGE;
+    }
+    if (check) {
+        if (optind >= argc) {
+            tb_cli_error(cmd, "--check: no program given (tenbin emu --check PROGRAM)");
+            return TB_EXIT_USAGE;
+        }
+        char lib[PATH_MAX];
+        if (emu_library(lib, sizeof lib) != 0) {
+            tb_cli_error(cmd, "cannot find libtenbin-emu.so next to the tenbin executable (set "
+                              "TENBIN_EMU_LIBRARY)");
+            return TB_EXIT_FAIL;
+        }
+        return tb_cli_emu_check(argv + optind, lib, json);
     }
     if (!platform) {
         tb_cli_error(cmd, "--platform is required (a spec such as hosts=8,L=50us,o=10us or a "
