@@ -30,8 +30,8 @@
     X(MPI_Iallgather) X(MPI_Iallgatherv) X(MPI_Ialltoall) X(MPI_Ialltoallv) X(MPI_Alltoallw)   \
     X(MPI_Ialltoallw) X(MPI_Reduce_scatter) X(MPI_Reduce_scatter_block) X(MPI_Ireduce_scatter) \
     X(MPI_Ireduce_scatter_block) X(MPI_Scan) X(MPI_Exscan) X(MPI_Iscan) X(MPI_Iexscan)         \
-    X(MPI_Win_create) X(MPI_Win_allocate) X(MPI_Win_allocate_shared) X(MPI_Win_create_dynamic) \
-    X(MPI_Put) X(MPI_Get) X(MPI_Accumulate) X(MPI_Get_accumulate) X(MPI_Fetch_and_op)          \
+    X(MPI_Win_allocate_shared) X(MPI_Win_create_dynamic) X(MPI_Win_post) X(MPI_Win_start)      \
+    X(MPI_Win_complete) X(MPI_Win_wait) X(MPI_Win_test) X(MPI_Get_accumulate) X(MPI_Fetch_and_op) \
     X(MPI_Compare_and_swap) X(MPI_Rput) X(MPI_Rget) X(MPI_Raccumulate) X(MPI_Rget_accumulate)  \
     X(MPI_Neighbor_allgather) X(MPI_Neighbor_allgatherv) X(MPI_Neighbor_alltoall)              \
     X(MPI_Neighbor_alltoallv) X(MPI_Neighbor_alltoallw) X(MPI_Ineighbor_allgather)             \

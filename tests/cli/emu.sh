@@ -335,6 +335,39 @@ emu --platform hosts=2,L=50us,o=10us -n 2 -- "$PAT" handover 300 > handover.out 
     fail "handover: $(cat handover.out)"
 grep -qx 'handover: level serialized rounds 300' handover.out || fail "handover: $(cat handover.out)"
 
+# One-sided communication: the data is right after fences, flushes and
+# unlocks, and the times are LogGPS's with the target taking no part (o = 10
+# us, L = 50 us, G = 10 ns, 8 bytes): a shared lock is a request and its
+# grant, o + 2L = 110 us; a put costs the origin o = 10 us; the flush after it
+# waits for the data to be there and said so, L + 7G + L = 100 us after the
+# put; a get and its flush o + L + L + 7G = 110 us; the unlock with nothing
+# pending sends its release, o = 10 us.  An exclusive lock stops the run.
+# Two of Open MPI's one-sided components: pt2pt (active messages: the target
+# must call MPI for them to progress) alone, and with sm for MPI_Win_allocate
+# (the tests set btl_vader_single_copy_mechanism=none, which leaves rdma
+# nothing to do MPI_Win_create over the program's memory with: the real
+# MPI_Win_create fails, and the emulator says so in one line).
+RMAP=hosts=4,speed=1e12,L=50us,o=10us,G=10ns
+for osc in pt2pt pt2pt,sm; do
+    OMPI_MCA_osc=$osc emu --platform $RMAP -n 3 -- "$PAT" rma > rma.out 2>&1 ||
+        fail "rma ($osc): $(cat rma.out)"
+    grep -qx 'rma: lock 110 put 10 flush 100 get 110 unlock 10 us' rma.out ||
+        fail "rma ($osc): $(cat rma.out)"
+    grep -qx 'rma: data right' rma.out || fail "rma ($osc): $(cat rma.out)"
+done
+set +e
+emu --platform $RMAP -n 3 -- "$PAT" rma > rma.out 2> rma.err
+st=$?
+set -e
+[ "$st" = 0 ] || [ "$st" = 1 -a "$(grep -c 'MPI_Win_create failed in the real MPI: ' rma.err)" = 1 ] ||
+    fail "rma (default components): exit $st: $(cat rma.err)"
+set +e
+emu --platform $RMAP -n 2 -- "$PAT" rma-exclusive > rmax.out 2> rmax.err
+st=$?
+set -e
+[ "$st" = 1 ] && [ "$(grep -c 'MPI_Win_lock with MPI_LOCK_EXCLUSIVE is not emulated' rmax.err)" = 1 ] ||
+    fail "rma-exclusive: exit $st: $(cat rmax.err)"
+
 # A poll of a named source that is blocked until a third rank's message (really
 # 0.3 s late) wakes it: rank 1's message reaches 0 at os + L + 3G = 57.03 us,
 # rank 0 takes it (+ or) and sends on to 2: 124.06 us; each failed MPI_Iprobe

@@ -63,6 +63,16 @@
  *                                  monotonic clock in a loop (the emulator once
  *                                  took the pair for two threads calling MPI at
  *                                  the same time)
+ *   patterns rma                   one-sided: MPI_Win_allocate; under fences every
+ *                                  rank puts its rank to the next, gets the previous
+ *                                  one's element and accumulates 1 into rank 0's
+ *                                  (data checked); then rank 0 alone, under a shared
+ *                                  lock of rank 1: lock, put, flush, get + flush,
+ *                                  unlock, each timed in whole microseconds; then
+ *                                  MPI_Win_lock_all, a put to the next, unlock_all
+ *                                  on every rank; MPI_Win_create over a buffer of
+ *                                  the program's, a fence, a put, a fence
+ *   patterns rma-exclusive         rank 0 takes an exclusive lock (not emulated)
  *   patterns inter-gather          4 ranks: MPI_Gather over that intercommunicator
  *                                  (not emulated)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
@@ -932,6 +942,70 @@ static int handover(int n)
     return 0;
 }
 
+static int rma(void)
+{
+    double *buf;
+    MPI_Win win;
+    MPI_Win_allocate(4 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &buf,
+                     &win);
+    for (int i = 0; i < 4; i++)
+        buf[i] = rank * 10 + i;
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size, bad = 0;
+    double me = rank, got = -1, one = 1;
+    MPI_Win_fence(0, win);
+    MPI_Put(&me, 1, MPI_DOUBLE, next, 0, 1, MPI_DOUBLE, win);
+    MPI_Get(&got, 1, MPI_DOUBLE, prev, 1, 1, MPI_DOUBLE, win);
+    MPI_Accumulate(&one, 1, MPI_DOUBLE, 0, 3, 1, MPI_DOUBLE, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    bad |= buf[0] != prev || got != prev * 10 + 1 || (rank == 0 && buf[3] != 3 + size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        double x = 42, y = -1, t[6];
+        t[0] = MPI_Wtime();
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+        t[1] = MPI_Wtime();
+        MPI_Put(&x, 1, MPI_DOUBLE, 1, 2, 1, MPI_DOUBLE, win);
+        t[2] = MPI_Wtime();
+        MPI_Win_flush(1, win);
+        t[3] = MPI_Wtime();
+        MPI_Get(&y, 1, MPI_DOUBLE, 1, 2, 1, MPI_DOUBLE, win);
+        MPI_Win_flush(1, win);
+        t[4] = MPI_Wtime();
+        MPI_Win_unlock(1, win);
+        t[5] = MPI_Wtime();
+        bad |= y != 42;
+        printf("rma: lock %.0f put %.0f flush %.0f get %.0f unlock %.0f us\n", 1e6 * (t[1] - t[0]),
+               1e6 * (t[2] - t[1]), 1e6 * (t[3] - t[2]), 1e6 * (t[4] - t[3]), 1e6 * (t[5] - t[4]));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    bad |= rank == 1 && buf[2] != 42;
+    MPI_Win_lock_all(0, win);
+    double r2 = 100 + rank;
+    MPI_Put(&r2, 1, MPI_DOUBLE, next, 1, 1, MPI_DOUBLE, win);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win); /* to read its own window */
+    bad |= buf[1] != 100 + prev;
+    MPI_Win_unlock(rank, win);
+    MPI_Win_free(&win);
+    /* A window over the program's own memory. */
+    int mine[2] = {0, 0}, v = rank + 1;
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &half);
+    MPI_Win_create(mine, sizeof mine, sizeof(int), MPI_INFO_NULL, half, &win);
+    MPI_Comm_free(&half); /* the window keeps its group */
+    MPI_Win_fence(0, win);
+    MPI_Put(&v, 1, MPI_INT, next, 1, 1, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    MPI_Win_free(&win);
+    bad |= mine[1] != prev + 1;
+    int all = 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("rma: data %s\n", all ? "WRONG" : "right");
+    return all;
+}
+
 int main(int argc, char **argv)
 {
     struct timespec before;
@@ -973,7 +1047,18 @@ int main(int argc, char **argv)
         rc = inter();
     else if (!strcmp(mode, "handover") && argc == 3 && size == 2)
         rc = handover(atoi(argv[2]));
-    else if (!strcmp(mode, "inter-gather") && size == 4) {
+    else if (!strcmp(mode, "rma") && size >= 2)
+        rc = rma();
+    else if (!strcmp(mode, "rma-exclusive")) {
+        int *b;
+        MPI_Win w;
+        MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &b, &w);
+        if (rank == 0) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1 % size, 0, w);
+            MPI_Win_unlock(1 % size, w);
+        }
+        MPI_Win_free(&w);
+    } else if (!strcmp(mode, "inter-gather") && size == 4) {
         int a, v = 0, all[2];
         MPI_Comm half, ic = halves(&half, &a);
         MPI_Gather(&v, 1, MPI_INT, all, 1, MPI_INT, a ? MPI_ROOT : 0, ic);

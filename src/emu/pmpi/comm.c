@@ -197,6 +197,8 @@ static uint32_t agree_ctx(ecomm *parent)
     return new_ctx(m);
 }
 
+uint32_t tb__emu_agree_ctx(ecomm *parent) { return agree_ctx(parent); }
+
 /* Every communicator constructor: agree on the new one's context over the
  * parent (an emulated allreduce), let MPI make it, register it. */
 #define COMM_MAKE(name, comm, out, ...)                                                            \

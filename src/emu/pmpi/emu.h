@@ -349,6 +349,10 @@ ecomm *tb__emu_comm_add(MPI_Comm u, uint32_t ctx, int owned);
 
 void tb__emu_comm_remove(ecomm *e);
 
+/* A context for a communicator made from parent, agreed by an emulated
+ * allreduce over it (collective over parent). */
+uint32_t tb__emu_agree_ctx(ecomm *parent);
+
 int tb__emu_comm_rank_of_world(const ecomm *c, int w);
 
 uint32_t tb__emu_ctx_of(const ecomm *c, int coll);
