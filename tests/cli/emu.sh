@@ -355,6 +355,47 @@ for osc in pt2pt pt2pt,sm; do
         fail "rma ($osc): $(cat rma.out)"
     grep -qx 'rma: data right' rma.out || fail "rma ($osc): $(cat rma.out)"
 done
+# The same through mpi4py's MPI.Win (Allocate, Fence, Put, Get, Accumulate,
+# Lock, Flush, Unlock, Free), as a Python program would call it (the default
+# components: mpi4py asks for MPI_THREAD_MULTIPLE, which pt2pt refuses).
+cat > rma.py << 'END'
+from array import array
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+win = MPI.Win.Allocate(8 * 4, 8, comm=comm)
+buf = memoryview(win).cast('B').cast('d')
+for i in range(4):
+    buf[i] = rank
+win.Fence()
+prev = (rank + size - 1) % size
+win.Put(array('d', [100.0 + rank]), (rank + 1) % size, target=[0, 1, MPI.DOUBLE])
+got = array('d', [0.0])
+win.Get(got, prev, target=[1, 1, MPI.DOUBLE])
+win.Accumulate(array('d', [1.0]), 0, target=[3, 1, MPI.DOUBLE], op=MPI.SUM)
+win.Fence()
+ok = buf[0] == 100.0 + prev and got[0] == prev and (rank != 0 or buf[3] == size)
+comm.Barrier()
+if rank == 0:
+    t0 = MPI.Wtime()
+    win.Lock(1, MPI.LOCK_SHARED)
+    t1 = MPI.Wtime()
+    win.Put(array('d', [7.0]), 1, target=[2, 1, MPI.DOUBLE])
+    win.Flush(1)
+    t2 = MPI.Wtime()
+    win.Unlock(1)
+    t3 = MPI.Wtime()
+    print("py-rma: lock %.0f put+flush %.0f unlock %.0f us" % (1e6 * (t1 - t0), 1e6 * (t2 - t1), 1e6 * (t3 - t2)))
+comm.Barrier()
+ok = ok and (rank != 1 or buf[2] == 7.0)
+win.Free()
+print("py-rma: rank %d %s" % (rank, "right" if ok else "WRONG"))
+END
+emu --platform $RMAP -n 3 -- /usr/bin/python3 rma.py > pyrma.out 2>&1 || fail "mpi4py rma: $(cat pyrma.out)"
+grep -qx 'py-rma: lock 110 put+flush 110 unlock 10 us' pyrma.out || fail "mpi4py rma: $(cat pyrma.out)"
+# (the ranks' lines may come interleaved through the launcher)
+[ "$(grep -o 'py-rma: rank [0-2] right' pyrma.out | sort -u | wc -l)" = 3 ] &&
+    ! grep -q WRONG pyrma.out || fail "mpi4py rma: $(cat pyrma.out)"
 set +e
 emu --platform $RMAP -n 3 -- "$PAT" rma > rma.out 2> rma.err
 st=$?
