@@ -459,15 +459,15 @@ awk '/^sleep/ { exit !($2 < 0.01 && $4 > 0.15 && $4 < 0.3) }' wtime.out ||
     fail "Wtime: $(cat wtime.out)"
 
 # The program's own clocks and sleeps are virtual: 0.2 + 0.1 + 0.05 + 0.25 s
-# of nanosleep, usleep, poll and clock_nanosleep (to an absolute time) read
-# 0.6 s on every clock, are idle, not compute, and take no real time; a busy
+# of nanosleep, usleep, poll and clock_nanosleep (to an absolute time), each
+# with 50 us of timer slack, read 0.6002 s on every clock, are idle, not compute, and take no real time; a busy
 # loop reads the same on MPI_Wtime, CLOCK_MONOTONIC and the CPU clock; the
 # date goes on from the real one.  (Rank 0's idle also holds its wait for
 # rank 1 at the end, whose loop may take a little longer.)
 t0=$(date +%s.%N)
 emu --platform hosts=2 -n 2 -- "$PAT" clocks > clocks.out
 took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-awk '/^sleeps/ { for (i = 3; i <= 9; i += 2) if ($i < 0.5999 || $i > 0.601) exit 1; if ($11 > 0.01) exit 1; ok++ }
+awk '/^sleeps/ { for (i = 3; i <= 9; i += 2) if ($i < 0.6001 || $i > 0.601) exit 1; if ($11 > 0.01) exit 1; ok++ }
      /^busy/ { if ($3 < 0.005 || $5 - $3 > 1e-4 || $3 - $5 > 1e-4 || $7 - $3 > 1e-4 || $3 - $7 > 1e-4) exit 1; ok++ }
      /^date/ { if ($3 < $2 || $3 > $2 + 30 || $4 < $3 - 1 || $4 > $3 + 1) exit 1; ok++ }
      END { exit ok != 3 }' clocks.out || fail "the program's clocks: $(cat clocks.out)"
@@ -503,10 +503,11 @@ awk '/^python/ { d1 = $3 - $5; d2 = $9 - $5; s = $3 - 0.3 - $7
     fail "Python's clocks under emu: $(cat pyclocks.out)"
 
 # A master that polls with MPI_Iprobe and sleeps 1 ms between polls (as
-# HyPhy's does) until ranks 1 and 2 send after 0.1 and 0.2 s: about 200 polls
-# (one per 1 ms + 12 us of failed probe), its time idle, not compute.
+# HyPhy's does) until ranks 1 and 2 send after 0.1 and 0.2 s: about 190 polls
+# (one per 1 ms + 50 us of Linux's timer slack + 12 us of failed probe), its
+# time idle, not compute.
 emu --platform hosts=4,L=50us,o=12us -n 3 -- "$PAT" pollsleep > pollsleep.out
-awk '/^polls/ { exit !($2 >= 195 && $2 <= 202) }' pollsleep.out || fail "pollsleep: $(cat pollsleep.out)"
+awk '/^polls/ { exit !($2 >= 187 && $2 <= 193) }' pollsleep.out || fail "pollsleep: $(cat pollsleep.out)"
 awk '$1 == 0 && $2 == "h0" { exit !($7 > 0.19 && $4 < 0.01) }' pollsleep.out ||
     fail "pollsleep: the master's sleeps are not idle: $(cat pollsleep.out)"
 

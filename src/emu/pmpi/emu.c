@@ -605,7 +605,10 @@ static void emu_start(void)
     if (tb_env_int_in("TENBIN_EMU_COPY_MIN", 0, LONG_MAX, &cmin) != TB_OK)
         tb__emu_die("TENBIN_EMU_COPY_MIN: expected a number of bytes >= 0");
     E.copy_min = (size_t)cmin;
-    /* Sleeps of a few microseconds, not the default 50 us of slack. */
+    /* Sleeps of a few microseconds, not the default 50 us of slack; the
+     * program's own sleeps keep its slack in virtual time (clock.c). */
+    int slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    E.user_slack = slack_ns > 0 ? 1e-9 * slack_ns : 0;
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     E.link_free = -INFINITY;
     if (getenv("TENBIN_EMU_TRACE")) {

@@ -202,6 +202,7 @@ struct emu {
     size_t iahead, nahead, capahead;
     int drop_ahead;
     double clock_cost; /* CPU time one read of the thread's CPU clock takes */
+    double user_slack; /* the program's timer slack, seconds (before ours: clock.c) */
     _Atomic int in_user; /* the program runs (not this library, not MPI): the
                             clock and sleep calls of E.thread are virtual (clock.c) */
     /* The thread that calls MPI (tb__emu_self of the one that called last),
