@@ -105,6 +105,32 @@ struct tb_emu_opts;
  * (TENBIN_EMU_LIBRARY, else beside the executable, else in the library
  * directory relative to it) into lib, the platform, seed, launcher, timeout
  * and listening address.  0, or -1 after one line. */
+/* --checkpoint FILE, --checkpoint-interval S and --resume FILE: the same in
+ * every long command (mandel, himeno, bnb).  Put TB_CLI_CKPT_OPTIONS in the
+ * getopt_long table, hand its codes to tb_cli_ckpt_option, and call
+ * tb_cli_ckpt_check after the loop. */
+typedef struct tb_cli_ckpt {
+    const char *path;   /* --checkpoint FILE, or NULL */
+    double interval;    /* --checkpoint-interval S (set the command's default first) */
+    const char *resume; /* --resume FILE, or NULL */
+} tb_cli_ckpt;
+enum { TB_CLI_OPT_CHECKPOINT = 0x1000, TB_CLI_OPT_CKPT_INTERVAL, TB_CLI_OPT_RESUME };
+#define TB_CLI_CKPT_OPTIONS                                                                        \
+    {"checkpoint", required_argument, NULL, TB_CLI_OPT_CHECKPOINT},                                \
+        {"checkpoint-interval", required_argument, NULL, TB_CLI_OPT_CKPT_INTERVAL},                \
+        {"resume", required_argument, NULL, TB_CLI_OPT_RESUME}
+#define TB_CLI_CKPT_CASES                                                                          \
+    case TB_CLI_OPT_CHECKPOINT:                                                                    \
+    case TB_CLI_OPT_CKPT_INTERVAL:                                                                 \
+    case TB_CLI_OPT_RESUME
+/* Option c (one of the three) with its argument into o: 0, or TB_EXIT_USAGE
+ * after one line (a --checkpoint FILE that cannot be written, an interval
+ * out of 0..1e9 s). */
+int tb_cli_ckpt_option(const char *cmd, int c, const char *arg, tb_cli_ckpt *o);
+/* A simulated run (sim != 0) keeps no checkpoint: 0, or TB_EXIT_USAGE after
+ * one line, which goes on with `why` if it is not NULL. */
+int tb_cli_ckpt_check(const char *cmd, const tb_cli_ckpt *o, int sim, const char *why);
+
 /* `tenbin emu --check PROGRAM [ARGS]` (tools/emu_check.c): the MPI functions
  * the program imports, by what the emulator does with them (lib: the
  * emulation library); an exit status. */

@@ -40,8 +40,7 @@ typedef struct bnb_opts {
     const char *web;  /* --web [HOST:]PORT, or NULL */
     int web_public;
     const char *history; /* --history FILE, or NULL */
-    const char *checkpoint, *resume; /* --checkpoint FILE, --resume FILE, or NULL */
-    double ckpt_interval;            /* --checkpoint-interval S */
+    tb_cli_ckpt ck;                  /* --checkpoint, --checkpoint-interval, --resume */
 } bnb_opts;
 
 static void bnb_usage(FILE *out)
@@ -165,18 +164,15 @@ static int check_opts(bnb_opts *o)
         return TB_EXIT_USAGE;
     }
     if ((o->history && tb_cli_writable(cmd, "--history", o->history)) ||
-        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)) ||
-        (o->checkpoint && tb_cli_writable(cmd, "--checkpoint", o->checkpoint)))
+        (o->trace && tb_cli_writable(cmd, "--trace", o->trace)))
         return TB_EXIT_USAGE;
-    if (o->sim && (o->checkpoint || o->resume)) {
-        /* the library's reason (TB__BNB_SIM_NO_CKPT), with the option */
-        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint: a checkpoint holds the "
-                          "open subproblems, not the simulation's virtual clock, platform and "
-                          "messages in flight, so a resumed simulation would time neither run; "
-                          "rerun it (it is deterministic), or checkpoint a real run",
-                     o->checkpoint ? "checkpoint" : "resume");
+    /* the library's reason (TB__BNB_SIM_NO_CKPT), with the option */
+    if (tb_cli_ckpt_check(cmd, &o->ck, o->sim != NULL,
+                          "a checkpoint holds the open subproblems, not the simulation's virtual "
+                          "clock, platform and messages in flight, so a resumed simulation would "
+                          "time neither run; rerun it (it is deterministic), or checkpoint a real "
+                          "run"))
         return TB_EXIT_USAGE;
-    }
     if (o->web_public && !o->web) {
         tb_cli_error(cmd, "--web-public goes with --web");
         return TB_EXIT_USAGE;
@@ -205,8 +201,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"trace", required_argument, NULL, 't'},     {"sites", required_argument, NULL, 's'},
         {"web", required_argument, NULL, 'W'},       {"web-public", no_argument, NULL, 'U'},
         {"history", required_argument, NULL, 'H'},   {"progress", no_argument, NULL, 'p'},
-        {"checkpoint", required_argument, NULL, 'C'}, {"resume", required_argument, NULL, 'R'},
-        {"checkpoint-interval", required_argument, NULL, 'V'},
+        TB_CLI_CKPT_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -286,15 +281,8 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         case 'H':
             o->history = optarg;
             break;
-        case 'C':
-            o->checkpoint = optarg;
-            break;
-        case 'R':
-            o->resume = optarg;
-            break;
-        case 'V':
-            if (tb_cli_double(cmd, "--checkpoint-interval", optarg, 0, 1e9, 0,
-                              "seconds from 0 to 1e9", &o->ckpt_interval))
+        TB_CLI_CKPT_CASES:
+            if (tb_cli_ckpt_option(cmd, c, optarg, &o->ck))
                 return TB_EXIT_USAGE;
             break;
         case 's':
@@ -1274,7 +1262,7 @@ static void configure(bnb_run *r)
     tb_bnb_set_sites(b, (int)o->sites);
     if (o->trace)
         tb_bnb_set_trace_file(b, o->trace);
-    if (o->checkpoint || o->resume) {
+    if (o->ck.path || o->ck.resume) {
         /* the instance by its bytes: a checkpoint of another file is refused */
         char *text = NULL, why[256], what[512];
         size_t len = 0;
@@ -1286,8 +1274,8 @@ static void configure(bnb_run *r)
         snprintf(what, sizeof what, "bnb %s %s (fnv1a %016" PRIx64 "), gap %.17g", o->prob->name,
                  base ? base + 1 : o->file, h, o->gap);
         tb_bnb_set_identity(b, what);
-        tb_bnb_set_checkpoint(b, o->checkpoint, o->ckpt_interval);
-        tb_bnb_set_resume(b, o->resume);
+        tb_bnb_set_checkpoint(b, o->ck.path, o->ck.interval);
+        tb_bnb_set_resume(b, o->ck.resume);
     }
     if (o->sim && o->node_cost < 0 &&
         tb_bnb_calibrate(o->prob->ops, r->ctx, 0.2, &o->node_cost) != TB_OK)
@@ -1349,7 +1337,7 @@ int tb_cmd_bnb(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "serve") == 0)
         return serve(argc - 1, argv + 1);
     bnb_run run = {.o = {.gap = -1, .task_time = 0.01, .node_cost = -1, .status_interval = 0.05,
-                         .startup = 4, .ckpt_interval = 300},
+                         .startup = 4, .ck.interval = 300},
                    .size = 1};
     bnb_run *r = &run;
     int st = parse_opts(argc, argv, &r->o);

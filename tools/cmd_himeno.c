@@ -63,9 +63,7 @@ typedef struct himeno_opts {
     const char *svg;
     tb_himeno_size custom;    /* --size IxJxK */
     /* stopping and resuming */
-    const char *checkpoint;   /* --checkpoint FILE */
-    double ckpt_interval;     /* --checkpoint-interval S */
-    const char *resume;       /* --resume FILE */
+    tb_cli_ckpt ck;           /* --checkpoint, --checkpoint-interval, --resume */
     int resume_done;          /* a checkpoint was read (the balancer's probe came with it) */
 } himeno_opts;
 
@@ -227,11 +225,8 @@ static int check_opts(const himeno_opts *o)
                           "and --size IxJxK go with --sim");
         return TB_EXIT_USAGE;
     }
-    if (o->sim && (o->checkpoint || o->resume)) {
-        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint",
-                     o->checkpoint ? "checkpoint" : "resume");
+    if (tb_cli_ckpt_check(cmd, &o->ck, o->sim != NULL, NULL))
         return TB_EXIT_USAGE;
-    }
     if (o->sim && (o->force_moves || o->record)) {
         tb_cli_error(cmd, "--force-moves and --record are for real runs");
         return TB_EXIT_USAGE;
@@ -265,9 +260,7 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         {"ranks", required_argument, NULL, 'P'},    {"point-cost", required_argument, NULL, 'c'},
         {"calibrate", no_argument, NULL, 'C'},      {"replay", required_argument, NULL, 'y'},
         {"svg", required_argument, NULL, 'v'},      {"progress", no_argument, NULL, 'p'},
-        {"checkpoint", required_argument, NULL, 'K'},
-        {"checkpoint-interval", required_argument, NULL, 'V'},
-        {"resume", required_argument, NULL, 'U'},
+        TB_CLI_CKPT_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -325,18 +318,9 @@ static int parse_opts(int argc, char **argv, himeno_opts *o)
         case 'm':
             o->sim = optarg;
             break;
-        case 'K':
-            if (tb_cli_writable(cmd, "--checkpoint", optarg))
+        TB_CLI_CKPT_CASES:
+            if (tb_cli_ckpt_option(cmd, c, optarg, &o->ck))
                 return TB_EXIT_USAGE;
-            o->checkpoint = optarg;
-            break;
-        case 'V':
-            if (tb_cli_double(cmd, "--checkpoint-interval", optarg, 0, 1e9, 0,
-                              "seconds from 0 to 1e9", &o->ckpt_interval))
-                return TB_EXIT_USAGE;
-            break;
-        case 'U':
-            o->resume = optarg;
             break;
         case 'P':
             if (tb_cli_long_list(cmd, "--ranks", optarg, 1, 1 << 24, o->ranks, MAX_SIM_RANKS,
@@ -507,7 +491,7 @@ static int resume(himeno_opts *o, himeno_run *h)
     char what[96];
     snprintf(what, sizeof what, "himeno %dx%dx%d", o->size->mi, o->size->mj, o->size->mk);
     int rc = tb_redist_set_identity(h->r, what);
-    const char *from = tb_checkpoint_resume_from(o->resume, o->checkpoint);
+    const char *from = tb_checkpoint_resume_from(o->ck.resume, o->ck.path);
     uint64_t it = 0;
     if (rc == TB_OK && from)
         rc = tb_redist_restore(h->r, from, &it);
@@ -551,8 +535,8 @@ static int record(himeno_run *h, long it, int moved, const tb_redist_decision *d
 static int before_sweep(const himeno_opts *o, himeno_run *h, int *ckpt_due)
 {
     int v[2] = {tb_signals_pending(), 0};
-    if (o->checkpoint && tb_cli_rank() == 0)
-        v[1] = MPI_Wtime() - h->last_ckpt >= o->ckpt_interval;
+    if (o->ck.path && tb_cli_rank() == 0)
+        v[1] = MPI_Wtime() - h->last_ckpt >= o->ck.interval;
     tb_redist_pause(h->r);
     MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     tb_redist_resume(h->r);
@@ -563,7 +547,7 @@ static int before_sweep(const himeno_opts *o, himeno_run *h, int *ckpt_due)
 /* The grid after sweep `it` to --checkpoint (collective). */
 static int keep(const himeno_opts *o, himeno_run *h, long it)
 {
-    int rc = tb_redist_checkpoint(h->r, o->checkpoint, (uint64_t)it);
+    int rc = tb_redist_checkpoint(h->r, o->ck.path, (uint64_t)it);
     h->last_ckpt = MPI_Wtime();
     return rc;
 }
@@ -571,13 +555,13 @@ static int keep(const himeno_opts *o, himeno_run *h, long it)
 /* A stop agreed before sweep `it`: the last checkpoint, and one line. */
 static int stopped(const himeno_opts *o, himeno_run *h, long it, int sig)
 {
-    int rc = o->checkpoint ? keep(o, h, it - 1) : TB_OK;
+    int rc = o->ck.path ? keep(o, h, it - 1) : TB_OK;
     if (rc != TB_OK)
         return rc;
-    if (o->checkpoint)
+    if (o->ck.path)
         tb_cli_error(cmd, "interrupted by %s before sweep %ld of %ld; the checkpoint %s holds "
                           "sweeps 1-%ld (--resume %s continues)",
-                     tb_signal_name(sig), it, o->iters, o->checkpoint, it - 1, o->checkpoint);
+                     tb_signal_name(sig), it, o->iters, o->ck.path, it - 1, o->ck.path);
     else
         tb_cli_error(cmd, "interrupted by %s before sweep %ld of %ld; nothing is written",
                      tb_signal_name(sig), it, o->iters);
@@ -606,7 +590,7 @@ static int iterate(const himeno_opts *o, himeno_run *h, int rank, int nranks, fl
             break;
         }
         if (it == o->iters)
-            due = o->checkpoint != NULL; /* the end is kept too: --iters may grow */
+            due = o->ck.path != NULL; /* the end is kept too: --iters may grow */
         rc = tb_redist_halo_exchange(h->r);
         if (rc != TB_OK)
             break;
@@ -710,7 +694,7 @@ static void print_results(const himeno_opts *o, const himeno_run *h, int nranks,
                    st.checkpoints, st.checkpoint_s, 100 * st.checkpoint_s / wall);
         if (h->from)
             printf("resumed:     sweeps 1-%ld came from %s (MFLOPS and wall are this run's)\n",
-                   h->from, o->resume);
+                   h->from, o->ck.resume);
     }
     fflush(stdout);
 }
@@ -951,7 +935,7 @@ int tb_cmd_himeno(int argc, char **argv)
     o.seed = 1;
     o.guards = TB_REDIST_GUARD_NOISE | TB_REDIST_GUARD_CHANGE;
     o.point_cost = -1;
-    o.ckpt_interval = 60;
+    o.ck.interval = 60;
     int ex = parse_opts(argc, argv, &o);
     if (ex >= 0)
         return ex;

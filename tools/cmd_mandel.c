@@ -33,9 +33,7 @@ typedef struct mandel_opts {
     const char *chunk;    /* --chunk: a count or a chunk rule */
     double task_timeout;  /* --task-timeout: seconds, or < 0 for TENBIN_MW_TASK_TIMEOUT's */
     const struct tb_platform *plat; /* the simulated platform, for the summary */
-    const char *checkpoint; /* --checkpoint FILE */
-    double ckpt_interval;   /* --checkpoint-interval S */
-    const char *resume;     /* --resume FILE */
+    tb_cli_ckpt ck;       /* --checkpoint, --checkpoint-interval, --resume */
 } mandel_opts;
 
 typedef struct mandel_app {
@@ -117,9 +115,7 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         {"ranks", required_argument, NULL, 'n'},   {"iter-cost", required_argument, NULL, 'I'},
         {"chunk", required_argument, NULL, 'k'},
         {"task-timeout", required_argument, NULL, 'T'},
-        {"checkpoint", required_argument, NULL, 'C'},
-        {"checkpoint-interval", required_argument, NULL, 'V'},
-        {"resume", required_argument, NULL, 'U'},
+        TB_CLI_CKPT_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     long v;
@@ -196,18 +192,9 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
                               &o->iter_cost))
                 return TB_EXIT_USAGE;
             break;
-        case 'C':
-            if (tb_cli_writable(cmd, "--checkpoint", optarg))
+        TB_CLI_CKPT_CASES:
+            if (tb_cli_ckpt_option(cmd, c, optarg, &o->ck))
                 return TB_EXIT_USAGE;
-            o->checkpoint = optarg;
-            break;
-        case 'V':
-            if (tb_cli_double(cmd, "--checkpoint-interval", optarg, 0, 1e9, 0,
-                              "seconds from 0 to 1e9", &o->ckpt_interval))
-                return TB_EXIT_USAGE;
-            break;
-        case 'U':
-            o->resume = optarg;
             break;
         case 'h':
             if (tb_cli_rank() == 0)
@@ -221,11 +208,8 @@ static int parse_opts(int argc, char **argv, mandel_opts *o)
         tb_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         return TB_EXIT_USAGE;
     }
-    if (o->sim && (o->checkpoint || o->resume)) {
-        tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint",
-                     o->checkpoint ? "checkpoint" : "resume");
+    if (tb_cli_ckpt_check(cmd, &o->ck, o->sim != NULL, NULL))
         return TB_EXIT_USAGE;
-    }
     /* A task's result must fit one message (1 GiB). */
     if ((uint64_t)o->rows_per_task * (uint64_t)o->m.width * 4 > ((uint64_t)1 << 30) - 64) {
         tb_cli_error(cmd, "--rows-per-task %ld: a task's result of %ld rows of %d pixels passes "
@@ -398,7 +382,7 @@ static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
     if (o->sim)
         tb_mw_set_cost(mw, mandel_cost, &app);
     int rc = o->trace ? tb_mw_set_trace_file(mw, o->trace) : TB_OK;
-    if (rc == TB_OK && (o->checkpoint || o->resume)) {
+    if (rc == TB_OK && (o->ck.path || o->ck.resume)) {
         /* what the rows are: a checkpoint of another picture is refused */
         char what[256];
         snprintf(what, sizeof what,
@@ -406,10 +390,10 @@ static int run_mandel(tb_mw *mw, mandel_opts *o, int rank)
                  o->m.width, o->m.height, (unsigned)o->m.max_iter, o->m.xmin, o->m.xmax,
                  o->m.ymin, o->m.ymax, o->rows_per_task);
         rc = tb_mw_set_identity(mw, what);
-        if (rc == TB_OK && o->checkpoint)
-            rc = tb_mw_set_checkpoint(mw, o->checkpoint, o->ckpt_interval);
-        if (rc == TB_OK && o->resume)
-            rc = tb_mw_set_resume(mw, o->resume);
+        if (rc == TB_OK && o->ck.path)
+            rc = tb_mw_set_checkpoint(mw, o->ck.path, o->ck.interval);
+        if (rc == TB_OK && o->ck.resume)
+            rc = tb_mw_set_resume(mw, o->ck.resume);
     }
     if (rc == TB_OK)
         rc = tb_mw_run(mw);
@@ -481,7 +465,7 @@ static int mandel_sim(mandel_opts *o, int size)
 int tb_cmd_mandel(int argc, char **argv)
 {
     mandel_opts o = {{1024, 1024, 1000, -2.0, 1.0, -1.5, 1.5}, 1, NULL, NULL, NULL, 0, 0, 0,
-                     NULL, 0, -1.0, NULL, -1.0, NULL, NULL, 10.0, NULL};
+                     NULL, 0, -1.0, NULL, -1.0, NULL, {NULL, 10.0, NULL}};
     int quiet_env;
     tb_env_bool("TENBIN_QUIET", &quiet_env);
     tb_env_string("TENBIN_TRACE", &o.trace);

@@ -199,6 +199,34 @@ int tb_cli_writable(const char *cmd, const char *opt, const char *path)
     return -1;
 }
 
+int tb_cli_ckpt_option(const char *cmd, int c, const char *arg, tb_cli_ckpt *o)
+{
+    switch (c) {
+    case TB_CLI_OPT_CHECKPOINT:
+        if (tb_cli_writable(cmd, "--checkpoint", arg))
+            return TB_EXIT_USAGE;
+        o->path = arg;
+        return 0;
+    case TB_CLI_OPT_CKPT_INTERVAL:
+        return tb_cli_double(cmd, "--checkpoint-interval", arg, 0, 1e9, 0, "seconds from 0 to 1e9",
+                             &o->interval)
+                   ? TB_EXIT_USAGE
+                   : 0;
+    default:
+        o->resume = arg;
+        return 0;
+    }
+}
+
+int tb_cli_ckpt_check(const char *cmd, const tb_cli_ckpt *o, int sim, const char *why)
+{
+    if (!sim || (!o->path && !o->resume))
+        return 0;
+    tb_cli_error(cmd, "--%s: a simulated run keeps no checkpoint%s%s",
+                 o->path ? "checkpoint" : "resume", why ? ": " : "", why ? why : "");
+    return TB_EXIT_USAGE;
+}
+
 /* "2,4,8" or "a:b:step" (inclusive); ascending, distinct, in [min, max]. */
 int tb_cli_long_list(const char *cmd, const char *opt, const char *val, long min, long max,
                      long *out, size_t cap, size_t *n)

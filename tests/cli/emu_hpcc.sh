@@ -1,10 +1,10 @@
 #!/bin/sh
 # Debian's HPC Challenge (hpcc: HPL, DGEMM, STREAM, PTRANS, RandomAccess, FFT,
 # latency and bandwidth), a program nobody here wrote, runs every benchmark to
-# its end under tenbin emu on 2 ranks: its own checks pass (Success=1, HPL's
+# its end under tenbin emu on 4 ranks: its own checks pass (Success=1, HPL's
 # residuals PASSED), every section it begins ends, and the emulator predicts
 # a makespan.  (It stopped at its first benchmark when MPI_Cancel was not
-# emulated.)  The input is hpcc's example with small sizes, one 1 x 2 grid.
+# emulated.)  The input is hpcc's example with small sizes, one 2 x 2 grid.
 # Environment (set by CTest): TENBIN, TB_TEST_TMP.
 set -eu
 cd "$TB_TEST_TMP"
@@ -21,7 +21,7 @@ HPL.out      output file name (if any)
 80           NBs
 0            PMAP process mapping (0=Row-,1=Column-major)
 1            # of process grids (P x Q)
-1            Ps
+2            Ps
 2            Qs
 16.0         threshold
 1            # of panel fact
@@ -49,7 +49,7 @@ HPL.out      output file name (if any)
 40 9 8 13 13 20 16 32 64        values of NB
 INF
 rm -f hpccoutf.txt
-"$TENBIN" emu --timeout 600 --platform hosts=2,L=50us,o=12us,G=10ns -n 2 -- "$HPCC" > out.txt 2> err.txt ||
+"$TENBIN" emu --timeout 600 --platform hosts=4,L=50us,o=12us,G=10ns -n 4 -- "$HPCC" > out.txt 2> err.txt ||
     fail "hpcc under tenbin emu: exit $?: $(tail -5 err.txt)"
 grep -q '^Success=1$' hpccoutf.txt || fail "hpcc's own checks: $(grep -E '^(Success|Failure)' hpccoutf.txt)"
 ! grep -q 'FAILED' hpccoutf.txt || fail "hpcc: $(grep FAILED hpccoutf.txt | head -3)"
@@ -57,6 +57,6 @@ begun=$(grep -c '^Begin of .* section\.$' hpccoutf.txt)
 ended=$(grep -c '^End of .* section\.$' hpccoutf.txt)
 [ "$begun" -ge 17 ] && [ "$begun" = "$ended" ] || fail "hpcc: $begun sections begun, $ended ended"
 grep -q '^End of HPC Challenge tests\.$' hpccoutf.txt || fail "hpcc did not reach its end"
-grep -q 'tenbin emu: predicted makespan [0-9.]* s of virtual time for 2 ranks' out.txt ||
+grep -q 'tenbin emu: predicted makespan [0-9.]* s of virtual time for 4 ranks' out.txt ||
     fail "no prediction: $(tail -5 out.txt)"
 echo "ok emu_hpcc: $begun sections, $(grep -o 'predicted makespan [0-9.]* s' out.txt)"
