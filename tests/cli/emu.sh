@@ -341,7 +341,7 @@ grep -qx 'handover: level serialized rounds 300' handover.out || fail "handover:
 # grant, o + 2L = 110 us; a put costs the origin o = 10 us; the flush after it
 # waits for the data to be there and said so, L + 7G + L = 100 us after the
 # put; a get and its flush o + L + L + 7G = 110 us; the unlock with nothing
-# pending sends its release, o = 10 us.  An exclusive lock stops the run.
+# pending sends its release, o = 10 us.
 # Two of Open MPI's one-sided components: pt2pt (active messages: the target
 # must call MPI for them to progress) alone, and with sm for MPI_Win_allocate
 # (the tests set btl_vader_single_copy_mechanism=none, which leaves rdma
@@ -402,12 +402,19 @@ st=$?
 set -e
 [ "$st" = 0 ] || [ "$st" = 1 -a "$(grep -c 'MPI_Win_create failed in the real MPI: ' rma.err)" = 1 ] ||
     fail "rma (default components): exit $st: $(cat rma.err)"
-set +e
-emu --platform $RMAP -n 2 -- "$PAT" rma-exclusive > rmax.out 2> rmax.err
-st=$?
-set -e
-[ "$st" = 1 ] && [ "$(grep -c 'MPI_Win_lock with MPI_LOCK_EXCLUSIVE is not emulated' rmax.err)" = 1 ] ||
-    fail "rma-exclusive: exit $st: $(cat rmax.err)"
+# Exclusive locks: 3 ranks add 1 to a counter on rank 0, 20 times each, under
+# MPI_LOCK_EXCLUSIVE: 60 only if they exclude (with pt2pt and with sm).  Then
+# rank 1 holds rank 0's lock over a 1 ms sleep and a put while rank 0 asks
+# for it (really later): with sm (no target progress needed, so the real
+# order is sure) rank 0 waits in virtual time, and gets the lock when rank
+# 1's release reaches it, L = 50 us after rank 1's unlock ended.
+for osc in pt2pt sm; do
+    OMPI_MCA_osc=$osc emu --platform $RMAP -n 3 -- "$PAT" rma-locks 20 > rmal.out 2>&1 ||
+        fail "rma-locks ($osc): $(cat rmal.out)"
+    grep -q '^rma-locks: count 60 of 60, ' rmal.out || fail "rma-locks ($osc): $(cat rmal.out)"
+done
+grep -qx "rma-locks: count 60 of 60, waited over 1 ms, granted 50.00 us after rank 1's unlock, got 7" rmal.out ||
+    fail "rma-locks (sm): $(cat rmal.out)"
 
 # A poll of a named source that is blocked until a third rank's message (really
 # 0.3 s late) wakes it: rank 1's message reaches 0 at os + L + 3G = 57.03 us,

@@ -72,7 +72,14 @@
  *                                  MPI_Win_lock_all, a put to the next, unlock_all
  *                                  on every rank; MPI_Win_create over a buffer of
  *                                  the program's, a fence, a put, a fence
- *   patterns rma-exclusive         rank 0 takes an exclusive lock (not emulated)
+ *   patterns rma-locks N           exclusive locks: every rank adds 1 to a counter on
+ *                                  rank 0 N times under MPI_LOCK_EXCLUSIVE (get, flush,
+ *                                  put: it ends at size x N only if the locks exclude);
+ *                                  then rank 1 takes rank 0's exclusive lock and holds
+ *                                  it over a 1 ms sleep and a put, while rank 0 (really
+ *                                  0.5 s later) asks for it: prints whether rank 0
+ *                                  waited over 1 ms in virtual time, when it got the
+ *                                  lock after rank 1's unlock ended, and the put's value
  *   patterns inter-gather          4 ranks: MPI_Gather over that intercommunicator
  *                                  (not emulated)
  *   patterns deadlock              ranks 0 and 1 each receive from the other first
@@ -1006,6 +1013,55 @@ static int rma(void)
     return all;
 }
 
+static int rma_locks(int n)
+{
+    int *b;
+    MPI_Win w;
+    MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &b, &w);
+    b[0] = b[1] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        int v;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+        MPI_Get(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, w);
+        MPI_Win_flush(0, w);
+        v++;
+        MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, w);
+        MPI_Win_unlock(0, w);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int count = -1;
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
+        count = b[0];
+        MPI_Win_unlock(0, w);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        int v = 7;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+        usleep(1000);
+        MPI_Put(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, w);
+        MPI_Win_unlock(0, w);
+        double end = MPI_Wtime();
+        MPI_Send(&end, 1, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        struct timespec d = {0, 500000000}; /* real time: rank 1 asks first */
+        syscall(SYS_nanosleep, &d, NULL);
+        double t0 = MPI_Wtime(), end;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+        double t1 = MPI_Wtime();
+        int got = b[1];
+        MPI_Win_unlock(0, w);
+        MPI_Recv(&end, 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rma-locks: count %d of %d, waited %s, granted %.2f us after rank 1's unlock, "
+               "got %d\n",
+               count, size * n, t1 - t0 > 1e-3 ? "over 1 ms" : "less", 1e6 * (t1 - end), got);
+    }
+    MPI_Win_free(&w);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct timespec before;
@@ -1049,16 +1105,9 @@ int main(int argc, char **argv)
         rc = handover(atoi(argv[2]));
     else if (!strcmp(mode, "rma") && size >= 2)
         rc = rma();
-    else if (!strcmp(mode, "rma-exclusive")) {
-        int *b;
-        MPI_Win w;
-        MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &b, &w);
-        if (rank == 0) {
-            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1 % size, 0, w);
-            MPI_Win_unlock(1 % size, w);
-        }
-        MPI_Win_free(&w);
-    } else if (!strcmp(mode, "inter-gather") && size == 4) {
+    else if (!strcmp(mode, "rma-locks") && argc == 3 && size >= 2)
+        rc = rma_locks(atoi(argv[2]));
+    else if (!strcmp(mode, "inter-gather") && size == 4) {
         int a, v = 0, all[2];
         MPI_Comm half, ic = halves(&half, &a);
         MPI_Gather(&v, 1, MPI_INT, all, 1, MPI_INT, a ? MPI_ROOT : 0, ic);

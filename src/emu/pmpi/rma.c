@@ -12,11 +12,15 @@
  *       to rendezvous with), and the origin learns it L later;
  *   Get of k bytes: a request of one byte leaves after os + ob*P; the data is
  *       back 2L + (k-1)G later;
- *   MPI_Win_lock (shared): a request and its grant, os + ob*P + 2L;
+ *   MPI_Win_lock: a request and its grant, os + ob*P + 2L, and, if another
+ *       origin held the lock in a way that excludes this one, the request
+ *       waits at the target until that origin's release arrived there;
  *   MPI_Win_unlock, MPI_Win_flush*: until every access to that target (all
  *       targets: _all) is complete at the origin, as idle time; the unlock
- *       sends its release after, one more os + ob*P;
- *   MPI_Win_lock_all: nothing (the locks are taken as the accesses come);
+ *       sends its release after, one more os + ob*P, which reaches the target
+ *       L later;
+ *   MPI_Win_lock_all: nothing but the waits for exclusive holders' releases
+ *       (the locks are taken as the accesses come);
  *   MPI_Win_fence: until this rank's accesses are complete, then an emulated
  *       barrier over the window's group (the real fence follows, at once on
  *       every member), which is what implementations do;
@@ -24,22 +28,42 @@
  *       (the members exchange their windows' addresses), then the real call;
  *   MPI_Win_free: complete, emulated barrier, real free.
  *
- * Not emulated (one line): MPI_LOCK_EXCLUSIVE (its wait for another
- * origin's lock is in real time, in whatever order the real MPI grants it,
- * and this rank cannot answer the coordinator while it waits); post, start,
- * complete and wait (emu/unmodelled.h); request-based and atomic calls.
+ * The locks themselves are the emulator's: a real MPI_Win_lock that waits
+ * for another origin's exclusive lock would hold this rank inside MPI, deaf
+ * to the coordinator, perhaps while that origin waits on a decision that
+ * needs this rank.  So every real lock is a shared one (which never waits),
+ * and exclusion is a word per rank in a hidden window: -1 held exclusively,
+ * n > 0 held shared n times.  An origin takes it with MPI_Compare_and_swap
+ * or MPI_Fetch_and_op, and while it cannot, it answers the coordinator and
+ * tries again; beside the word, each release leaves its virtual time of
+ * arrival at the target (exclusive and shared apart), which the next holder
+ * waits for in virtual time.  Contended locks are granted in the real order
+ * (the model's wait is from the holder's release on).
+ *
+ * Not emulated (one line): post, start, complete and wait
+ * (emu/unmodelled.h); request-based and atomic calls of the program.
  */
+#define _GNU_SOURCE /* syscall */
 #include "emu/pmpi/emu.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A rank's slots in the hidden window of locks. */
+enum { LK_WORD, LK_EXCL_FREE, LK_SHARED_FREE, LK_SLOTS };
 
 typedef struct ewin {
     MPI_Win win;  /* the real window (the program's handle) */
     MPI_Comm dup; /* its group, for the emulated barriers */
     ecomm *c;
     double *done; /* per target rank: when its accesses are complete at the origin */
-    int lock_all;
+    MPI_Win locks; /* hidden: LK_SLOTS 8-byte slots per rank (locked by all, always) */
+    void *lbase;
+    signed char *held; /* per target: 0, 1 shared, 2 exclusive, 3 shared by lock_all */
 } ewin;
 
 static ewin **wins;
@@ -68,23 +92,38 @@ static ewin *win_begin(MPI_Comm comm, const char *call)
     PMPI_Comm_set_errhandler(e->dup, MPI_ERRORS_RETURN); /* win_made says what failed */
     e->c = tb__emu_comm_add(e->dup, ctx, 0);
     e->done = calloc((size_t)e->c->size, sizeof *e->done);
-    if (!e->done)
+    e->held = calloc((size_t)e->c->size, sizeof *e->held);
+    if (!e->done || !e->held)
         tb__emu_oom();
     GROW(wins, nwins, capwins);
     wins[nwins++] = e;
     return e;
 }
 
-/* After the real call: one line if it failed (the real MPI's own words). */
+static void real_failed(int rc, const char *call)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    PMPI_Error_string(rc, msg, &len);
+    tb__emu_die("%s failed in the real MPI: %s", call, msg);
+}
+
+/* After the real call: one line if it failed (the real MPI's own words);
+ * then the hidden window of locks (every member is here at once). */
 static void win_made(ewin *e, int rc, MPI_Win win, const char *call)
 {
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING] = "";
-        int len = 0;
-        PMPI_Error_string(rc, msg, &len);
-        tb__emu_die("%s failed in the real MPI: %s", call, msg);
-    }
+    if (rc != MPI_SUCCESS)
+        real_failed(rc, call);
     e->win = win;
+    rc = PMPI_Win_allocate(LK_SLOTS * 8, 8, MPI_INFO_NULL, e->dup, &e->lbase, &e->locks);
+    if (rc != MPI_SUCCESS)
+        real_failed(rc, call);
+    int64_t *word = e->lbase;
+    double *t = e->lbase;
+    word[LK_WORD] = 0;
+    t[LK_EXCL_FREE] = t[LK_SHARED_FREE] = 0;
+    PMPI_Barrier(e->dup); /* the words are set before anyone looks */
+    PMPI_Win_lock_all(MPI_MODE_NOCHECK, e->locks);
 }
 
 EMU_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
@@ -211,6 +250,59 @@ EMU_API int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_
     return rc;
 }
 
+/* ---- the locks ---- */
+
+/* Waiting for a lock held by another origin: answer the coordinator, nap. */
+static void lock_nap(long *ns)
+{
+    tb__emu_poll_coord();
+    struct timespec ts = {0, *ns};
+    syscall(SYS_nanosleep, &ts, NULL);
+    *ns = tb__emu_doubled(*ns, E.sleep_max_ns);
+}
+
+/* Take target's lock word (exclusive or shared), in real time, and return
+ * the virtual time the releases that exclude this kind left at the target. */
+static double lock_word(ewin *e, int target, int exclusive)
+{
+    const int64_t one = 1, minus = -1, zero = 0;
+    int64_t old = 0;
+    long ns = 1000;
+    for (;;) {
+        if (exclusive)
+            PMPI_Compare_and_swap(&minus, &zero, &old, MPI_INT64_T, target, LK_WORD, e->locks);
+        else
+            PMPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, LK_WORD, MPI_SUM, e->locks);
+        PMPI_Win_flush(target, e->locks);
+        if (exclusive ? old == 0 : old >= 0)
+            break;
+        if (!exclusive) { /* an exclusive holder: take the count back, wait */
+            PMPI_Fetch_and_op(&minus, &old, MPI_INT64_T, target, LK_WORD, MPI_SUM, e->locks);
+            PMPI_Win_flush(target, e->locks);
+        }
+        lock_nap(&ns);
+    }
+    double t[2];
+    PMPI_Fetch_and_op(NULL, &t[0], MPI_DOUBLE, target, LK_EXCL_FREE, MPI_NO_OP, e->locks);
+    PMPI_Fetch_and_op(NULL, &t[1], MPI_DOUBLE, target, LK_SHARED_FREE, MPI_NO_OP, e->locks);
+    PMPI_Win_flush(target, e->locks);
+    return exclusive && t[1] > t[0] ? t[1] : t[0];
+}
+
+/* Give target's lock word back; the release reaches the target at `at`. */
+static void unlock_word(ewin *e, int target, int exclusive, double at)
+{
+    const int64_t zero = 0, minus = -1;
+    /* Accumulates from one origin to one place are applied in order: the
+     * time is there before the word says free. */
+    PMPI_Accumulate(&at, 1, MPI_DOUBLE, target, exclusive ? LK_EXCL_FREE : LK_SHARED_FREE, 1,
+                    MPI_DOUBLE, MPI_MAX, e->locks);
+    PMPI_Win_flush(target, e->locks);
+    PMPI_Accumulate(exclusive ? &zero : &minus, 1, MPI_INT64_T, target, LK_WORD, 1, MPI_INT64_T,
+                    exclusive ? MPI_REPLACE : MPI_SUM, e->locks);
+    PMPI_Win_flush(target, e->locks);
+}
+
 /* ---- synchronisation ---- */
 
 EMU_API int MPI_Win_fence(int assert, MPI_Win win)
@@ -229,15 +321,20 @@ EMU_API int MPI_Win_lock(int type, int target, int assert, MPI_Win win)
     BEGIN("MPI_Win_lock");
     ewin *e = win_get(win, "MPI_Win_lock");
     int w = world_of(e, target, "MPI_Win_lock");
-    if (type != MPI_LOCK_SHARED)
-        tb__emu_die("MPI_Win_lock with MPI_LOCK_EXCLUSIVE is not emulated (its wait for another "
-                    "origin's lock would be in real time; MPI_LOCK_SHARED and MPI_Win_lock_all "
-                    "are)");
+    if (e->held[target])
+        tb__emu_die("MPI_Win_lock: target %d is locked already by this rank", target);
+    int excl = type == MPI_LOCK_EXCLUSIVE;
     if (!(assert & MPI_MODE_NOCHECK)) {
-        double sent = leave(w, 1);
-        tb__emu_advance(sent + 2 * wire(w, 1), &E.idle, "rma lock");
+        double sent = leave(w, 1), at = sent + wire(w, 1);
+        double freed = lock_word(e, target, excl); /* the request waits for that */
+        if (freed > at)
+            at = freed;
+        tb__emu_advance(at + wire(w, 1), &E.idle, "rma lock");
+        e->held[target] = (signed char)(excl ? 2 : 1);
+    } else {
+        e->held[target] = -1; /* the program says no one else locks it meanwhile */
     }
-    int rc = PMPI_Win_lock(type, target, assert, win);
+    int rc = PMPI_Win_lock(MPI_LOCK_SHARED, target, assert, win);
     tb__emu_leave();
     return rc;
 }
@@ -248,8 +345,11 @@ EMU_API int MPI_Win_unlock(int target, MPI_Win win)
     ewin *e = win_get(win, "MPI_Win_unlock");
     int w = world_of(e, target, "MPI_Win_unlock");
     complete(e, target);
-    leave(w, 1); /* the release */
+    double sent = leave(w, 1); /* the release */
     int rc = PMPI_Win_unlock(target, win);
+    if (e->held[target] > 0)
+        unlock_word(e, target, e->held[target] == 2, sent + wire(w, 1));
+    e->held[target] = 0;
     tb__emu_leave();
     return rc;
 }
@@ -258,7 +358,18 @@ EMU_API int MPI_Win_lock_all(int assert, MPI_Win win)
 {
     BEGIN("MPI_Win_lock_all");
     ewin *e = win_get(win, "MPI_Win_lock_all");
-    e->lock_all = 1;
+    for (int t = 0; t < e->c->size; t++) {
+        if (e->held[t])
+            tb__emu_die("MPI_Win_lock_all: target %d is locked already by this rank", t);
+        if (assert & MPI_MODE_NOCHECK) {
+            e->held[t] = -3;
+            continue;
+        }
+        double freed = lock_word(e, t, 0);
+        if (freed > 0) /* an exclusive holder's release: its news comes back */
+            tb__emu_advance(freed + wire(e->c->world[t], 1), &E.idle, "rma lock");
+        e->held[t] = 3;
+    }
     int rc = PMPI_Win_lock_all(assert, win);
     tb__emu_leave();
     return rc;
@@ -269,8 +380,12 @@ EMU_API int MPI_Win_unlock_all(MPI_Win win)
     BEGIN("MPI_Win_unlock_all");
     ewin *e = win_get(win, "MPI_Win_unlock_all");
     complete(e, -1);
-    e->lock_all = 0;
     int rc = PMPI_Win_unlock_all(win);
+    for (int t = 0; t < e->c->size; t++) {
+        if (e->held[t] == 3)
+            unlock_word(e, t, 0, E.clock + wire(e->c->world[t], 1));
+        e->held[t] = 0;
+    }
     tb__emu_leave();
     return rc;
 }
@@ -302,6 +417,8 @@ EMU_API int MPI_Win_free(MPI_Win *win)
     complete(e, -1);
     tb__emu_coll_barrier(e->c);
     int rc = PMPI_Win_free(win);
+    PMPI_Win_unlock_all(e->locks);
+    PMPI_Win_free(&e->locks);
     for (size_t i = 0; i < nwins; i++)
         if (wins[i] == e) {
             wins[i] = wins[--nwins];
@@ -310,6 +427,7 @@ EMU_API int MPI_Win_free(MPI_Win *win)
     tb__emu_comm_remove(e->c);
     PMPI_Comm_free(&e->dup);
     free(e->done);
+    free(e->held);
     free(e);
     tb__emu_leave();
     return rc;
