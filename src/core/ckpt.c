@@ -381,6 +381,8 @@ void tb__ckpt_record_tail(unsigned char *tail, const unsigned char *head, const 
         tail[i] = (unsigned char)(h >> (8 * i));
 }
 
+size_t tb__ckpt_record_len(const unsigned char *head) { return get_u32(head); }
+
 int tb__ckpt_record_check(const void *rec, size_t size, uint64_t *key, size_t *len)
 {
     const unsigned char *p = rec;

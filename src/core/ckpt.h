@@ -89,5 +89,8 @@ int tb__ckpt_rename(const char *tmp, const char *path, char *err, size_t errlen)
 /* 1 if rec[0..size) is exactly one whole, intact record (its key and the
  * length of its bytes out), else 0. */
 int tb__ckpt_record_check(const void *rec, size_t size, uint64_t *key, size_t *len);
+/* The length of a record's bytes, as its head (TB__CKPT_REC_HEAD bytes)
+ * says: what to read next (unchecked until tb__ckpt_record_check). */
+size_t tb__ckpt_record_len(const unsigned char *head);
 
 #endif /* TB_CORE_CKPT_H */

@@ -450,9 +450,7 @@ static int read_head(MPI_File fh, const char *path, const char *identity, tb_buf
     unsigned char hd[HEAD];
     if (rc == TB_OK && (tb__run_file_read_at(fh, end, hd, HEAD, &got) != TB_OK || got != HEAD))
         rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: truncated after its header", path);
-    size_t n = rc == TB_OK
-                   ? (size_t)hd[0] | (size_t)hd[1] << 8 | (size_t)hd[2] << 16 | (size_t)hd[3] << 24
-                   : 0;
+    size_t n = rc == TB_OK ? tb__ckpt_record_len(hd) : 0;
     if (rc == TB_OK && n > *size)
         rc = tb__errf(err, errlen, TB_ERR_PARSE, "%s: its first record is damaged", path);
     if (rc == TB_OK && tb_buf_reserve(meta, HEAD + n + TAIL) != TB_OK)
