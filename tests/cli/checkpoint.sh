@@ -24,13 +24,7 @@ sum_of() { grep '^checksum:' "$1" | cut -d' ' -f2; }
 json_num() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | cut -d' ' -f2; }
 
 # wait until the checkpoint has something in it (the run is under way)
-wait_for_rows() {
-    for _ in $(seq 1 100); do
-        [ -s "$1" ] && [ "$(wc -c < "$1")" -gt 100000 ] && return 0
-        sleep 0.1
-    done
-    fail "no rows reached $1"
-}
+wait_for_rows() { wait_file "$1" 100000 || fail "no rows reached $1"; }
 
 mandel 3 --checksum > ref.txt
 REF=$(sum_of ref.txt)
@@ -80,9 +74,7 @@ rm -f c.ck
 mandel 3 --checkpoint "$D/c.ck" --checkpoint-interval 0 > out.txt 2> err.txt &
 pid=$!
 wait_for_rows c.ck
-pkill -KILL -f "$TENBIN mandel .*$D/c.ck" || true
-kill -KILL $pid 2> /dev/null || true
-wait $pid || true
+kill_job $pid "mandel .*$D/c.ck"
 none_left "SIGKILL of the job"
 resume_ok c.ck 1
 
@@ -150,11 +142,9 @@ grep -q '"optimum": 14390,' out.txt && grep -q '"proven": true' out.txt ||
 rm -f r.ck
 "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --checkpoint "$D/r.ck" --checkpoint-interval 0.3 -q > out.txt 2> err.txt &
 pid=$!
-for _ in $(seq 1 100); do [ -s r.ck ] && break; sleep 0.1; done
+wait_file r.ck || true
 sleep 0.5
-pkill -KILL -f "$TENBIN bnb knapsack .*$D/r.ck" || true
-kill -KILL $pid 2> /dev/null || true
-wait $pid 2> /dev/null || true
+kill_job $pid "bnb knapsack .*$D/r.ck"
 if [ -s r.ck ]; then
     "$MPIEXEC" $NP 2 "$TENBIN" bnb knapsack "$K" --resume r.ck -q --json > out.txt 2> err.txt ||
         fail "bnb resume after SIGKILL: $(cat err.txt)"
@@ -232,10 +222,9 @@ grep -q '"nodes": 0,' out.txt || fail "bnb finished search: nodes expanded: $(ca
 rm -f q.ck
 "$TENBIN" bnb knapsack "$K" --checkpoint "$D/q.ck" --checkpoint-interval 0.3 -q > out.txt 2> err.txt &
 pid=$!
-for _ in $(seq 1 100); do [ -s q.ck ] && break; sleep 0.1; done
+wait_file q.ck || true
 sleep 0.5
-kill -KILL $pid 2> /dev/null || true
-wait $pid 2> /dev/null || true
+kill_job $pid "bnb knapsack .*$D/q.ck"
 if [ -s q.ck ]; then
     "$MPIEXEC" $NP 3 "$TENBIN" bnb knapsack "$K" --resume q.ck -q --json > out.txt 2> err.txt ||
         fail "bnb one rank resumed after SIGKILL: $(cat err.txt)"

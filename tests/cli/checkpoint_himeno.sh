@@ -25,13 +25,7 @@ REF_GOSA=$(num gosa ref.json)
 [ -n "$REF_BITS" ] && [ -n "$REF_GOSA" ] || fail "no reference: $(cat ref.json)"
 
 # wait until the checkpoint is there (the run is under way)
-wait_for() {
-    for _ in $(seq 1 200); do
-        [ -s "$1" ] && return 0
-        sleep 0.05
-    done
-    fail "no checkpoint $1"
-}
+wait_for() { wait_file "$1" || fail "no checkpoint $1"; }
 
 # resume FILE N [gosa]: finish from FILE on N ranks: the reference's
 # p_bitsum (and gosa when asked), some sweeps from the file
@@ -75,9 +69,7 @@ himeno 2 --checkpoint "$D/c.ck" --checkpoint-interval 0 > out.txt 2> err.txt &
 pid=$!
 wait_for c.ck
 sleep 0.7
-pkill -KILL -f "$TENBIN himeno .*$D/c.ck" || true
-kill -KILL $pid 2> /dev/null || true
-wait $pid || true
+kill_job $pid "himeno .*$D/c.ck"
 none_left "SIGKILL of the job"
 resume_ok c.ck 2 gosa
 resume_ok c.ck 1
