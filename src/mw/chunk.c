@@ -44,11 +44,12 @@ int tb__chunk_timed(int kind)
            kind == TB__CHUNK_AUTO;
 }
 
-int tb__chunker_init(tb__chunker *c, int kind, unsigned fixed, int nranks)
+int tb__chunker_init(tb__chunker *c, int kind, unsigned fixed, int lo, int nranks)
 {
     memset(c, 0, sizeof *c);
     c->kind = kind;
     c->fixed = fixed ? fixed : 1;
+    c->lo = lo;
     c->nranks = nranks;
     if (!tb__chunk_timed(kind))
         return TB_OK;
@@ -158,6 +159,7 @@ static double weight_of(const tb__chunker *c, int w, int workers)
 
 uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int workers, double now)
 {
+    worker = worker >= c->lo ? worker - c->lo : -1; /* its index in the arrays */
     if (remaining == 0)
         return 0;
     uint64_t P = workers > 0 ? (uint64_t)workers : 1, chunk = 1;
@@ -266,6 +268,7 @@ void tb__chunk_handler(tb__chunker *c, double seconds)
 void tb__chunk_observe(tb__chunker *c, int worker, uint64_t tasks, double seconds, double sumsq,
                        double now)
 {
+    worker = worker >= c->lo ? worker - c->lo : -1; /* its index in the arrays */
     if (!tb__chunk_timed(c->kind) || worker < 0 || worker >= c->nranks || tasks == 0 ||
         !(seconds >= 0))
         return;

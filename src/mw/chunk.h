@@ -62,13 +62,13 @@ int tb__chunk_timed(int kind);
 typedef struct tb__chunker {
     int kind;
     unsigned fixed;
-    int nranks;           /* size of the per-worker arrays */
+    int lo, nranks;       /* the per-worker arrays are of ranks lo .. lo + nranks - 1 */
     int started;          /* a share has been seen (tss, fac batches) */
     double tss_next, tss_delta;
     uint64_t batch_chunk; /* fac, wf, awf: the batch's chunk */
     int batch_left;       /* chunks left in the batch */
     int weights_fixed;    /* wf: the weights are set */
-    /* per worker [nranks] */
+    /* per worker [nranks], rank r at r - lo */
     double *sum, *sumsq;  /* seconds and squared seconds of its measured tasks */
     uint64_t *n;          /* its measured tasks */
     double *weight;       /* wf's fixed weights */
@@ -88,7 +88,9 @@ typedef struct tb__chunker {
     uint64_t handler_n;
 } tb__chunker;
 
-int tb__chunker_init(tb__chunker *c, int kind, unsigned fixed, int nranks);
+/* For a master whose workers are among ranks lo .. lo + nranks - 1 (others
+ * are never measured). */
+int tb__chunker_init(tb__chunker *c, int kind, unsigned fixed, int lo, int nranks);
 void tb__chunker_free(tb__chunker *c);
 /* New tasks arrived (a share, or tasks given by another master): the next
  * chunk starts a new trapezoid or batch from `tasks` and `workers`. */

@@ -51,14 +51,14 @@ int tb__mw_master_fan_out(tb__mw_node *n)
     int p = m->idle[give];
     int workers = m->nbusy + m->nleaving + m->nidle - 1; /* after p leaves */
     uint64_t share = tb__queue_count(m->q) * (uint64_t)(give + 1) / (uint64_t)(workers + 1);
-    m->own[p] = OWN_CHILD;
+    TB__MW_AT(m, own, p) = OWN_CHILD;
     if (m->child_dry)
-        m->child_dry[p] = 0;
+        TB__MW_AT(m, child_dry, p) = 0;
     m->nchildren++;
     TB_CHECK(tb__mw_pack_mstart(&m->msg, 0)); /* no busy workers */
     TB_CHECK(tb__mw_pack_mstart_idle(&m->msg, (uint32_t)give));
     for (int i = 0; i < give; i++) {
-        m->own[m->idle[i]] = OWN_NONE;
+        TB__MW_AT(m, own, m->idle[i]) = OWN_NONE;
         TB_CHECK(tb__mw_pack_rank(&m->msg, m->idle[i]));
     }
     m->nidle -= give + 1;
@@ -78,7 +78,7 @@ void tb__mw_master_measure(tb__mw_node *n, int w, double entry)
     if (!m->sent_at || w == tb__mw_self_rank(n))
         return;
     m->samples++;
-    m->rt = tb__mw_ewma(m->rt, entry - m->sent_at[w], m->samples);
+    m->rt = tb__mw_ewma(m->rt, entry - TB__MW_AT(m, sent_at, w), m->samples);
     /* Back to back (a message was waiting when the last handler ended): the
      * gap between the two handlers is what receiving one message costs. */
     if (m->last_waiting > 0 && m->last_exit > 0)
@@ -151,18 +151,18 @@ int tb__mw_master_should_promote(tb__mw_node *n, int p)
 int tb__mw_master_promote(tb__mw_node *n, int p)
 {
     tb__mw_master *m = n->master;
-    m->own[p] = OWN_CHILD;
+    TB__MW_AT(m, own, p) = OWN_CHILD;
     if (m->child_dry)
-        m->child_dry[p] = 0;
+        TB__MW_AT(m, child_dry, p) = 0;
     m->nbusy--;
     m->nchildren++;
     int give = m->nbusy / 2;
     TB_CHECK(tb__mw_pack_mstart(&m->msg, (uint32_t)give));
-    for (int r = n->cfg->nranks - 1; r >= 0 && give > 0; r--) {
-        if (m->own[r] != OWN_BUSY || r == tb__mw_self_rank(n))
+    for (int r = m->lo + m->span - 1; r >= m->lo && give > 0; r--) {
+        if (tb__mw_own(m, r) != OWN_BUSY || r == tb__mw_self_rank(n))
             continue;
-        m->own[r] = OWN_LEAVING;
-        m->dest[r] = p;
+        TB__MW_AT(m, own, r) = OWN_LEAVING;
+        TB__MW_AT(m, dest, r) = p;
         m->nbusy--;
         m->nleaving++;
         give--;
@@ -178,7 +178,7 @@ int tb__mw_master_promote(tb__mw_node *n, int p)
 static int master_promoted(tb__mw_node *n, int p)
 {
     tb__mw_master *m = n->master;
-    m->R[m->nR++] = p;
+    TB_CHECK(tb__mw_add_target(m, p));
     TB_CHECK(tb_tp_send(&n->base, p, TB__TAG_MSTART, &m->msg));
     double now = tb_tp_now(&n->base);
     m->want_split = 0; /* a new period judges the new arrangement */
@@ -198,7 +198,7 @@ static int master_promoted(tb__mw_node *n, int p)
 void tb__mw_master_acquired(tb__mw_master *m, int w)
 {
     if (m->wait_min)
-        m->wait_min[w] = WAIT_SKIP;
+        TB__MW_AT(m, wait_min, w) = WAIT_SKIP;
 }
 
 /* cnt idle workers (i32 ranks in `in`) handed over by another master
@@ -209,9 +209,9 @@ int tb__mw_master_take_idle(tb__mw_node *n, tb_buf *in, uint32_t cnt)
     for (uint32_t i = 0; i < cnt; i++) {
         int32_t w;
         TB_CHECK(tb__mw_unpack_rank(in, &w));
-        if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_NONE)
+        if (!tb__mw_in(m, w) || tb__mw_own(m, w) != OWN_NONE)
             return TB_ERR_PROTOCOL;
-        m->own[w] = OWN_IDLE;
+        TB__MW_AT(m, own, w) = OWN_IDLE;
         tb__mw_master_acquired(m, w);
         m->idle[m->nidle++] = w;
     }
@@ -300,15 +300,15 @@ int tb__mw_master_wait_stats(tb__mw_node *n, int src, double wait, double comp)
     tb__mw_master *m = n->master;
     if (!m->wait_min || src == tb__mw_self_rank(n) || m->failed)
         return TB_OK;
-    if (m->wait_min[src] == WAIT_SKIP) {
+    if (TB__MW_AT(m, wait_min, src) == WAIT_SKIP) {
         /* Its first wait with us spans a change of master, not queueing. */
-        m->wait_min[src] = WAIT_NONE;
+        TB__MW_AT(m, wait_min, src) = WAIT_NONE;
         return TB_OK;
     }
-    if (m->wait_min[src] < 0 || wait < m->wait_min[src])
-        m->wait_min[src] = wait;
-    m->queue_sum += wait - m->wait_min[src];
-    m->ideal_sum += comp + m->wait_min[src];
+    if (TB__MW_AT(m, wait_min, src) < 0 || wait < TB__MW_AT(m, wait_min, src))
+        TB__MW_AT(m, wait_min, src) = wait;
+    m->queue_sum += wait - TB__MW_AT(m, wait_min, src);
+    m->ideal_sum += comp + TB__MW_AT(m, wait_min, src);
     if (!master_period_step(m))
         return TB_OK;
     int W = m->nbusy + m->nidle + m->nleaving;
@@ -366,8 +366,8 @@ int tb__mw_child_return(tb__mw_node *n)
     TB_CHECK(tb__mw_master_flush_fwd(n));
     uint32_t cnt = 0;
     TB_CHECK(tb__mw_pack_return(&m->msg));
-    for (int r = 0; r < n->cfg->nranks; r++) {
-        if (r == tb__mw_self_rank(n) || m->own[r] != OWN_IDLE)
+    for (int r = m->lo; r < m->lo + m->span; r++) {
+        if (r == tb__mw_self_rank(n) || tb__mw_own(m, r) != OWN_IDLE)
             continue;
         TB_CHECK(tb__mw_pack_rank(&m->msg, r));
         cnt++;
@@ -390,9 +390,9 @@ int tb__mw_master_on_return(tb__mw_node *n, int src, const void *data, size_t le
     uint32_t cnt;
     tb_buf_view(&in, data, len);
     TB_CHECK(tb__mw_unpack_ranks(&in, &cnt));
-    if (m->own[src] != OWN_CHILD)
+    if (tb__mw_own(m, src) != OWN_CHILD)
         return TB_ERR_PROTOCOL;
-    m->own[src] = OWN_IDLE;
+    TB__MW_AT(m, own, src) = OWN_IDLE;
     tb__mw_master_acquired(m, src);
     m->nchildren--;
     tb__mw_master_drop_target(m, src);

@@ -69,7 +69,7 @@ static int master_dispatch(tb__mw_node *n, int w)
     }
     n->info.tasks_assigned += cnt;
     m->nbusy++;
-    m->own[w] = OWN_BUSY;
+    TB__MW_AT(m, own, w) = OWN_BUSY;
     tb__mw_master_counter(n, 0);
     if (w == tb__mw_self_rank(n))
         TB_CHECK(tb__mw_worker_begin(n, w, m->msg.data, m->msg.len));
@@ -79,15 +79,22 @@ static int master_dispatch(tb__mw_node *n, int w)
         /* S1's overload test: right after an assignment, how many messages
          * have arrived and wait; averaged over the last winlen assignments. */
         int c = tb_tp_arrived(&n->base, NULL, -1);
-        if (m->winfill == m->winlen)
+        if (m->winfill == m->winlen) {
             m->winsum -= m->win[m->winpos];
-        else
+        } else {
+            if (m->winpos >= m->wincap) { /* not wrapped yet: winpos == winfill */
+                size_t cap = (size_t)m->wincap;
+                if (tb_grow(&m->win, &cap, (size_t)m->winpos + 1, sizeof *m->win, 64) != TB_OK)
+                    return TB_ERR_NOMEM;
+                m->wincap = cap < (size_t)m->winlen ? (int)cap : m->winlen;
+            }
             m->winfill++;
+        }
         m->win[m->winpos] = c;
         m->winsum += c;
         m->winpos = (m->winpos + 1) % m->winlen;
         m->last_waiting = c;
-        m->sent_at[w] = tb_tp_now(&n->base);
+        TB__MW_AT(m, sent_at, w) = tb_tp_now(&n->base);
     }
     return tb__mw_master_maybe_request(n);
 }
@@ -146,8 +153,8 @@ int tb__mw_master_flush_fwd(tb__mw_node *n)
 static int master_abort_children(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    for (int r = 0; r < n->cfg->nranks && m->nchildren > 0; r++) {
-        if (m->own[r] != OWN_CHILD)
+    for (int r = m->lo; r < m->lo + m->span && m->nchildren > 0; r++) {
+        if (tb__mw_own(m, r) != OWN_CHILD)
             continue;
         tb__mw_pack_empty(&m->msg);
         TB_CHECK(tb_tp_send(&n->base, r, TB__TAG_ABORT, &m->msg));
@@ -329,14 +336,14 @@ int tb__mw_master_result(tb__mw_node *n, int src, const void *data, size_t len)
         if (n->cfg->dynamic == TB__MW_DYNAMIC_WAIT)
             TB_CHECK(tb__mw_master_wait_stats(n, src, wait, comp));
     }
-    if (m->own[src] == OWN_BUSY && !m->win && !m->failed && src != tb__mw_self_rank(n) &&
+    if (tb__mw_own(m, src) == OWN_BUSY && !m->win && !m->failed && src != tb__mw_self_rank(n) &&
         tb__queue_count(m->q) > 0) {
         /* The common case: the worker's next task goes out before its
          * results are handled, as a hand-written loop would send it, so the
          * result function and the bookkeeping overlap the worker's next
          * computation instead of delaying it (bench/run, P = 2: ...). */
         m->nbusy--;
-        m->own[src] = OWN_IDLE;
+        TB__MW_AT(m, own, src) = OWN_IDLE;
         m->hold_done = 1;
         int rc = master_dispatch(n, src);
         m->hold_done = 0;
@@ -345,21 +352,21 @@ int tb__mw_master_result(tb__mw_node *n, int src, const void *data, size_t len)
         return tb__mw_master_check_done(n);
     }
     TB_CHECK(master_records(n, src, data, len));
-    if (m->own[src] == OWN_LEAVING) {
+    if (tb__mw_own(m, src) == OWN_LEAVING) {
         /* Its last task for us is done: it now works for the child. */
-        m->own[src] = OWN_NONE;
+        TB__MW_AT(m, own, src) = OWN_NONE;
         m->nleaving--;
         TB_CHECK(tb__mw_pack_free(&m->msg, src));
-        TB_CHECK(tb_tp_send(&n->base, m->dest[src], TB__TAG_FREE, &m->msg));
+        TB_CHECK(tb_tp_send(&n->base, TB__MW_AT(m, dest, src), TB__TAG_FREE, &m->msg));
         tb__mw_master_counter(n, 0);
         return tb__mw_master_check_done(n);
     }
-    if (m->own[src] != OWN_BUSY)
+    if (tb__mw_own(m, src) != OWN_BUSY)
         return TB_ERR_PROTOCOL;
     if (m->win && !m->failed && src != tb__mw_self_rank(n) && tb__mw_master_should_promote(n, src))
         return tb__mw_master_promote(n, src);
     m->nbusy--;
-    m->own[src] = OWN_IDLE;
+    TB__MW_AT(m, own, src) = OWN_IDLE;
     if (!m->failed && tb__queue_count(m->q) > 0)
         TB_CHECK(master_dispatch(n, src));
     else
@@ -410,6 +417,8 @@ int tb__mw_master_start(tb__mw_node *n)
 static int master_on_result(tb__mw_node *n, int src, const void *data, size_t len)
 {
     tb__mw_master *m = n->master;
+    if (!tb__mw_in(m, src))
+        return TB_ERR_PROTOCOL; /* a result from a rank that was never ours */
     m->eager = 0;
     if (!m->sent_at) {
         if (n->cfg->chunk_kind != TB__CHUNK_AUTO)
@@ -472,8 +481,8 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
     case TB__TAG_HAVE: /* a child that was refused has tasks again */
         if (!m->child_dry)
             return TB_ERR_PROTOCOL;
-        if (m->own[src] == OWN_CHILD)
-            m->child_dry[src] = 0;
+        if (tb__mw_own(m, src) == OWN_CHILD)
+            TB__MW_AT(m, child_dry, src) = 0;
         return TB_OK;
     case TB__TAG_REFUSE:
         if (m->parent >= 0 && src == m->parent && n->cfg->dynamic != TB__MW_DYNAMIC_PAPER)
@@ -506,9 +515,9 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
     case TB__TAG_FREE: { /* a worker the parent promised is ours now */
         int32_t w;
         TB_CHECK(tb__mw_unpack_free(data, len, &w));
-        if (w < 0 || w >= n->cfg->nranks || m->own[w] != OWN_ARRIVING)
+        if (w < 0 || w >= n->cfg->nranks || tb__mw_own(m, w) != OWN_ARRIVING)
             return TB_ERR_PROTOCOL;
-        m->own[w] = OWN_IDLE;
+        TB__MW_AT(m, own, w) = OWN_IDLE;
         tb__mw_master_acquired(m, w);
         m->narriving--;
         m->idle[m->nidle++] = w;

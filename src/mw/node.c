@@ -114,20 +114,24 @@ const tb_actor_ops tb__mw_node_ops = {
     node_interrupt,
 };
 
-/* The parts every master has: ownership, stacks, request targets. */
-static int master_alloc(tb__mw_node *n, tb__mw_master **out)
+/* The parts every master has: ownership, stacks, request targets, for the
+ * ranks lo .. lo + span - 1 (tb__mw_master.lo). */
+static int master_alloc(tb__mw_node *n, int lo, int span, tb__mw_master **out)
 {
     const tb__mw_cfg *c = n->cfg;
-    size_t P = (size_t)c->nranks;
+    size_t P = (size_t)span;
     tb__mw_master *m = calloc(1, sizeof *m);
     if (!m)
         return TB_ERR_NOMEM;
     *out = m;
     m->parent = -1;
+    m->lo = lo;
+    m->span = span;
     m->own = calloc(P, 1);
     m->dest = malloc(P * sizeof *m->dest);
     m->idle = malloc(P * sizeof *m->idle);
-    m->R = malloc((P + (size_t)c->nmasters) * sizeof *m->R);
+    m->capR = (size_t)c->nmasters + 4;
+    m->R = malloc(m->capR * sizeof *m->R);
     m->deferred = malloc((size_t)c->nmasters * sizeof *m->deferred);
     m->deferred_w = malloc((size_t)c->nmasters * sizeof *m->deferred_w);
     m->deferred_e = malloc((size_t)c->nmasters * sizeof *m->deferred_e);
@@ -136,10 +140,11 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
         return TB_ERR_NOMEM;
     tb__queue_init(&m->own_q, c->gen, c->gen_ctx);
     m->q = &m->own_q;
-    TB_CHECK(tb__chunker_init(&m->ch, c->chunk_kind, c->chunk, c->nranks));
+    TB_CHECK(tb__chunker_init(&m->ch, c->chunk_kind, c->chunk, lo, span));
     if (c->dynamic) {
         m->winlen = c->window > 0 ? c->window : 2 * c->nranks;
-        m->win = calloc((size_t)m->winlen, sizeof *m->win);
+        m->wincap = m->winlen < 64 ? m->winlen : 64; /* grows as it fills (master.c) */
+        m->win = calloc((size_t)m->wincap, sizeof *m->win);
         m->sent_at = calloc(P, sizeof *m->sent_at);
         if (!m->win || !m->sent_at)
             return TB_ERR_NOMEM;
@@ -153,8 +158,8 @@ static int master_alloc(tb__mw_node *n, tb__mw_master **out)
         m->wait_min = malloc(P * sizeof *m->wait_min);
         if (!m->wait_min)
             return TB_ERR_NOMEM;
-        for (size_t r = 0; r < P; r++)
-            m->wait_min[r] = WAIT_SKIP;
+        for (size_t i = 0; i < P; i++)
+            m->wait_min[i] = WAIT_SKIP;
     }
     return tb__mw_pack_results_begin(&m->fwd);
 }
@@ -189,7 +194,8 @@ static int master_init(tb__mw_node *n, int k, tb__queue *root_bag)
 {
     const tb__mw_cfg *c = n->cfg;
     tb__mw_master *m;
-    int rc = master_alloc(n, &m);
+    int lo = tb__mw_group_start(c, k), hi = tb__mw_group_start(c, k + 1);
+    int rc = master_alloc(n, lo, hi - lo, &m);
     n->master = m;
     if (rc != TB_OK)
         return rc;
@@ -198,19 +204,18 @@ static int master_init(tb__mw_node *n, int k, tb__queue *root_bag)
     if (m->is_root)
         m->q = root_bag;
     m->masters_max = c->nmasters;
-    int lo = tb__mw_group_start(c, k), hi = tb__mw_group_start(c, k + 1);
     /* Idle stack popped from the end: hand out to the lowest rank first.
      * Alone in its group, a master is its own worker. */
     if (hi - lo == 1) {
-        m->own[lo] = OWN_IDLE;
+        TB__MW_AT(m, own, lo) = OWN_IDLE;
         m->idle[m->nidle++] = lo;
     }
     for (int r = hi - 1; r > lo; r--) {
-        m->own[r] = OWN_IDLE;
+        TB__MW_AT(m, own, r) = OWN_IDLE;
         m->idle[m->nidle++] = r;
     }
     for (int j = 1; j < c->nmasters; j++)
-        m->R[m->nR++] = tb__mw_group_start(c, (k + j) % c->nmasters);
+        TB_CHECK(tb__mw_add_target(m, tb__mw_group_start(c, (k + j) % c->nmasters)));
     if (!c->dynamic && c->nmasters > 2) {
         m->kn = calloc((size_t)c->nmasters, sizeof *m->kn);
         m->inR = malloc((size_t)c->nmasters);
@@ -224,10 +229,35 @@ static int master_init(tb__mw_node *n, int k, tb__queue *root_bag)
 
 /* A worker receives "master start" (S1 Fig. 4): it becomes a child master
  * of `parent` with the workers the parent frees for it and a share of tasks. */
+/* The range of ranks an MSTART gives (its two lists) and the child itself. */
+static int mstart_range(tb__mw_node *n, const void *data, size_t len, int *lo, int *hi)
+{
+    tb_buf in;
+    tb_buf_view(&in, data, len);
+    *lo = *hi = tb__mw_self_rank(n);
+    for (int list = 0; list < 2; list++) {
+        uint32_t cnt;
+        TB_CHECK(tb__mw_unpack_ranks(&in, &cnt));
+        for (uint32_t i = 0; i < cnt; i++) {
+            int32_t w;
+            TB_CHECK(tb__mw_unpack_rank(&in, &w));
+            if (w < 0 || w >= n->cfg->nranks)
+                return TB_ERR_PROTOCOL;
+            if (w < *lo)
+                *lo = w;
+            if (w > *hi)
+                *hi = w;
+        }
+    }
+    return TB_OK;
+}
+
 static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
 {
     tb__mw_master *m;
-    int rc = master_alloc(n, &m);
+    int lo, hi;
+    TB_CHECK(mstart_range(n, data, len, &lo, &hi));
+    int rc = master_alloc(n, lo, hi - lo + 1, &m);
     if (rc != TB_OK) {
         tb__mw_master_free(m);
         return rc;
@@ -240,7 +270,7 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
     m->parent = parent;
     m->period_start = now;
     m->have_initial = 1;
-    m->R[m->nR++] = parent;
+    TB_CHECK(tb__mw_add_target(m, parent));
     tb_buf in;
     uint32_t cnt;
     tb_buf_view(&in, data, len);
@@ -248,9 +278,9 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
     for (uint32_t i = 0; i < cnt; i++) {
         int32_t w;
         TB_CHECK(tb__mw_unpack_rank(&in, &w));
-        if (w < 0 || w >= n->cfg->nranks)
+        if (!tb__mw_in(m, w))
             return TB_ERR_PROTOCOL;
-        m->own[w] = OWN_ARRIVING;
+        TB__MW_AT(m, own, w) = OWN_ARRIVING;
         m->narriving++;
     }
     TB_CHECK(tb__mw_unpack_ranks(&in, &cnt));

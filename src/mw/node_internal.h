@@ -29,21 +29,28 @@ struct tb__mw_master {
     tb__queue own_q;
     tb__queue *q;          /* own_q, or the user's bag on the root */
     int parent;            /* dynamic child: the master that made it; else -1 */
-    unsigned char *own;    /* [P]: what each rank is to this master (OWN_*) */
-    int *dest;             /* [P]: the child a leaving worker goes to */
-    int *idle;             /* stack of idle workers [P] */
+    /* The ranks the per-rank arrays below cover, lo .. lo + span - 1 ([S]):
+     * its group's, or a child's (itself and every rank its parent gave it).
+     * No other rank is ever its worker or its child, so a master's memory
+     * is in proportion to its workers, not to the run (a fan-out makes a
+     * child per eight idle workers). */
+    int lo, span;
+    unsigned char *own;    /* [S]: what each rank is to this master (OWN_*): tb__mw_own */
+    int *dest;             /* [S]: the child a leaving worker goes to */
+    int *idle;             /* stack of idle workers [S] */
     int nidle;
     int nbusy;             /* OWN_BUSY: computing this master's tasks */
     int nleaving;          /* OWN_LEAVING: the same, then they join a child */
     int narriving;         /* OWN_ARRIVING: ours once the parent frees them */
     int nchildren;         /* OWN_CHILD: masters this one made */
-    int *R;                /* request targets, in the order they are tried [P] */
+    int *R;                /* request targets, in the order they are tried */
     int nR;
+    size_t capR;
     int *win;              /* overload measure: arrivals after the last assignments */
-    int winlen, winpos, winfill;
+    int winlen, winpos, winfill, wincap; /* a ring of winlen, allocated as it fills */
     long winsum;
     /* predictive policy: what the master measures of itself and its workers */
-    double *sent_at;       /* [P]: when the worker got its current task message */
+    double *sent_at;       /* [S]: when the worker got its current task message */
     double rt;             /* mean round trip of a task message, seconds */
     double handler;        /* mean time in the handler of a result */
     double recv;           /* mean receive overhead (gaps between back-to-back handlers) */
@@ -53,7 +60,7 @@ struct tb__mw_master {
     int eager;             /* made by a fan-out, no result yet: fan out from 16 idle
                               workers without waiting for a message to wait */
     /* dynamic:wait: the workers' waiting times over the current period */
-    double *wait_min;      /* [P]: each worker's shortest wait (no queueing) */
+    double *wait_min;      /* [S]: each worker's shortest wait (no queueing) */
     double queue_sum;      /* sum of (wait - wait_min) this period */
     double ideal_sum;      /* sum of (compute + wait_min) this period */
     int period_n;          /* results this period */
@@ -82,7 +89,7 @@ struct tb__mw_master {
     uint32_t epoch;        /* answers with tasks this master has received */
     uint32_t *deferred_e;  /* the deferred requesters' epochs */
     int parent_refused;    /* a child: its parent refused it and has not given it tasks since */
-    unsigned char *child_dry; /* dynamic: [P] this child asked and was refused since it
+    unsigned char *child_dry; /* dynamic: [S] this child asked and was refused since it
                               was last given tasks (or said HAVE): a refusal need not
                               name it */
     int have_initial;      /* the root's initial share has arrived */
@@ -122,6 +129,27 @@ enum {
     OWN_ARRIVING, /* computing our parent's task; ours when the parent frees it */
     OWN_CHILD     /* a master we made */
 };
+
+/* Rank r is in master m's range (tb__mw_master.lo, span). */
+static inline int tb__mw_in(const tb__mw_master *m, int r)
+{
+    return r >= m->lo && r - m->lo < m->span;
+}
+/* What rank r is to m (OWN_NONE outside its range). */
+static inline int tb__mw_own(const tb__mw_master *m, int r)
+{
+    return tb__mw_in(m, r) ? m->own[r - m->lo] : OWN_NONE;
+}
+/* The per-rank entries of rank r, which must be in m's range. */
+#define TB__MW_AT(m, arr, r) ((m)->arr[(r) - (m)->lo])
+/* Append rank r to m's request targets. */
+static inline int tb__mw_add_target(tb__mw_master *m, int r)
+{
+    if (tb_grow(&m->R, &m->capR, (size_t)m->nR + 1, sizeof *m->R, 8) != TB_OK)
+        return TB_ERR_NOMEM;
+    m->R[m->nR++] = r;
+    return TB_OK;
+}
 
 /* dynamic:wait: a worker's shortest wait is not known yet, or its next
  * report is to be skipped. */

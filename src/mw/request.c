@@ -74,7 +74,7 @@ static void master_retarget(tb__mw_node *n)
         int k = (m->k + j) % c->nmasters;
         if (!m->inR[k] && m->kn[k] != 0 && !((m->kn[k] - 1) & 1)) {
             m->inR[k] = 1;
-            m->R[m->nR++] = tb__mw_group_start(c, k);
+            m->R[m->nR++] = tb__mw_group_start(c, k); /* one per group: capR has room */
         }
     }
 }
@@ -139,10 +139,10 @@ static int master_refuse(tb__mw_node *n, int src)
     }
     uint32_t cnt = 0;
     TB_CHECK(tb__mw_pack_refuse_ranks(&m->msg));
-    if (m->own[src] == OWN_CHILD)
-        m->child_dry[src] = 1;
-    for (int r = 0; r < n->cfg->nranks && cnt < (uint32_t)m->nchildren; r++) {
-        if (m->own[r] != OWN_CHILD || r == src || m->child_dry[r])
+    if (tb__mw_own(m, src) == OWN_CHILD)
+        TB__MW_AT(m, child_dry, src) = 1;
+    for (int r = m->lo; r < m->lo + m->span && cnt < (uint32_t)m->nchildren; r++) {
+        if (tb__mw_own(m, r) != OWN_CHILD || r == src || TB__MW_AT(m, child_dry, r))
             continue;
         TB_CHECK(tb__mw_pack_rank(&m->msg, r));
         cnt++;
@@ -170,11 +170,11 @@ int tb__mw_master_learn_targets(tb__mw_node *n, const void *data, size_t len)
         TB_CHECK(tb__mw_unpack_rank(&in, &r));
         if (r < 0 || r >= n->cfg->nranks)
             return TB_ERR_PROTOCOL;
-        int known = r == tb__mw_self_rank(n) || m->own[r] != OWN_NONE;
+        int known = r == tb__mw_self_rank(n) || tb__mw_own(m, r) != OWN_NONE;
         for (int j = 0; j < m->nR && !known; j++)
             known = m->R[j] == r;
         if (!known && !m->failed && m->nR < n->cfg->nranks)
-            m->R[m->nR++] = r;
+            TB_CHECK(tb__mw_add_target(m, r));
     }
     return tb_buf_remaining(&in) == 0 ? TB_OK : TB_ERR_PARSE;
 }
@@ -208,8 +208,8 @@ int tb__mw_master_answer_request(tb__mw_node *n, int src, uint32_t workers, uint
             give = have - 1;
     }
     TB_CHECK(tb__mw_pack_give(&m->msg, GIVE_ANSWER));
-    if (m->child_dry)
-        m->child_dry[src] = 0;
+    if (m->child_dry && tb__mw_in(m, src))
+        TB__MW_AT(m, child_dry, src) = 0;
     if (m->kn)
         TB_CHECK(master_pack_spells(n, &m->msg));
     TB_CHECK(tb__queue_give(m->q, give, TB__MW_MSG_MAX, &m->msg, NULL));

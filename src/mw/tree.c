@@ -121,10 +121,10 @@ static int master_stop_workers(tb__mw_node *n, int status)
     tb_buf list = TB_BUF_INIT;
     uint32_t cnt = 0;
     int rc = TB_OK;
-    for (int r = 0; r < n->cfg->nranks && rc == TB_OK; r++) {
-        if (r == tb__mw_self_rank(n) || m->own[r] == OWN_NONE)
+    for (int r = m->lo; r < m->lo + m->span && rc == TB_OK; r++) {
+        if (r == tb__mw_self_rank(n) || tb__mw_own(m, r) == OWN_NONE)
             continue;
-        if (m->own[r] != OWN_IDLE)
+        if (tb__mw_own(m, r) != OWN_IDLE)
             rc = TB_ERR_STATE; /* would leave a rank waiting */
         else if ((rc = tb__mw_pack_rank(&list, r)) == TB_OK)
             cnt++;

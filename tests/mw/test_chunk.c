@@ -19,7 +19,7 @@ static size_t sequence(const char *rule, uint64_t N, int P, uint64_t *out, size_
     int kind;
     unsigned fixed;
     tb__chunker c;
-    if (tb__chunk_parse(rule, &kind, &fixed) != 0 || tb__chunker_init(&c, kind, fixed, P) != TB_OK)
+    if (tb__chunk_parse(rule, &kind, &fixed) != 0 || tb__chunker_init(&c, kind, fixed, 0, P) != TB_OK)
         return 0;
     size_t k = 0;
     for (uint64_t R = N; R > 0 && k < cap; k++) {
@@ -63,7 +63,7 @@ static void test_weighted(void)
     unsigned fixed;
     TB_ASSERT(tb__chunk_parse("wf", &kind, &fixed) == 0);
     tb__chunker c;
-    TB_ASSERT_OK(tb__chunker_init(&c, kind, fixed, 2));
+    TB_ASSERT_OK(tb__chunker_init(&c, kind, fixed, 0, 2));
     /* Unmeasured workers get a quarter of fac's chunk: ceil(1000/4) / 4. */
     uint64_t R = 1000, x = tb__chunk_next(&c, 0, R, 2, 0);
     TB_ASSERT_EQ_U64(x, 63);
@@ -88,7 +88,7 @@ static void test_adaptive_factoring(void)
     unsigned fixed;
     TB_ASSERT(tb__chunk_parse("af", &kind, &fixed) == 0);
     tb__chunker c;
-    TB_ASSERT_OK(tb__chunker_init(&c, kind, fixed, 2));
+    TB_ASSERT_OK(tb__chunker_init(&c, kind, fixed, 0, 2));
     /* Two workers measured at 1 ms a task (10 tasks each, the sums giving
      * exactly mean m and sample variance v). */
     double v = 1e-3, m = 1e-3; /* a very uneven task time: sd 31x the mean */
@@ -113,7 +113,7 @@ static void test_auto_floor(void)
     unsigned fixed;
     TB_ASSERT(tb__chunk_parse("auto", &kind, &fixed) == 0);
     tb__chunker c;
-    TB_ASSERT_OK(tb__chunker_init(&c, kind, fixed, 2));
+    TB_ASSERT_OK(tb__chunker_init(&c, kind, fixed, 0, 2));
     /* Tasks of 1 us with messages costing 100 us: a chunk of at least
      * 100 / (0.05 * 1) = 2000 tasks, no more than wf's. */
     uint64_t R = 1000000;
