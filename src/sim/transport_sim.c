@@ -48,6 +48,17 @@ typedef struct sim_rank {
     uint64_t job;
     int job_status;
     sim_msg *head, *tail;
+    /* arrived(): the messages head .. seen (those with arrival <= the
+     * clock when it last looked; NULL: none yet), and how many of them each
+     * source has (open addressing, key -1 free; `distinct` sources with a
+     * count above 0).  Kept up to date as messages come and go, once
+     * arrived() has looked (seen != NULL), so that a look costs what came
+     * since, not the whole mailbox: a master of many workers looks after
+     * every assignment, with as many results waiting as it has workers. */
+    sim_msg *seen;
+    int *src_key, *src_cnt;
+    size_t src_cap, src_used;
+    int distinct;
     tb_speed_cursor speed;
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
 } sim_rank;
@@ -81,7 +92,70 @@ struct tb_sim {
 static tb_sim *as_sim(tb_tp *tp) { return (tb_sim *)tp; }
 
 /* Insert m into r's mailbox by arrival time, after equal times (stable). */
-static void mailbox_insert(sim_rank *r, sim_msg *m)
+/* Source src's slot in r's counts (a free one if it has none). */
+static size_t src_slot(const sim_rank *r, int src)
+{
+    size_t i = ((size_t)src * 2654435761u) & (r->src_cap - 1);
+    while (r->src_key[i] != -1 && r->src_key[i] != src)
+        i = (i + 1) & (r->src_cap - 1);
+    return i;
+}
+
+static int src_grow(sim_rank *r)
+{
+    size_t cap = r->src_cap ? 2 * r->src_cap : 16;
+    int *key = malloc(cap * sizeof *key), *cnt = calloc(cap, sizeof *cnt);
+    if (!key || !cnt) {
+        free(key);
+        free(cnt);
+        return TB_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < cap; i++)
+        key[i] = -1;
+    int *okey = r->src_key, *ocnt = r->src_cnt;
+    size_t ocap = r->src_cap;
+    r->src_key = key, r->src_cnt = cnt, r->src_cap = cap;
+    for (size_t i = 0; i < ocap; i++) {
+        if (okey[i] == -1)
+            continue;
+        size_t j = src_slot(r, okey[i]);
+        r->src_key[j] = okey[i];
+        r->src_cnt[j] = ocnt[i];
+    }
+    free(okey);
+    free(ocnt);
+    return TB_OK;
+}
+
+/* One more (d = 1) or one fewer (-1, of a source counted before) message
+ * of src among those seen. */
+static int src_count(sim_rank *r, int src, int d)
+{
+    size_t i = r->src_cap ? src_slot(r, src) : 0;
+    if (!r->src_cap || r->src_key[i] == -1) {
+        if (2 * (r->src_used + 1) > r->src_cap) {
+            TB_CHECK(src_grow(r));
+            i = src_slot(r, src);
+        }
+        r->src_key[i] = src;
+        r->src_used++;
+    }
+    if (d > 0 && r->src_cnt[i]++ == 0)
+        r->distinct++;
+    if (d < 0 && --r->src_cnt[i] == 0)
+        r->distinct--;
+    return TB_OK;
+}
+
+static int src_has(const sim_rank *r, int src)
+{
+    if (!r->src_cap)
+        return 0;
+    size_t i = src_slot(r, src);
+    return r->src_key[i] == src && r->src_cnt[i] > 0;
+}
+
+static int mailbox_insert(sim_rank *r, sim_msg *m)
 {
     sim_msg *after = r->tail;
     while (after && after->arrival > m->arrival)
@@ -96,6 +170,10 @@ static void mailbox_insert(sim_rank *r, sim_msg *m)
         after->next = m;
     else
         r->head = m;
+    /* Before the last one seen (earlier than it): seen already. */
+    if (r->seen && m->arrival < r->seen->arrival && !m->is_timer)
+        return src_count(r, m->src, 1);
+    return TB_OK;
 }
 
 static sim_msg *mailbox_pop(sim_rank *r)
@@ -106,6 +184,12 @@ static sim_msg *mailbox_pop(sim_rank *r)
         r->head->prev = NULL;
     else
         r->tail = NULL;
+    if (r->seen) { /* the head is among those seen */
+        if (!m->is_timer)
+            (void)src_count(r, m->src, -1); /* counted before: its slot is there */
+        if (r->seen == m)
+            r->seen = NULL;
+    }
     return m;
 }
 
@@ -212,7 +296,7 @@ static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, s
     tb_buf_clear(msg);
     a->msgs_sent++;
     a->bytes_sent += wire;
-    mailbox_insert(b, m);
+    TB_CHECK(mailbox_insert(b, m));
     return maybe_wake(s, dst);
 }
 
@@ -230,25 +314,27 @@ static int sim_arrived(tb_tp *tp, tb_actor *act, const int *from, int n)
 {
     tb_sim *s = as_sim(tp);
     sim_rank *r = &s->r[act->rank];
-    /* Count distinct sources among from[] with a message already here, as
-     * MPI_Iprobe per source would. */
+    /* Count distinct sources with a message already here (arrival by the
+     * clock), as MPI_Iprobe per source would: the counts (sim_rank.seen)
+     * take in what arrived since the last look. */
+    for (sim_msg *m = r->seen ? r->seen->next : r->head; m && m->arrival <= r->clock;
+         m = m->next) {
+        if (!m->is_timer && src_count(r, m->src, 1) != TB_OK)
+            return 0; /* out of memory: the master sees none waiting */
+        r->seen = m;
+    }
+    if (from == NULL || n < 0)
+        return r->distinct;
     if (++s->stamp_gen == 0) {
         memset(s->stamp, 0, (size_t)s->P * sizeof *s->stamp);
         s->stamp_gen = 1;
     }
-    int any = from == NULL || n < 0;
-    for (int i = 0; !any && i < n; i++)
-        if (from[i] >= 0 && from[i] < s->P)
-            s->stamp[from[i]] = (int)s->stamp_gen;
     int count = 0;
-    for (sim_msg *m = r->head; m && m->arrival <= r->clock; m = m->next) {
-        if (m->is_timer)
+    for (int i = 0; i < n; i++) {
+        if (from[i] < 0 || from[i] >= s->P || s->stamp[from[i]] == (int)s->stamp_gen)
             continue;
-        /* any: count each source once (mark it seen); else only listed ones */
-        if (any ? s->stamp[m->src] != (int)s->stamp_gen : s->stamp[m->src] == (int)s->stamp_gen) {
-            count++;
-            s->stamp[m->src] = any ? (int)s->stamp_gen : 0;
-        }
+        s->stamp[from[i]] = (int)s->stamp_gen;
+        count += src_has(r, from[i]);
     }
     return count;
 }
@@ -266,7 +352,9 @@ static int sim_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
     m->is_timer = 1;
     m->timer_id = id;
     m->src = a->rank;
-    mailbox_insert(&s->r[a->rank], m);
+    int rc = mailbox_insert(&s->r[a->rank], m);
+    if (rc != TB_OK)
+        return rc;
     return maybe_wake(s, a->rank);
 }
 
@@ -321,6 +409,8 @@ static int sim_cancel(tb_tp *tp, tb_actor *a, uint64_t id)
         next = m->next;
         if (!m->is_timer || m->timer_id != id)
             continue;
+        if (r->seen == m)
+            r->seen = m->prev; /* a timer: not counted */
         if (m->prev)
             m->prev->next = m->next;
         else
@@ -399,6 +489,8 @@ void tb_sim_destroy(tb_sim **ps)
     for (int i = 0; s->r && i < s->P; i++) {
         while (s->r[i].head)
             free(mailbox_pop(&s->r[i]));
+        free(s->r[i].src_key);
+        free(s->r[i].src_cnt);
         tb_speed_cursor_free(&s->r[i].speed);
     }
     free(s->r);
