@@ -49,15 +49,12 @@ typedef struct sim_rank {
     int job_status;
     sim_msg *head, *tail;
     /* arrived(): the messages head .. seen (those with arrival <= the
-     * clock when it last looked; NULL: none yet), and how many of them each
-     * source has (open addressing, key -1 free; `distinct` sources with a
-     * count above 0).  Kept up to date as messages come and go, once
-     * arrived() has looked (seen != NULL), so that a look costs what came
-     * since, not the whole mailbox: a master of many workers looks after
-     * every assignment, with as many results waiting as it has workers. */
+     * clock when it last looked; NULL: none yet), counted per source in
+     * the pairs' table (pair_slot.seen), `distinct` sources with a count.
+     * Kept up to date as messages come and go, so that a look costs what
+     * came since, not the whole mailbox: a master of many workers looks
+     * after every assignment, with as many results waiting. */
     sim_msg *seen;
-    int *src_key, *src_cnt;
-    size_t src_cap, src_used;
     int distinct;
     tb_speed_cursor speed;
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
@@ -70,6 +67,7 @@ typedef struct sim_rank {
 typedef struct pair_slot {
     uint64_t key; /* src * P + dst + 1; 0 = empty */
     double last;
+    int seen; /* its messages among those dst has seen arrive (sim_rank.seen) */
 } pair_slot;
 
 struct tb_sim {
@@ -92,71 +90,11 @@ struct tb_sim {
 static tb_sim *as_sim(tb_tp *tp) { return (tb_sim *)tp; }
 
 /* Insert m into r's mailbox by arrival time, after equal times (stable). */
-/* Source src's slot in r's counts (a free one if it has none). */
-static size_t src_slot(const sim_rank *r, int src)
-{
-    size_t i = ((size_t)src * 2654435761u) & (r->src_cap - 1);
-    while (r->src_key[i] != -1 && r->src_key[i] != src)
-        i = (i + 1) & (r->src_cap - 1);
-    return i;
-}
+static void seen_count(tb_sim *s, int src, int dst, int d);
 
-static int src_grow(sim_rank *r)
+static void mailbox_insert(tb_sim *s, int dst, sim_msg *m)
 {
-    size_t cap = r->src_cap ? 2 * r->src_cap : 16;
-    int *key = malloc(cap * sizeof *key), *cnt = calloc(cap, sizeof *cnt);
-    if (!key || !cnt) {
-        free(key);
-        free(cnt);
-        return TB_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < cap; i++)
-        key[i] = -1;
-    int *okey = r->src_key, *ocnt = r->src_cnt;
-    size_t ocap = r->src_cap;
-    r->src_key = key, r->src_cnt = cnt, r->src_cap = cap;
-    for (size_t i = 0; i < ocap; i++) {
-        if (okey[i] == -1)
-            continue;
-        size_t j = src_slot(r, okey[i]);
-        r->src_key[j] = okey[i];
-        r->src_cnt[j] = ocnt[i];
-    }
-    free(okey);
-    free(ocnt);
-    return TB_OK;
-}
-
-/* One more (d = 1) or one fewer (-1, of a source counted before) message
- * of src among those seen. */
-static int src_count(sim_rank *r, int src, int d)
-{
-    size_t i = r->src_cap ? src_slot(r, src) : 0;
-    if (!r->src_cap || r->src_key[i] == -1) {
-        if (2 * (r->src_used + 1) > r->src_cap) {
-            TB_CHECK(src_grow(r));
-            i = src_slot(r, src);
-        }
-        r->src_key[i] = src;
-        r->src_used++;
-    }
-    if (d > 0 && r->src_cnt[i]++ == 0)
-        r->distinct++;
-    if (d < 0 && --r->src_cnt[i] == 0)
-        r->distinct--;
-    return TB_OK;
-}
-
-static int src_has(const sim_rank *r, int src)
-{
-    if (!r->src_cap)
-        return 0;
-    size_t i = src_slot(r, src);
-    return r->src_key[i] == src && r->src_cnt[i] > 0;
-}
-
-static int mailbox_insert(sim_rank *r, sim_msg *m)
-{
+    sim_rank *r = &s->r[dst];
     sim_msg *after = r->tail;
     while (after && after->arrival > m->arrival)
         after = after->prev;
@@ -172,12 +110,12 @@ static int mailbox_insert(sim_rank *r, sim_msg *m)
         r->head = m;
     /* Before the last one seen (earlier than it): seen already. */
     if (r->seen && m->arrival < r->seen->arrival && !m->is_timer)
-        return src_count(r, m->src, 1);
-    return TB_OK;
+        seen_count(s, m->src, dst, 1);
 }
 
-static sim_msg *mailbox_pop(sim_rank *r)
+static sim_msg *mailbox_pop(tb_sim *s, int dst)
 {
+    sim_rank *r = &s->r[dst];
     sim_msg *m = r->head;
     r->head = m->next;
     if (r->head)
@@ -186,7 +124,7 @@ static sim_msg *mailbox_pop(sim_rank *r)
         r->tail = NULL;
     if (r->seen) { /* the head is among those seen */
         if (!m->is_timer)
-            (void)src_count(r, m->src, -1); /* counted before: its slot is there */
+            seen_count(s, m->src, dst, -1);
         if (r->seen == m)
             r->seen = NULL;
     }
@@ -255,6 +193,15 @@ static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
     return TB_OK;
 }
 
+/* One more (d = 1) or one fewer (-1) message from src among those dst has
+ * seen; its pair has a slot (it was sent). */
+static void seen_count(tb_sim *s, int src, int dst, int d)
+{
+    pair_slot *p = pair_find(s, (uint64_t)src * (uint64_t)s->P + (uint64_t)dst + 1);
+    if (d > 0 ? p->seen++ == 0 : --p->seen == 0)
+        s->r[dst].distinct += d;
+}
+
 static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, size_t wire)
 {
     if (dst < 0 || dst >= s->P)
@@ -296,7 +243,7 @@ static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, s
     tb_buf_clear(msg);
     a->msgs_sent++;
     a->bytes_sent += wire;
-    TB_CHECK(mailbox_insert(b, m));
+    mailbox_insert(s, dst, m);
     return maybe_wake(s, dst);
 }
 
@@ -319,8 +266,8 @@ static int sim_arrived(tb_tp *tp, tb_actor *act, const int *from, int n)
      * take in what arrived since the last look. */
     for (sim_msg *m = r->seen ? r->seen->next : r->head; m && m->arrival <= r->clock;
          m = m->next) {
-        if (!m->is_timer && src_count(r, m->src, 1) != TB_OK)
-            return 0; /* out of memory: the master sees none waiting */
+        if (!m->is_timer)
+            seen_count(s, m->src, act->rank, 1);
         r->seen = m;
     }
     if (from == NULL || n < 0)
@@ -334,7 +281,8 @@ static int sim_arrived(tb_tp *tp, tb_actor *act, const int *from, int n)
         if (from[i] < 0 || from[i] >= s->P || s->stamp[from[i]] == (int)s->stamp_gen)
             continue;
         s->stamp[from[i]] = (int)s->stamp_gen;
-        count += src_has(r, from[i]);
+        count += s->cappairs &&
+                 pair_find(s, (uint64_t)from[i] * (uint64_t)s->P + (uint64_t)act->rank + 1)->seen > 0;
     }
     return count;
 }
@@ -352,9 +300,7 @@ static int sim_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
     m->is_timer = 1;
     m->timer_id = id;
     m->src = a->rank;
-    int rc = mailbox_insert(&s->r[a->rank], m);
-    if (rc != TB_OK)
-        return rc;
+    mailbox_insert(s, a->rank, m);
     return maybe_wake(s, a->rank);
 }
 
@@ -488,9 +434,7 @@ void tb_sim_destroy(tb_sim **ps)
     tb_sim *s = *ps;
     for (int i = 0; s->r && i < s->P; i++) {
         while (s->r[i].head)
-            free(mailbox_pop(&s->r[i]));
-        free(s->r[i].src_key);
-        free(s->r[i].src_cnt);
+            free(mailbox_pop(s, i));
         tb_speed_cursor_free(&s->r[i].speed);
     }
     free(s->r);
@@ -509,7 +453,7 @@ static int take(tb_sim *s, int rank, double t)
     sim_rank *r = &s->r[rank];
     if (!r->head || r->head->arrival > t)
         return maybe_wake(s, rank);
-    sim_msg *m = mailbox_pop(r);
+    sim_msg *m = mailbox_pop(s, rank);
     if (t > r->clock)
         r->clock = t;
     int rc;
