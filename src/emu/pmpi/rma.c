@@ -43,15 +43,11 @@
  * Not emulated (one line): post, start, complete and wait
  * (emu/unmodelled.h); request-based and atomic calls of the program.
  */
-#define _GNU_SOURCE /* syscall */
 #include "emu/pmpi/emu.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 /* A rank's slots in the hidden window of locks. */
 enum { LK_WORD, LK_EXCL_FREE, LK_SHARED_FREE, LK_SLOTS };
@@ -252,15 +248,6 @@ EMU_API int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_
 
 /* ---- the locks ---- */
 
-/* Waiting for a lock held by another origin: answer the coordinator, nap. */
-static void lock_nap(long *ns)
-{
-    tb__emu_poll_coord();
-    struct timespec ts = {0, *ns};
-    syscall(SYS_nanosleep, &ts, NULL);
-    *ns = tb__emu_doubled(*ns, E.sleep_max_ns);
-}
-
 /* Take target's lock word (exclusive or shared), in real time, and return
  * the virtual time the releases that exclude this kind left at the target. */
 static double lock_word(ewin *e, int target, int exclusive)
@@ -280,7 +267,8 @@ static double lock_word(ewin *e, int target, int exclusive)
             PMPI_Fetch_and_op(&minus, &old, MPI_INT64_T, target, LK_WORD, MPI_SUM, e->locks);
             PMPI_Win_flush(target, e->locks);
         }
-        lock_nap(&ns);
+        tb__emu_poll_coord(); /* held by another origin: answer, nap, try again */
+        ns = tb__emu_backoff(ns);
     }
     double t[2];
     PMPI_Fetch_and_op(NULL, &t[0], MPI_DOUBLE, target, LK_EXCL_FREE, MPI_NO_OP, e->locks);

@@ -122,11 +122,9 @@ static int finish_cancelled_recv(ereq *q, MPI_Status ss[2])
 
 static void cancelled_status(MPI_Status *st)
 {
+    empty_status(st);
     if (st == MPI_STATUS_IGNORE)
         return;
-    memset(st, 0, sizeof *st);
-    st->MPI_SOURCE = MPI_ANY_SOURCE;
-    st->MPI_TAG = MPI_ANY_TAG;
     st->MPI_ERROR = MPI_SUCCESS;
     MPI_Status_set_elements(st, MPI_BYTE, 0);
     MPI_Status_set_cancelled(st, 1);
