@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -235,27 +234,6 @@ static int read_object(check *c, const char *path, int always, char *interp, siz
 
 /* ---- finding things ---- */
 
-/* PROGRAM as execvp would find it, into out. */
-static int find_program(const char *prog, char *out, size_t n)
-{
-    if (strchr(prog, '/')) {
-        snprintf(out, n, "%s", prog);
-        return access(out, X_OK) == 0 ? 0 : -1;
-    }
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        size_t len = strcspn(path, ":");
-        snprintf(out, n, "%.*s/%s", (int)len, len ? path : ".", prog);
-        struct stat st;
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-            return 0;
-        path += len + (path[len] == ':');
-    }
-    return -1;
-}
-
 /* Runs argv, its standard output into *out (NUL-terminated); its exit
  * status, or -1. */
 static int run_capture(char *const argv[], tb_buf *out)
@@ -421,7 +399,7 @@ static int print_json(const check *c, const char *program, int ok)
 int tb_cli_emu_check(char **argv, const char *lib, int json)
 {
     char exe[PATH_MAX], script[PATH_MAX] = "", interp[PATH_MAX];
-    if (find_program(argv[0], exe, sizeof exe) != 0) {
+    if (!tb_which(argv[0], exe, sizeof exe)) {
         tb_cli_error(cmd, "%s: no such program (or not executable)", argv[0]);
         return TB_EXIT_USAGE;
     }
@@ -447,7 +425,7 @@ int tb_cli_emu_check(char **argv, const char *lib, int json)
             arg[strcspn(arg, " \t\r\n")] = 0;
             w = arg;
         }
-        if (!*w || find_program(w, exe, sizeof exe) != 0) {
+        if (!*w || !tb_which(w, exe, sizeof exe)) {
             tb_cli_error(cmd, "%s: its interpreter %s is not found", script, w);
             return TB_EXIT_FAIL;
         }

@@ -454,6 +454,11 @@ TB_API int tb_parse_double(const char *s, double *out);
  * larger than MAX bytes", TB_ERR_NOMEM. */
 TB_API int tb_read_file(const char *path, size_t max, char **data, size_t *len, char *err,
                         size_t errlen);
+/* The program exec would run for prog, into out (n bytes): prog itself if
+ * it holds a '/' and is executable, else the first regular executable file
+ * of that name in a PATH directory (an empty entry is the current directory;
+ * no PATH: /usr/local/bin:/usr/bin:/bin, as execvp).  1 if found, else 0. */
+TB_API int tb_which(const char *prog, char *out, size_t n);
 /* Write a whole file atomically (PATH.tmp, fsync, then rename). */
 TB_API int tb_write_file_atomic(const char *path, const void *data, size_t len);
 /* Make room for one more item in a growable array: `items` is the address of

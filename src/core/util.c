@@ -178,28 +178,35 @@ uint64_t tb_fnv1a(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-int tb__runnable(const char *prog)
+int tb_which(const char *prog, char *out, size_t n)
 {
-    if (!prog || !*prog)
+    if (!prog || !*prog || !out || n == 0)
         return 0;
-    if (strchr(prog, '/'))
-        return access(prog, X_OK) == 0;
+    if (strchr(prog, '/')) {
+        int len = snprintf(out, n, "%s", prog);
+        return len >= 0 && (size_t)len < n && access(prog, X_OK) == 0;
+    }
     const char *path = getenv("PATH");
     if (!path || !*path)
         path = "/usr/local/bin:/usr/bin:/bin";
-    char buf[PATH_MAX];
     for (const char *p = path;;) {
         const char *c = strchr(p, ':');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
+        size_t k = c ? (size_t)(c - p) : strlen(p);
         struct stat st;
-        int len = snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", prog);
-        if (len > 0 && (size_t)len < sizeof buf && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-            access(buf, X_OK) == 0)
+        int len = snprintf(out, n, "%.*s/%s", (int)k, k ? p : ".", prog);
+        if (len > 0 && (size_t)len < n && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(out, X_OK) == 0)
             return 1;
         if (!c)
             return 0;
         p = c + 1;
     }
+}
+
+int tb__runnable(const char *prog)
+{
+    char buf[PATH_MAX];
+    return tb_which(prog, buf, sizeof buf);
 }
 
 int tb__strset(char **slot, const char *s)
