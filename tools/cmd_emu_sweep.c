@@ -127,6 +127,8 @@ static double pct(double x, double t)
 typedef struct sweep {
     const char *platform, *svg, *mpiexec, *listen;
     int progress, quiet, json;
+    size_t done;     /* points emulated */
+    long stopped_at; /* P of the point a signal stopped, or 0 */
     long P[MAX_P], M[MAX_M], master, seed;
     size_t nP, nM;
     double tol, timeout;
@@ -315,6 +317,11 @@ static void run_variant(sweep *s, size_t v, tb_progress *prog)
             tb_progress_note(prog, tb_wtime(), 0, "tenbin emu sweep: point %zu/%zu: P = %ld", k,
                              n, s->P[i]);
         int rc = run_one(&s->o, args, (int)s->master, &s->cells[v * nP + i], err, sizeof err);
+        if (rc == TB_ERR_INTERRUPTED) { /* the whole sweep stops: one line, at the end */
+            s->stopped_at = s->P[i];
+            break;
+        }
+        s->done++;
         if (rc != TB_OK) {
             s->res.failed_runs++;
             tb_cli_error(cmd, "P = %ld: %s", s->P[i], err);
@@ -333,7 +340,7 @@ static void run_sweep(sweep *s)
     if (tb_progress_create(&prog, s->progress ? stderr : NULL, "points", s->nv * s->nP, 0) !=
         TB_OK)
         prog = NULL;
-    for (size_t v = 0; v < s->nv; v++)
+    for (size_t v = 0; v < s->nv && !s->stopped_at; v++)
         run_variant(s, v, prog);
     tb_progress_destroy(&prog);
     tb_emu_sweep_saturation(&s->res);
@@ -454,6 +461,14 @@ int tb_cmd_emu_sweep(int argc, char **argv)
         return TB_EXIT_FAIL;
     }
     run_sweep(s);
+    if (s->stopped_at) {
+        /* No table: a saturation point of the points before would mislead. */
+        tb_cli_error(cmd, "interrupted by %s at P = %ld, after %zu of %zu points: the sweep "
+                          "stopped, nothing is reported",
+                     tb_signal_name(tb_signals_pending()), s->stopped_at, s->done, s->nv * s->nP);
+        free_points(s);
+        return TB_EXIT_FAIL;
+    }
     int rc = s->res.failed_runs ? TB_EXIT_FAIL : TB_EXIT_OK;
     if (s->json) {
         if (print_json(s) != 0)

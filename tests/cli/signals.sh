@@ -158,6 +158,18 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 done
 ! pgrep -f "$EMU_PATTERNS pingpong" > /dev/null || fail "emu SIGINT: the program's ranks are left"
 
+# 7b. emu sweep: the sweep stops at the point the signal stopped (it once
+# went on to every other point, each "interrupted" at once, then printed a
+# table of failures and a saturation point); one line, no table
+run_signalled INT 3 "$TENBIN" emu sweep --platform hosts=3,L=10us --ranks 2,3 -- \
+    "$EMU_PATTERNS" pingpong 100000000 8
+[ "$st" = 130 ] || fail "emu sweep SIGINT: exit $st, want 130: $(cat err.txt)"
+[ "$(grep -c '^tenbin emu sweep: ' err.txt)" = 1 ] &&
+    grep -q '^tenbin emu sweep: interrupted by SIGINT at P = 2, after 0 of 2 points: the sweep stopped, nothing is reported$' err.txt ||
+    fail "emu sweep SIGINT: not one line: $(cat err.txt)"
+[ ! -s out.txt ] || fail "emu sweep SIGINT: a table after the interruption: $(cat out.txt)"
+none_left "emu sweep SIGINT" "$EMU_PATTERNS pingpong"
+
 # 8. a simulation: one line, 128 + the signal
 run_signalled INT 1 "$TENBIN" sim mw --platform hosts=64 --ranks 64 --tasks 100000000 --chunk 1
 [ "$st" = 130 ] || fail "sim SIGINT: exit $st, want 130: $(cat err.txt)"
