@@ -24,7 +24,7 @@ int main(int argc, char **argv)
     tb_rng r;
     tb_rng_seed(&r, 1);
     for (long i = 0; i < pending; i++)
-        if (tb_sim_queue_push(&q, tb_rng_exp(&r, 1.0), 0, (int)(i % 1024), 0, NULL) != TB_OK)
+        if (tb_sim_queue_push(&q, tb_rng_exp(&r, 1.0), 0, (int)(i % 1024), 0) != TB_OK)
             return 1;
     double cpu0 = tb_process_cputime(), t0 = tb_wtime();
     tb_sim_event e;
@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < ops; i++) {
         tb_sim_queue_pop(&q, &e);
         sum += e.t;
-        tb_sim_queue_push(&q, e.t + tb_rng_exp(&r, 1.0), 0, e.rank, 0, NULL);
+        tb_sim_queue_push(&q, e.t + tb_rng_exp(&r, 1.0), 0, e.rank, 0);
     }
     double cpu = tb_process_cputime() - cpu0, wall = tb_wtime() - t0;
     printf("{\"bench\": \"sim_events\", \"pending\": %ld, \"ops\": %ld, \"events_per_cpu_s\": %.0f, "

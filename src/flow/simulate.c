@@ -59,7 +59,7 @@ static int sim_start(void *ctx, size_t t, size_t h)
         return simfail(r, rc, "a host's speed model failed");
     if (!isfinite(end))
         return simfail(r, TB_ERR_RANGE, "a task never ends (speed 0 forever)");
-    return tb_sim_queue_push(&r->q, end, EV_END, (int)h, t, NULL);
+    return tb_sim_queue_push(&r->q, end, EV_END, (int)h, t);
 }
 
 /* Data leaves now and is there after the network's time.  No event: the
@@ -73,7 +73,7 @@ static double sim_send(void *ctx, size_t e, size_t from, size_t to)
 static int sim_wake(void *ctx, size_t h, double at)
 {
     simrun *r = ctx;
-    return tb_sim_queue_push(&r->q, at, EV_WAKE, (int)h, 0, NULL);
+    return tb_sim_queue_push(&r->q, at, EV_WAKE, (int)h, 0);
 }
 
 static const tb__flow_engine_ops sim_ops = {sim_start, sim_send, sim_wake};
@@ -84,7 +84,7 @@ static int on_speed(simrun *r, size_t h, double now)
     int rc = tb_speed_cursor_seek(c, now);
     if (rc)
         return simfail(r, rc, "a host's speed model failed");
-    if (isfinite(c->t1) && (rc = tb_sim_queue_push(&r->q, c->t1, EV_SPEED, (int)h, 0, NULL)))
+    if (isfinite(c->t1) && (rc = tb_sim_queue_push(&r->q, c->t1, EV_SPEED, (int)h, 0)))
         return rc;
     return tb__flow_engine_speed(&r->e, h, c->speed, now);
 }
@@ -101,7 +101,7 @@ static int run(simrun *r)
         if ((rc = tb_speed_cursor_seek(c, 0)))
             return rc;
         r->H.speed[h] = c->speed;
-        if (isfinite(c->t1) && (rc = tb_sim_queue_push(&r->q, c->t1, EV_SPEED, (int)h, 0, NULL)))
+        if (isfinite(c->t1) && (rc = tb_sim_queue_push(&r->q, c->t1, EV_SPEED, (int)h, 0)))
             return rc;
     }
     if ((rc = tb__flow_engine_begin(e, 0.0)))

@@ -1,7 +1,7 @@
 /*
  * sim.h - the discrete-event kernel and the simulated transport (internal).
  *
- * Kernel: a binary heap of events ordered by (time, sequence number); the
+ * Kernel: a 4-ary heap of events ordered by (time, sequence number); the
  * sequence number is the order of scheduling, so equal times break ties the
  * same way on every run and the whole simulation is bit-reproducible.
  *
@@ -39,8 +39,7 @@ typedef struct tb_sim_event {
     int type;
     int rank;
     uint64_t a;    /* event data */
-    void *p;
-} tb_sim_event;
+} tb_sim_event;    /* 32 bytes: two to a cache line */
 
 typedef struct tb_sim_queue {
     tb_sim_event *heap;
@@ -51,7 +50,7 @@ typedef struct tb_sim_queue {
 
 void tb_sim_queue_init(tb_sim_queue *q);
 void tb_sim_queue_free(tb_sim_queue *q);
-int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a, void *p);
+int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a);
 /* Pop the earliest event; returns 0 when empty. */
 int tb_sim_queue_pop(tb_sim_queue *q, tb_sim_event *out);
 

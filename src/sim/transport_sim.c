@@ -33,21 +33,16 @@ typedef struct sim_msg {
 } sim_msg;
 
 typedef struct sim_rank {
+    /* What every event touches first, in the first cache line. */
     tb_actor *actor;
-    int cluster;
     double clock;
-    double link_free;    /* its link: the earliest start of its next send */
-    tb_netlink rx;       /* its link's receiving side */
+    sim_msg *head, *tail;
+    double wake_at;      /* time of the pending wake */
+    uint64_t wake_gen;   /* only the newest wake counts */
+    int wake_pending;
     int computing;       /* busy with a computation (its end is scheduled) */
     int compute_asked;   /* the running handler started one */
     int in_fn;           /* a computation's fn is running */
-    double work;         /* its work, seconds at speed 1 */
-    int wake_pending;
-    double wake_at;      /* time of the pending wake */
-    uint64_t wake_gen;   /* only the newest wake counts */
-    uint64_t job;
-    int job_status;
-    sim_msg *head, *tail;
     /* arrived(): the messages head .. seen (those with arrival <= the
      * clock when it last looked; NULL: none yet), counted per source in
      * the pairs' table (pair_slot.seen), `distinct` sources with a count.
@@ -56,8 +51,14 @@ typedef struct sim_rank {
      * after every assignment, with as many results waiting. */
     sim_msg *seen;
     int distinct;
-    tb_speed_cursor speed;
+    int cluster;
+    double link_free;    /* its link: the earliest start of its next send */
+    double work;         /* its work, seconds at speed 1 */
+    uint64_t job;
+    int job_status;
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+    tb_speed_cursor speed;
+    tb_netlink rx;       /* its link's receiving side */
 } sim_rank;
 
 /* Last arrival time per (source, destination) pair, so that messages
@@ -70,8 +71,14 @@ typedef struct pair_slot {
     int seen; /* its messages among those dst has seen arrive (sim_rank.seen) */
 } pair_slot;
 
+/* Messages of up to SMALL bytes (every message of the master-worker
+ * protocols, and timers) come from a free list of equal blocks, kept for the
+ * run: a send and a take cost no malloc and free. */
+enum { SMALL = 64 };
+
 struct tb_sim {
     tb_tp base;
+    sim_msg *spare; /* free small blocks, linked by next */
     pair_slot *pairs;
     size_t npairs, cappairs;
     const tb_platform *plat;
@@ -88,6 +95,31 @@ struct tb_sim {
 };
 
 static tb_sim *as_sim(tb_tp *tp) { return (tb_sim *)tp; }
+
+static sim_msg *msg_new(tb_sim *s, size_t k)
+{
+    sim_msg *m = s->spare;
+    if (k > SMALL)
+        m = malloc(sizeof(sim_msg) + k);
+    else if (m)
+        s->spare = m->next;
+    else
+        m = malloc(sizeof(sim_msg) + SMALL);
+    if (m)
+        m->len = k;
+    return m;
+}
+
+/* m's len says which kind of block it is. */
+static void msg_free(tb_sim *s, sim_msg *m)
+{
+    if (m->len > SMALL) {
+        free(m);
+        return;
+    }
+    m->next = s->spare;
+    s->spare = m;
+}
 
 /* Insert m into r's mailbox by arrival time, after equal times (stable). */
 static void seen_count(tb_sim *s, int src, int dst, int d);
@@ -147,7 +179,7 @@ static int maybe_wake(tb_sim *s, int rank)
         return TB_OK;
     r->wake_pending = 1;
     r->wake_at = t;
-    return tb_sim_queue_push(&s->q, t, EV_WAKE, rank, ++r->wake_gen, NULL);
+    return tb_sim_queue_push(&s->q, t, EV_WAKE, rank, ++r->wake_gen);
 }
 
 static uint64_t mix(uint64_t x)
@@ -208,7 +240,7 @@ static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, s
         return TB_ERR_INVALID;
     sim_rank *a = &s->r[from->rank], *b = &s->r[dst];
     size_t k = msg->len;
-    sim_msg *m = malloc(sizeof *m + k);
+    sim_msg *m = msg_new(s, k);
     if (!m)
         return TB_ERR_NOMEM;
     tb_netmsg nm;
@@ -219,7 +251,7 @@ static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, s
     m->rendezvous = nm.rendezvous;
     m->arrival = nm.arrival;
     if (!isfinite(m->arrival)) {
-        free(m);
+        msg_free(s, m);
         TB_LOG_ERR("simulation: a message from rank %d to rank %d would never arrive "
                    "(check the platform's L, G and overheads)", from->rank, dst);
         return TB_ERR_RANGE;
@@ -227,7 +259,7 @@ static int send_wire(tb_sim *s, tb_actor *from, int dst, int tag, tb_buf *msg, s
     pair_slot *pair;
     int rc = pair_get(s, from->rank, dst, &pair);
     if (rc != TB_OK) {
-        free(m);
+        msg_free(s, m);
         return rc;
     }
     if (m->arrival < pair->last)
@@ -292,7 +324,7 @@ static double sim_now(tb_tp *tp, tb_actor *a) { return as_sim(tp)->r[a->rank].cl
 static int sim_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
 {
     tb_sim *s = as_sim(tp);
-    sim_msg *m = malloc(sizeof *m);
+    sim_msg *m = msg_new(s, 0);
     if (!m)
         return TB_ERR_NOMEM;
     memset(m, 0, sizeof *m);
@@ -345,12 +377,13 @@ static int start_compute(tb_sim *s, int rank)
         return rc;
     }
     r->computing = 1;
-    return tb_sim_queue_push(&s->q, end, EV_COMPUTED, rank, r->job, NULL);
+    return tb_sim_queue_push(&s->q, end, EV_COMPUTED, rank, r->job);
 }
 
 static int sim_cancel(tb_tp *tp, tb_actor *a, uint64_t id)
 {
-    sim_rank *r = &as_sim(tp)->r[a->rank];
+    tb_sim *s = as_sim(tp);
+    sim_rank *r = &s->r[a->rank];
     for (sim_msg *m = r->head, *next; m; m = next) {
         next = m->next;
         if (!m->is_timer || m->timer_id != id)
@@ -365,7 +398,7 @@ static int sim_cancel(tb_tp *tp, tb_actor *a, uint64_t id)
             m->next->prev = m->prev;
         else
             r->tail = m->prev;
-        free(m);
+        msg_free(s, m);
     }
     return TB_OK; /* a wake left for it finds nothing due and waits again */
 }
@@ -434,8 +467,13 @@ void tb_sim_destroy(tb_sim **ps)
     tb_sim *s = *ps;
     for (int i = 0; s->r && i < s->P; i++) {
         while (s->r[i].head)
-            free(mailbox_pop(s, i));
+            msg_free(s, mailbox_pop(s, i));
         tb_speed_cursor_free(&s->r[i].speed);
+    }
+    while (s->spare) {
+        sim_msg *m = s->spare;
+        s->spare = m->next;
+        free(m);
     }
     free(s->r);
     free(s->stamp);
@@ -467,14 +505,14 @@ static int take(tb_sim *s, int rank, double t)
         if (!isfinite(r->clock)) {
             TB_LOG_ERR("simulation: rank %d would never finish receiving a message from rank %d "
                        "(check the platform's L, G and overheads)", rank, m->src);
-            free(m);
+            msg_free(s, m);
             return TB_ERR_RANGE;
         }
         r->msgs_recv++;
         r->bytes_recv += m->wire;
         rc = r->actor->ops->message(r->actor, m->src, m->tag, m->data, m->len);
     }
-    free(m);
+    msg_free(s, m);
     return rc;
 }
 
@@ -525,7 +563,7 @@ int tb_sim_run(tb_sim *s, tb_actor **actors)
         actors[i]->tp = &s->base;
         actors[i]->rank = i;
         actors[i]->finished = 0;
-        TB_CHECK(tb_sim_queue_push(&s->q, 0.0, EV_START, i, 0, NULL));
+        TB_CHECK(tb_sim_queue_push(&s->q, 0.0, EV_START, i, 0));
     }
     tb_sim_event e;
     uint64_t n = 0;

@@ -31,8 +31,8 @@ static void test_queue_order(void)
     /* Many events on few distinct times: ties must come out in push order. */
     enum { N = 20000 };
     for (int i = 0; i < N; i++)
-        TB_ASSERT_OK(tb_sim_queue_push(&q, (double)tb_rng_below(&r, 50), 0, i, (uint64_t)i, NULL));
-    tb_sim_event e, prev = {-1.0, 0, 0, -1, 0, NULL};
+        TB_ASSERT_OK(tb_sim_queue_push(&q, (double)tb_rng_below(&r, 50), 0, i, (uint64_t)i));
+    tb_sim_event e, prev = {-1.0, 0, 0, -1, 0};
     int n = 0, ok = 1;
     while (tb_sim_queue_pop(&q, &e)) {
         if (e.t < prev.t || (e.t == prev.t && e.seq <= prev.seq))
