@@ -59,15 +59,9 @@ int tb__chunker_init(tb__chunker *c, int kind, unsigned fixed, int lo, int nrank
     c->n = calloc(P, sizeof *c->n);
     c->weight = calloc(P, sizeof *c->weight);
     c->sent_at = calloc(P, sizeof *c->sent_at);
-    c->rsum = calloc(P, sizeof *c->rsum);
-    c->rsq = calloc(P, sizeof *c->rsq);
-    c->rn = calloc(P, sizeof *c->rn);
     c->mu_c = calloc(P, sizeof *c->mu_c);
     c->var_c = calloc(P, sizeof *c->var_c);
-    c->rm_c = calloc(P, sizeof *c->rm_c);
-    c->rw_c = calloc(P, sizeof *c->rw_c);
-    if (!c->sum || !c->sumsq || !c->n || !c->weight || !c->sent_at || !c->rsum || !c->rsq ||
-        !c->rn || !c->mu_c || !c->var_c || !c->rm_c || !c->rw_c) {
+    if (!c->sum || !c->sumsq || !c->n || !c->weight || !c->sent_at || !c->mu_c || !c->var_c) {
         tb__chunker_free(c);
         return TB_ERR_NOMEM;
     }
@@ -81,13 +75,8 @@ void tb__chunker_free(tb__chunker *c)
     free(c->n);
     free(c->weight);
     free(c->sent_at);
-    free(c->rsum);
-    free(c->rsq);
-    free(c->rn);
     free(c->mu_c);
     free(c->var_c);
-    free(c->rm_c);
-    free(c->rw_c);
     memset(c, 0, sizeof *c);
 }
 
@@ -99,33 +88,11 @@ void tb__chunker_restart(tb__chunker *c)
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/* auto: how far the workers' measured speeds are to be trusted, in [0, 1]:
- * 1 - (variance of a worker's mean chunk rate from chunk to chunk) /
- * (variance of the mean rates between workers). */
-static double trust(const tb__chunker *c)
-{
-    if (c->kind != TB__CHUNK_AUTO)
-        return 1.0;
-    int k = c->t_k;
-    if (k < 2)
-        return 0.0; /* no evidence that the workers differ yet */
-    double between = (c->t_sm2 - c->t_sm * c->t_sm / k) / (k - 1);
-    double within = c->t_within / k;
-    if (!(between > 0))
-        return 0.0;
-    double t = 1 - within / between;
-    return t > 0 ? t : 0;
-}
-
 /* Mean task time of worker i, or of the measured workers when it has none
- * (0 when nobody is measured); under auto shrunk towards that mean as far
- * as the measures are not trusted. */
+ * (0 when nobody is measured). */
 static double mu_of(const tb__chunker *c, int i, double mean_all)
 {
-    if (!c->n[i])
-        return mean_all;
-    double m = c->sum[i] / (double)c->n[i];
-    return c->kind == TB__CHUNK_AUTO ? mean_all + (m - mean_all) * trust(c) : m;
+    return c->n[i] ? c->sum[i] / (double)c->n[i] : mean_all;
 }
 
 /* The measured workers' mean task time and mean variance. */
@@ -153,8 +120,7 @@ static double weight_of(const tb__chunker *c, int w, int workers)
     double mw = c->n[w] ? c->mu_c[w] : mu;
     if (!(mw > 0) || !(inv > 0))
         return 1.0;
-    double wt = (double)workers * (1 / mw) / inv;
-    return 1 + (wt - 1) * trust(c); /* auto: shrunk towards 1; others: as measured */
+    return (double)workers * (1 / mw) / inv;
 }
 
 uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int workers, double now)
@@ -295,28 +261,6 @@ void tb__chunk_observe(tb__chunker *c, int worker, uint64_t tasks, double second
     if (m > 0) {
         c->agg_inv += 1 / m;
         c->agg_D += c->var_c[i] / m;
-    }
-    if (seconds > 0) {
-        if (c->rn[i] >= 2) {
-            c->t_k--;
-            c->t_sm -= c->rm_c[i];
-            c->t_sm2 -= c->rm_c[i] * c->rm_c[i];
-            c->t_within -= c->rw_c[i];
-        }
-        double rate = (double)tasks / seconds;
-        c->rsum[i] += rate;
-        c->rsq[i] += rate * rate;
-        c->rn[i]++;
-        if (c->rn[i] >= 2) {
-            double n = (double)c->rn[i], rm = c->rsum[i] / n;
-            double rv = (c->rsq[i] - n * rm * rm) / (n - 1);
-            c->rm_c[i] = rm;
-            c->rw_c[i] = (rv > 0 ? rv : 0) / n;
-            c->t_k++;
-            c->t_sm += rm;
-            c->t_sm2 += rm * rm;
-            c->t_within += c->rw_c[i];
-        }
     }
     double rt = now - c->sent_at[worker];
     if (rt >= seconds && isfinite(rt)) { /* the message's own cost */

@@ -23,12 +23,7 @@
  *            a message (round trip less the chunk's compute) under 5 % of
  *            the chunk's compute, nor below the chunk that keeps the master
  *            busy at most half the time (2 P h / mu, h its measured time per
- *            result), nor above wf's chunk; the workers' speeds
- *            shrink towards their mean by how much of their spread the
- *            chunk-to-chunk variation explains (1 - within/between
- *            variance, at least 0): a worker that is fast now and slow next
- *            (a load that comes and goes) is not trusted with a large chunk.
- *            No parameter.
+ *            result), nor above wf's chunk.  No parameter.
  * Under wf, awf, af and auto a worker's first chunk is a quarter of fac's,
  * to measure it before it holds a large share; workers not measured yet
  * count as the mean of those that are (weight 1).
@@ -73,15 +68,10 @@ typedef struct tb__chunker {
     uint64_t *n;          /* its measured tasks */
     double *weight;       /* wf's fixed weights */
     double *sent_at;      /* when its current chunk left */
-    double *rsum, *rsq;   /* auto: sum and squares of its chunks' rates (tasks/s) */
-    uint64_t *rn;         /* auto: its measured chunks */
     double *mu_c, *var_c; /* its mean task time and task-time variance, as last summed */
-    double *rm_c, *rw_c;  /* auto: its mean chunk rate and that mean's variance, as last summed */
     /* sums over the measured workers, kept up to date in O(1) per chunk */
     int agg_k;            /* workers with a measured task */
     double agg_mu, agg_var, agg_inv, agg_D; /* sum of mu, var, 1/mu, var/mu */
-    int t_k;              /* auto: workers with two chunks or more */
-    double t_sm, t_sm2, t_within;           /* sum of rm, rm^2, rw */
     double overhead;      /* auto: the mean cost of a chunk's message, seconds */
     uint64_t overhead_n;
     double handler;       /* auto: the master's mean time to handle a result, seconds */
