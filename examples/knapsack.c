@@ -125,7 +125,7 @@ static int k_evaluate(void *ctx, const void *bytes, size_t len, double *value, t
 }
 
 static const tb_bnb_ops knapsack = {sizeof(tb_bnb_ops), TB_BNB_MAXIMIZE, k_root, k_bound,
-                                    k_branch, k_evaluate};
+                                    k_branch, k_evaluate, NULL};
 
 /* The solution's items fit and make the optimum. */
 static int check_solution(const tb_bnb_summary *s)

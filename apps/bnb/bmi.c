@@ -209,13 +209,14 @@ static int b_evaluate(void *ctx, const void *s, size_t len, double *value, tb_bu
     return TB_OK;
 }
 
-static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
+/* Bisect box q (its bytes) along its widest side relative to the whole
+ * box, as b_branch does: the halves in a and b; 0 if it is a point. */
+static int bisect(const bmi *B, const unsigned char *q, size_t len, unsigned char *a,
+                  unsigned char *b)
 {
-    bmi *B = ctx;
-    TB_CHECK(check_len(B, len));
     int n = B->nx + B->ny, best = -1;
     double lo[128], hi[128], wbest = 0;
-    box_of(B, s, lo, hi);
+    box_of(B, q, lo, hi);
     for (int k = 0; k < n; k++) {
         double w = (hi[k] - lo[k]) / (B->hi[k] - B->lo[k]);
         if (w > wbest) {
@@ -223,20 +224,61 @@ static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
             best = k;
         }
     }
-    if (best < 0 || wbest < 1e-12) /* a point, for all purposes */
-        return TB_OK;
-    unsigned char buf[128 * 16];
-    memcpy(buf, s, len);
+    if (best < 0 || wbest < 1e-12)
+        return 0;
     double mid = 0.5 * (lo[best] + hi[best]);
-    memcpy(buf + 16 * (size_t)best + 8, &mid, 8); /* [lo, mid] */
-    TB_CHECK(tb_bnb_child(kids, buf, len, NAN));
-    memcpy(buf + 16 * (size_t)best, &mid, 8); /* [mid, hi] */
-    memcpy(buf + 16 * (size_t)best + 8, &hi[best], 8);
-    return tb_bnb_child(kids, buf, len, NAN);
+    memmove(a, q, len);
+    memcpy(b, a, len);
+    memcpy(a + 16 * (size_t)best + 8, &mid, 8); /* [lo, mid] */
+    memcpy(b + 16 * (size_t)best, &mid, 8);     /* [mid, hi] */
+    return 1;
+}
+
+static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
+{
+    bmi *B = ctx;
+    TB_CHECK(check_len(B, len));
+    unsigned char lo[128 * 16], hi[128 * 16];
+    if (!bisect(B, s, len, lo, hi)) /* a point, for all purposes */
+        return TB_OK;
+    TB_CHECK(tb_bnb_child(kids, lo, len, NAN));
+    return tb_bnb_child(kids, hi, len, NAN);
+}
+
+/* The start-up's split: bisect breadth first, each box along its widest
+ * side, until there are `ways` boxes (the box cut along several variables
+ * at once).  No bound is computed (each costs an eigenvalue problem): the
+ * boxes keep the parent's. */
+static int b_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_children *kids)
+{
+    bmi *B = ctx;
+    TB_CHECK(check_len(B, len));
+    size_t want = ways < 2 ? 2 : ways > (1 << 20) ? (size_t)1 << 20 : (size_t)ways;
+    /* q[head .. tail): boxes still to cut, in order; q[0 .. done): points */
+    size_t cap = 2 * want + 2, head = 0, tail = 1, done = 0;
+    unsigned char *q = malloc(cap * len);
+    if (!q)
+        return TB_ERR_NOMEM;
+    memcpy(q, s, len);
+    while (head < tail && done + (tail - head) < want && tail + 2 <= cap) {
+        if (!bisect(B, q + head * len, len, q + tail * len, q + (tail + 1) * len)) {
+            memmove(q + done++ * len, q + head * len, len); /* a point */
+            head++;
+            continue;
+        }
+        head++;
+        tail += 2;
+    }
+    int rc = TB_OK;
+    for (size_t j = 0; j < tail && rc == TB_OK; j++)
+        if (j < done || j >= head)
+            rc = tb_bnb_child(kids, q + j * len, len, NAN);
+    free(q);
+    return rc;
 }
 
 static const tb_bnb_ops bmi_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, b_root, b_bound, b_branch,
-                                   b_evaluate};
+                                   b_evaluate, b_split};
 
 /* ---- input -------------------------------------------------------------- */
 

@@ -501,7 +501,7 @@ out:
 }
 
 static const tb_bnb_ops tsp_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, t_root, t_bound, t_branch,
-                                   t_evaluate};
+                                   t_evaluate, NULL};
 
 /* ---- input (TSPLIB) ----------------------------------------------------- */
 

@@ -114,6 +114,19 @@ typedef struct tb_bnb_ops {
      * a greedy completion): its value in *value and its bytes appended to
      * solution; leave *value NAN when there is none. */
     int (*evaluate)(void *ctx, const void *sub, size_t len, double *value, tb_buf *solution);
+    /* Optional (NULL, or a table whose size ends before it: none).  Cut sub
+     * into `ways` or more subproblems that together hold every solution of
+     * sub, each added with tb_bnb_child (bound NAN: sub's own), evaluating
+     * nothing and computing no costly bound.  The start-up calls it while
+     * there are fewer open subproblems than it wants for the workers, so
+     * that every worker has work after one node's time instead of after
+     * log2(workers) levels of a binary tree: a box cut along several
+     * variables at once, a node fixed by several decisions.  Fewer than
+     * `ways` pieces, or none, is allowed (sub cannot be cut that far).  A
+     * piece without a bound of its own keeps sub's, so one that a bound
+     * would have pruned is expanded once.  Simulated runs charge it
+     * nothing. */
+    int (*split)(void *ctx, const void *sub, size_t len, int ways, tb_bnb_children *kids);
 } tb_bnb_ops;
 
 typedef enum tb_bnb_balance {

@@ -33,6 +33,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,7 +224,7 @@ static int make_layout(tb_bnb *b, const long *key)
 
 static int check_ops(const tb_bnb_ops *ops)
 {
-    if (!ops || ops->size < sizeof(tb_bnb_ops) || !ops->root || !ops->bound || !ops->branch ||
+    if (!ops || ops->size < offsetof(tb_bnb_ops, split) || !ops->root || !ops->bound || !ops->branch ||
         !ops->evaluate || (ops->sense != TB_BNB_MINIMIZE && ops->sense != TB_BNB_MAXIMIZE))
         return TB_ERR_INVALID;
     return TB_OK;

@@ -112,6 +112,13 @@ int tb__bnb_expand(tb__bnb_engine *e, const void *data, size_t len, double bound
                    uint32_t levels, size_t budget, tb_buf *out, uint32_t *nout);
 /* Expand one sub (one level), pushing the children worth it into h. */
 int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h);
+/* The problem's split, if it has one (tb_bnb_ops.split, within its size). */
+int tb__bnb_can_split(const tb_bnb_ops *ops);
+/* Cut s into `ways` or more with the problem's split, the pieces that can
+ * still beat the incumbent into h (bound: their own, at least s's, or
+ * s's); *added: how many (0: s could not be cut; it is not in h then). */
+int tb__bnb_split_into(tb__bnb_engine *e, const tb__bnb_sub *s, int ways, tb__bnb_heap *h,
+                       size_t *added);
 
 /* Wire form of a sub: f64 bound, u32 depth, bytes. */
 int tb__bnb_pack_sub(tb_buf *b, double bound, uint32_t depth, const void *data, size_t len);

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,6 +300,48 @@ int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h
             return rc;
         }
     }
+    return TB_OK;
+}
+
+int tb__bnb_can_split(const tb_bnb_ops *ops)
+{
+    return ops->size >= offsetof(tb_bnb_ops, split) + sizeof ops->split && ops->split;
+}
+
+int tb__bnb_split_into(tb__bnb_engine *e, const tb__bnb_sub *s, int ways, tb__bnb_heap *h,
+                       size_t *added)
+{
+    *added = 0;
+    e->kids.n = 0;
+    tb_buf_clear(&e->kids.bytes);
+    TB_CHECK(e->ops->split(e->ctx, s->data, s->len, ways, &e->kids));
+    if (e->kids.n < 2) /* not cut: s stays as it is */
+        return TB_OK;
+    double cut = tb__bnb_cutoff(e);
+    for (size_t i = 0; i < e->kids.n; i++) {
+        const struct tb__bnb_kid *k = &e->kids.k[i];
+        double kb = isnan(k->bound) ? s->bound : inward(e, k->bound);
+        if (kb < s->bound)
+            kb = s->bound;
+        if (!(kb < cut))
+            continue;
+        if (k->len > UINT32_MAX)
+            return TB_ERR_RANGE;
+        unsigned char *d = malloc(k->len ? k->len : 1);
+        if (!d)
+            return TB_ERR_NOMEM;
+        if (k->len)
+            memcpy(d, e->kids.bytes.data + k->off, k->len);
+        int rc = tb__bnb_heap_push(h, (tb__bnb_sub){kb, s->depth + 1, (uint32_t)k->len, d});
+        if (rc != TB_OK) {
+            free(d);
+            return rc;
+        }
+        (*added)++;
+    }
+    /* every piece pruned: s is done, as if it had been */
+    if (*added == 0)
+        *added = 1;
     return TB_OK;
 }
 

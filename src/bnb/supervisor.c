@@ -7,6 +7,7 @@
  * lines and the watch on a timer.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,44 @@ static int sup_incumbent(tb__bnb_actor *a, double v, const void *sol, uint32_t l
     return TB_OK;
 }
 
+/* Start-up, after the expansion: while the pool holds fewer than `want`,
+ * cut every subproblem in it into its share of `want` with the problem's
+ * split (free in the model: it evaluates nothing), so that every worker has
+ * work after the root's node instead of after a level of the tree per node
+ * (a binary tree needs log2(workers) of them). */
+static int startup_split(tb__bnb_sup *s, uint64_t want)
+{
+    while (s->pool.n > 0 && s->pool.n < want && !s->pool.tight) {
+        size_t n = s->pool.n;
+        uint64_t ways = (want + n - 1) / n;
+        tb__bnb_sub *subs = malloc(n * sizeof *subs);
+        if (!subs)
+            return TB_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++)
+            tb__bnb_heap_pop(&s->pool, &subs[i]);
+        int rc = TB_OK, cut = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t added = 0;
+            if (rc == TB_OK)
+                rc = tb__bnb_split_into(&s->eng, &subs[i], ways > INT_MAX ? INT_MAX : (int)ways,
+                                        &s->pool, &added);
+            if (rc == TB_OK && added == 0) { /* not cut: back as it was */
+                rc = tb__bnb_heap_push(&s->pool, subs[i]);
+                if (rc == TB_OK)
+                    continue;
+            }
+            cut |= added > 0;
+            free(subs[i].data);
+        }
+        free(subs);
+        if (rc != TB_OK)
+            return rc;
+        if (!cut)
+            break; /* nothing can be cut further */
+    }
+    return TB_OK;
+}
+
 /* Start-up: expand best first until every worker can have `startup`
  * subproblems, the pool is over its limit (it holds work enough to deal;
  * depth first from there would go on until the task time is up, and with a
@@ -383,6 +422,8 @@ static int startup_fn(void *arg)
         free(sub.data);
     }
     tb__bnb_heap_prune(&s->pool, tb__bnb_cutoff(&s->eng), 0);
+    if (rc == TB_OK && tb__bnb_can_split(b->ops))
+        rc = startup_split(s, want);
     a->last_nodes = s->eng.nodes - n0;
     s->nodes += a->last_nodes;
     return rc;

@@ -101,7 +101,7 @@ int main(int argc, char **argv)
         return 2;
     }
     mode = argv[1];
-    tb_bnb_ops ops = {sizeof ops, TB_BNB_MINIMIZE, t_root, t_bound, t_branch, t_evaluate};
+    tb_bnb_ops ops = {sizeof ops, TB_BNB_MINIMIZE, t_root, t_bound, t_branch, t_evaluate, NULL};
     tb_bnb *b = NULL;
     int rc = tb_bnb_create(&b, MPI_COMM_WORLD, &ops, NULL);
     /* disagree: the last rank asks for another gap, which the run must

@@ -113,7 +113,7 @@ static int t_evaluate(void *ctx, const void *sub, size_t len, double *v, tb_buf 
 }
 
 static const tb_bnb_ops tree_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, t_root, t_bound,
-                                    t_branch, t_evaluate};
+                                    t_branch, t_evaluate, NULL};
 
 static size_t nnodes(uint32_t D) { return ((size_t)1 << (D + 1)) - 1; }
 
