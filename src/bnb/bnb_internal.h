@@ -119,6 +119,10 @@ int tb__bnb_can_split(const tb_bnb_ops *ops);
  * s's); *added: how many (0: s could not be cut; it is not in h then). */
 int tb__bnb_split_into(tb__bnb_engine *e, const tb__bnb_sub *s, int ways, tb__bnb_heap *h,
                        size_t *added);
+/* While h holds fewer than `want` (and is within its limit), cut each of
+ * its subproblems into its share of `want` with the problem's split; stops
+ * when none can be cut further. */
+int tb__bnb_split_pool(tb__bnb_engine *e, tb__bnb_heap *h, uint64_t want);
 
 /* Wire form of a sub: f64 bound, u32 depth, bytes. */
 int tb__bnb_pack_sub(tb_buf *b, double bound, uint32_t depth, const void *data, size_t len);

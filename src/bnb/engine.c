@@ -6,6 +6,7 @@
 #include "bnb/bnb_internal.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -342,6 +343,39 @@ int tb__bnb_split_into(tb__bnb_engine *e, const tb__bnb_sub *s, int ways, tb__bn
     /* every piece pruned: s is done, as if it had been */
     if (*added == 0)
         *added = 1;
+    return TB_OK;
+}
+
+int tb__bnb_split_pool(tb__bnb_engine *e, tb__bnb_heap *h, uint64_t want)
+{
+    while (h->n > 0 && h->n < want && !h->tight) {
+        size_t n = h->n;
+        uint64_t ways = (want + n - 1) / n;
+        tb__bnb_sub *subs = malloc(n * sizeof *subs);
+        if (!subs)
+            return TB_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++)
+            tb__bnb_heap_pop(h, &subs[i]);
+        int rc = TB_OK, cut = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t added = 0;
+            if (rc == TB_OK)
+                rc = tb__bnb_split_into(e, &subs[i], ways > INT_MAX ? INT_MAX : (int)ways, h,
+                                        &added);
+            if (rc == TB_OK && added == 0) { /* not cut: back as it was */
+                rc = tb__bnb_heap_push(h, subs[i]);
+                if (rc == TB_OK)
+                    continue;
+            }
+            cut |= added > 0;
+            free(subs[i].data);
+        }
+        free(subs);
+        if (rc != TB_OK)
+            return rc;
+        if (!cut)
+            break; /* nothing can be cut further */
+    }
     return TB_OK;
 }
 

@@ -110,6 +110,15 @@ static int master_feed(tb__bnb_actor *a)
     tb__bnb_master *m = &a->master;
     if (m->stopping || m->ckpt_pending)
         return TB_OK;
+    if (tb__bnb_can_split(a->b->ops) && m->q.n > 0 && m->q.n < (size_t)m->nslots) {
+        /* Fewer subproblems than idle workers (the start, the end of a
+         * search): cut them so that each idle worker gets one. */
+        uint64_t free_slots = 0;
+        for (int i = 0; i < m->nslots; i++)
+            free_slots += !m->slots[i].busy;
+        if (m->q.n < free_slots)
+            TB_CHECK(tb__bnb_split_pool(&m->eng, &m->q, free_slots));
+    }
     int idle = 0;
     for (int i = 0; i < m->nslots; i++) {
         tb__bnb_slot *s = &m->slots[i];

@@ -7,7 +7,6 @@
  * lines and the watch on a timer.
  */
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,44 +350,6 @@ static int sup_incumbent(tb__bnb_actor *a, double v, const void *sol, uint32_t l
     return TB_OK;
 }
 
-/* Start-up, after the expansion: while the pool holds fewer than `want`,
- * cut every subproblem in it into its share of `want` with the problem's
- * split (free in the model: it evaluates nothing), so that every worker has
- * work after the root's node instead of after a level of the tree per node
- * (a binary tree needs log2(workers) of them). */
-static int startup_split(tb__bnb_sup *s, uint64_t want)
-{
-    while (s->pool.n > 0 && s->pool.n < want && !s->pool.tight) {
-        size_t n = s->pool.n;
-        uint64_t ways = (want + n - 1) / n;
-        tb__bnb_sub *subs = malloc(n * sizeof *subs);
-        if (!subs)
-            return TB_ERR_NOMEM;
-        for (size_t i = 0; i < n; i++)
-            tb__bnb_heap_pop(&s->pool, &subs[i]);
-        int rc = TB_OK, cut = 0;
-        for (size_t i = 0; i < n; i++) {
-            size_t added = 0;
-            if (rc == TB_OK)
-                rc = tb__bnb_split_into(&s->eng, &subs[i], ways > INT_MAX ? INT_MAX : (int)ways,
-                                        &s->pool, &added);
-            if (rc == TB_OK && added == 0) { /* not cut: back as it was */
-                rc = tb__bnb_heap_push(&s->pool, subs[i]);
-                if (rc == TB_OK)
-                    continue;
-            }
-            cut |= added > 0;
-            free(subs[i].data);
-        }
-        free(subs);
-        if (rc != TB_OK)
-            return rc;
-        if (!cut)
-            break; /* nothing can be cut further */
-    }
-    return TB_OK;
-}
-
 /* Start-up: expand best first until every worker can have `startup`
  * subproblems, the pool is over its limit (it holds work enough to deal;
  * depth first from there would go on until the task time is up, and with a
@@ -408,6 +369,17 @@ static int startup_fn(void *arg)
      * in the model; the transport says what that is on its clock (real:
      * the wall time so far). */
     int rc = TB_OK;
+    /* With the problem's split, the pool is cut to `want` after the
+     * expansion (free in the model: it evaluates nothing), so that every
+     * worker has work at once instead of after a level of the tree per node
+     * (log2(workers) of them for a binary tree).  The expansion is worth
+     * the workers' wait while nodes are cheap (a frontier best first, an
+     * incumbent); one node that takes the whole budget is not: then the
+     * split comes first.  The model knows a node's cost beforehand; a real
+     * run learns it from the first node (spent: the wall time so far). */
+    int split = tb__bnb_can_split(b->ops);
+    if (split && tb_tp_spent(&a->base, b->node_cost) >= b->task_time)
+        rc = tb__bnb_split_pool(&s->eng, &s->pool, want);
     while (rc == TB_OK && s->pool.n > 0 && s->pool.n < want && !s->pool.tight) {
         double spent = tb_tp_spent(&a->base, (double)(s->eng.nodes - n0) * b->node_cost);
         if (s->eng.nodes > n0 && spent >= b->task_time)
@@ -422,8 +394,8 @@ static int startup_fn(void *arg)
         free(sub.data);
     }
     tb__bnb_heap_prune(&s->pool, tb__bnb_cutoff(&s->eng), 0);
-    if (rc == TB_OK && tb__bnb_can_split(b->ops))
-        rc = startup_split(s, want);
+    if (rc == TB_OK && split)
+        rc = tb__bnb_split_pool(&s->eng, &s->pool, want);
     a->last_nodes = s->eng.nodes - n0;
     s->nodes += a->last_nodes;
     return rc;

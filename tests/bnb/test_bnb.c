@@ -32,6 +32,7 @@ typedef struct tree {
     uint32_t D;
     int exact;          /* bound = least leaf below (prunes) */
     uint32_t *visits;   /* [2^(D+1) - 1], by node */
+    int split;          /* offer the split op (a node cut into 2^k at once) */
 } tree;
 
 typedef struct tsub {
@@ -112,8 +113,31 @@ static int t_evaluate(void *ctx, const void *sub, size_t len, double *v, tb_buf 
     return TB_OK;
 }
 
+/* The start-up's split: the 2^k descendants k levels down, for the least k
+ * that gives `ways` (the levels between are never expanded). */
+static int t_split(void *ctx, const void *sub, size_t len, int ways, tb_bnb_children *kids)
+{
+    const tree *t = ctx;
+    tsub s;
+    if (len != sizeof s)
+        return TB_ERR_PARSE;
+    memcpy(&s, sub, sizeof s);
+    uint32_t k = 0;
+    while (k < t->D - s.depth && ((uint64_t)1 << k) < (uint64_t)ways)
+        k++;
+    for (uint64_t i = 0; k > 0 && i < ((uint64_t)1 << k); i++) {
+        tsub c = {s.depth + k, (s.path << k) | i};
+        TB_CHECK(tb_bnb_child(kids, &c, sizeof c, NAN));
+    }
+    return TB_OK;
+}
+
 static const tb_bnb_ops tree_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, t_root, t_bound,
                                     t_branch, t_evaluate, NULL};
+static const tb_bnb_ops tree_split_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, t_root, t_bound,
+                                          t_branch, t_evaluate, t_split};
+
+static const tb_bnb_ops *ops_of(const tree *t) { return t->split ? &tree_split_ops : &tree_ops; }
 
 static size_t nnodes(uint32_t D) { return ((size_t)1 << (D + 1)) - 1; }
 
@@ -122,17 +146,29 @@ static void tree_init(tree *t, uint32_t D, int exact)
     t->D = D;
     t->exact = exact;
     t->visits = calloc(nnodes(D), sizeof *t->visits);
+    t->split = 0;
 }
 
-static double brute_min(uint32_t D) { return least(&(tree){D, 0, NULL}, 0, 0); }
+static double brute_min(uint32_t D) { return least(&(tree){D, 0, NULL, 0}, 0, 0); }
 
-/* Every node expanded exactly once: 0 if so, else the first bad node + 1. */
+/* Every node expanded exactly once (with the split: every leaf exactly
+ * once, no node twice): 0 if so, else the first bad node + 1. */
 static size_t first_bad(const tree *t)
 {
+    size_t first_leaf = nnodes(t->D) - ((size_t)1 << t->D);
     for (size_t i = 0; i < nnodes(t->D); i++)
-        if (t->visits[i] != 1)
+        if (t->split && i < first_leaf ? t->visits[i] > 1 : t->visits[i] != 1)
             return i + 1;
     return 0;
+}
+
+/* Nodes never expanded: the levels the split skipped. */
+static size_t skipped(const tree *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nnodes(t->D); i++)
+        n += t->visits[i] == 0;
+    return n;
 }
 
 typedef struct cfg {
@@ -166,7 +202,7 @@ static int configure(tb_bnb *b, const cfg *c)
 static int run_mpi(tree *t, const cfg *c, tb_bnb_summary *s, uint32_t *sum, uint64_t *path)
 {
     tb_bnb *b = NULL;
-    TB_CHECK(tb_bnb_create(&b, MPI_COMM_WORLD, &tree_ops, t));
+    TB_CHECK(tb_bnb_create(&b, MPI_COMM_WORLD, ops_of(t), t));
     int groups = c->groups;
     if (groups > size - 1)
         groups = size > 1 ? size - 1 : 0;
@@ -185,10 +221,11 @@ static int run_mpi(tree *t, const cfg *c, tb_bnb_summary *s, uint32_t *sum, uint
     return rc;
 }
 
-static void check_mpi(uint32_t D, const cfg *c)
+static void check_mpi_split(uint32_t D, const cfg *c, int split)
 {
     tree t;
     tree_init(&t, D, 0);
+    t.split = split;
     uint32_t *sum = calloc(nnodes(D), sizeof *sum);
     tb_bnb_summary s;
     memset(&s, 0, sizeof s);
@@ -207,10 +244,17 @@ static void check_mpi(uint32_t D, const cfg *c)
     TB_ASSERT_EQ_INT(bad, 0);
     TB_ASSERT(s.found && s.proven);
     TB_ASSERT(s.optimum == brute_min(D));
-    TB_ASSERT_EQ_INT(s.nodes, nnodes(D));
+    if (!split)
+        TB_ASSERT_EQ_INT(s.nodes, nnodes(D));
     TB_ASSERT_EQ_INT(s.solution_len, sizeof path);
     TB_ASSERT(path >> D == 0 && leaf(path) == s.optimum);
 }
+
+static void check_mpi(uint32_t D, const cfg *c) { check_mpi_split(D, c, 0); }
+
+/* With the split op (the start-up and idle workers cut subproblems wide):
+ * still every leaf exactly once and the optimum. */
+static void test_mpi_split(void) { check_mpi_split(12, &(cfg){3, 1, 4, 1, 0, 0, 0, 0}, 1); }
 
 static void test_mpi_once(void) { check_mpi(12, &(cfg){0, 2, 4, 0, 0, 0, 0, 0}); }
 static void test_mpi_once_auto_depth(void) { check_mpi(12, &(cfg){0, 0, 4, 0, 0, 0, 0, 0}); }
@@ -810,7 +854,7 @@ static int run_sim(tree *t, const char *spec, int P, const cfg *c, tb_bnb_summar
 {
     char err[256];
     TB_CHECK(tb_platform_parse_spec(spec, 7, plat, err, sizeof err));
-    TB_CHECK(tb_bnb_create_sim(b, *plat, P, &tree_ops, t));
+    TB_CHECK(tb_bnb_create_sim(b, *plat, P, ops_of(t), t));
     TB_CHECK(configure(*b, c));
     TB_CHECK(tb_bnb_set_node_cost(*b, 1e-4));
     TB_CHECK(tb_bnb_run(*b));
@@ -895,6 +939,58 @@ static void test_sim_once_4096_seeds(void)
 static void test_sim_once_seed_balance_no_startup(void)
 {
     check_sim(12, "hosts=32,clusters=4,speed=1-4,wan-L=5ms", 32, &(cfg){0, 1, 0, 1, 0, 0, 0, 0}, NULL);
+}
+
+/*
+ * The split op on 64 simulated ranks in 4 clusters: with nodes cheaper than
+ * a task (the supervisor expands first, then cuts what it has) and as dear
+ * as one (it cuts first, and no worker waits for its nodes).  Every leaf
+ * exactly once, no node twice, levels skipped, the optimum; and cutting
+ * first, the workers' idle time before their first task is less than a
+ * quarter of what the same run without the split has.
+ */
+static void test_sim_split(void)
+{
+    if (size != 1)
+        return;
+    double startup_idle[2][2] = {{0}};
+    for (int dear = 0; dear < 2; dear++)
+        for (int split = 0; split < 2; split++) {
+            tree t;
+            tree_init(&t, 14, 0);
+            t.split = split;
+            tb_platform *plat = NULL;
+            tb_bnb *b = NULL;
+            tb_bnb_summary s;
+            char err[256];
+            int rc = tb_platform_parse_spec("hosts=64,clusters=4,speed=0.5-2,L=20us,o=5us,wan-L=2ms",
+                                            7, &plat, err, sizeof err);
+            if (rc == TB_OK)
+                rc = tb_bnb_create_sim(&b, plat, 64, ops_of(&t), &t);
+            if (rc == TB_OK)
+                rc = configure(b, &(cfg){0, 1, 4, 0, 0, 0, 0, 0});
+            if (rc == TB_OK)
+                rc = tb_bnb_set_node_cost(b, dear ? 1e-3 : 1e-5); /* task time 1e-3 */
+            if (rc == TB_OK)
+                rc = tb_bnb_run(b);
+            if (rc == TB_OK)
+                rc = tb_bnb_get_summary(b, &s);
+            size_t bad = first_bad(&t), skip = skipped(&t);
+            for (int g = 0; rc == TB_OK && g < s.ngroups; g++)
+                startup_idle[dear][split] += s.groups[g].startup_idle_s;
+            tb_bnb_destroy(&b);
+            tb_platform_destroy(&plat);
+            free(t.visits);
+            TB_ASSERT_OK(rc);
+            TB_ASSERT_EQ_INT(bad, 0);
+            TB_ASSERT(s.proven && s.optimum == brute_min(14));
+            TB_ASSERT_EQ_INT(s.nodes + skip, nnodes(14));
+            if (split)
+                TB_ASSERT(skip > 0);
+            else
+                TB_ASSERT_EQ_INT(skip, 0);
+        }
+    TB_ASSERT(startup_idle[1][1] < 0.25 * startup_idle[1][0]);
 }
 
 /* Bit-reproducible: the same run twice gives the same makespan. */
@@ -1075,7 +1171,7 @@ static void errors_sink(void *ctx, tb_log_level level, int r, const char *line)
 
 static void test_api_errors(void)
 {
-    tree t = {4, 0, NULL};
+    tree t = {4, 0, NULL, 0};
     tb_bnb *b = NULL;
     tb_bnb_ops bad = tree_ops;
     bad.branch = NULL;
@@ -1192,6 +1288,7 @@ static const tb_test tests[] = {
     {"mpi_once_groups_moves", test_mpi_once_groups_moves},
     {"mpi_once_no_startup", test_mpi_once_no_startup},
     {"mpi_once_padded", test_mpi_once_padded},
+    {"mpi_split", test_mpi_split},
     {"mpi_bounded_messages_and_queues", test_mpi_bounded_messages_and_queues},
     {"mpi_prunes", test_mpi_prunes},
     {"mpi_interrupted", test_mpi_interrupted},
@@ -1209,6 +1306,7 @@ static const tb_test tests[] = {
     {"sim_once_1024", test_sim_once_1024},
     {"sim_once_4096_seeds", test_sim_once_4096_seeds},
     {"sim_once_seed_balance_no_startup", test_sim_once_seed_balance_no_startup},
+    {"sim_split", test_sim_split},
     {"sim_deterministic", test_sim_deterministic},
     {"sim_sub_pad", test_sim_sub_pad},
     {"sim_gap", test_sim_gap},
