@@ -33,7 +33,7 @@ typedef struct bnb_opts {
     const char *file;
     double gap, task_time, node_cost, status_interval, wan_delay_ms;
     long depth, groups, sites, startup, task_pad, sub_pad;
-    int balance_seed, json, quiet, force_moves, progress;
+    int balance_seed, json, quiet, force_moves, progress, no_split;
     const char *sim;
     const char *trace;
     long sim_ranks;
@@ -72,6 +72,9 @@ static void bnb_usage(FILE *out)
             "                         per node, or per cluster when simulated)\n"
             "  --startup K            subproblems per worker the supervisor makes before the\n"
             "                         groups start (default 4; 0: the root to the first group)\n"
+            "  --no-split             never cut subproblems wide with the problem's split (bmi\n"
+            "                         and knapsack have one): the start-up expands and idle\n"
+            "                         workers wait for the tree to grow\n"
             "  --balance throughput|seed   group shares: workers / time per node (default), or\n"
             "                         workers x time per node as the seed writes it\n"
             "  --status-interval S    seconds between a master's statuses (default 0.05)\n"
@@ -196,7 +199,7 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
         {"json", no_argument, NULL, 'j'},            {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},            {"sim", required_argument, NULL, 'S'},
         {"ranks", required_argument, NULL, 'n'},     {"node-cost", required_argument, NULL, 'c'},
-        {"force-moves", no_argument, NULL, 'F'},     {"wan-delay", required_argument, NULL, 'w'},
+        {"force-moves", no_argument, NULL, 'F'},     {"no-split", no_argument, NULL, 'X'},     {"wan-delay", required_argument, NULL, 'w'},
         {"task-pad", required_argument, NULL, 'P'},  {"sub-pad", required_argument, NULL, 'B'},
         {"trace", required_argument, NULL, 't'},     {"sites", required_argument, NULL, 's'},
         {"web", required_argument, NULL, 'W'},       {"web-public", no_argument, NULL, 'U'},
@@ -268,6 +271,9 @@ static int parse_opts(int argc, char **argv, bnb_opts *o)
             break;
         case 'F':
             o->force_moves = 1;
+            break;
+        case 'X':
+            o->no_split = 1;
             break;
         case 't':
             o->trace = optarg;
@@ -1256,6 +1262,7 @@ static void configure(bnb_run *r)
     tb_bnb_set_balance(b, o->balance_seed ? TB_BNB_BALANCE_SEED : TB_BNB_BALANCE_THROUGHPUT);
     tb_bnb_set_status_interval(b, o->status_interval);
     tb_bnb_set_force_moves(b, o->force_moves);
+    tb_bnb_set_split(b, !o->no_split);
     tb_bnb_set_wan_delay(b, o->wan_delay_ms / 1000);
     tb_bnb_set_task_pad(b, (size_t)o->task_pad);
     tb_bnb_set_sub_pad(b, (size_t)o->sub_pad);

@@ -167,6 +167,11 @@ TB_API int tb_bnb_set_task_time(tb_bnb *b, double seconds);
  * to the first group and the others wait for the balancer, the seed's
  * start-up). */
 TB_API int tb_bnb_set_startup(tb_bnb *b, int per_worker);
+/* Whether to cut subproblems wide with the problem's split (tb_bnb_ops) at
+ * start-up and for idle workers (default 1; without a split op it does
+ * nothing).  0: the start-up expands and idle workers wait for the tree
+ * to grow, as without one. */
+TB_API int tb_bnb_set_split(tb_bnb *b, int on);
 TB_API int tb_bnb_set_balance(tb_bnb *b, tb_bnb_balance how);
 /* Simulated runs: seconds per node at speed 1 (default 1e-6). */
 TB_API int tb_bnb_set_node_cost(tb_bnb *b, double seconds);

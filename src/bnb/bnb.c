@@ -241,6 +241,7 @@ static tb_bnb *new_handle(const tb_bnb_ops *ops, void *ctx)
     b->node_cost = 1e-6;
     b->status_interval = 0.05;
     b->startup = 4;
+    b->split = 1;
     b->pool_limit = TB__BNB_POOL_LIMIT;
     b->msg_budget = TB__BNB_MSG_BUDGET;
     b->comm = MPI_COMM_NULL;
@@ -354,6 +355,16 @@ int tb_bnb_set_startup(tb_bnb *b, int per_worker)
                             !b ? "the handle is NULL"
                                : "expected 0 to 1000000 subproblems per worker; unchanged");
     b->startup = per_worker;
+    return TB_OK;
+}
+
+int tb__bnb_splits(const tb_bnb *b) { return b->split && tb__bnb_can_split(b->ops); }
+
+int tb_bnb_set_split(tb_bnb *b, int on)
+{
+    if (!b)
+        return TB__REFUSE_H(b, TB_ERR_INVALID, "tb_bnb_set_split: the handle is NULL");
+    b->split = on != 0;
     return TB_OK;
 }
 
@@ -815,6 +826,7 @@ static int check_agreement(tb_bnb *b)
         tb__agree_int("the depth (tb_bnb_set_depth)", b->depth),
         tb__agree_double("the task time (tb_bnb_set_task_time)", b->task_time),
         tb__agree_int("the start-up (tb_bnb_set_startup)", b->startup),
+        tb__agree_int("the split (tb_bnb_set_split)", b->split),
         tb__agree_int("the balancing rule (tb_bnb_set_balance)", b->balance),
         tb__agree_double("the status interval (tb_bnb_set_status_interval)", b->status_interval),
         tb__agree_double("the wide-area delay (tb_bnb_set_wan_delay)", b->wan_delay),

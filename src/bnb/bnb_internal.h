@@ -114,6 +114,8 @@ int tb__bnb_expand(tb__bnb_engine *e, const void *data, size_t len, double bound
 int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h);
 /* The problem's split, if it has one (tb_bnb_ops.split, within its size). */
 int tb__bnb_can_split(const tb_bnb_ops *ops);
+/* The run uses it: the problem has one and tb_bnb_set_split left it on. */
+int tb__bnb_splits(const tb_bnb *b);
 /* Cut s into `ways` or more with the problem's split, the pieces that can
  * still beat the incumbent into h (bound: their own, at least s's, or
  * s's); *added: how many (0: s could not be cut; it is not in h then). */

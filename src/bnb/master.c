@@ -110,7 +110,7 @@ static int master_feed(tb__bnb_actor *a)
     tb__bnb_master *m = &a->master;
     if (m->stopping || m->ckpt_pending)
         return TB_OK;
-    if (tb__bnb_can_split(a->b->ops) && m->q.n > 0 && m->q.n < (size_t)m->nslots) {
+    if (tb__bnb_splits(a->b) && m->q.n > 0 && m->q.n < (size_t)m->nslots) {
         /* Fewer subproblems than idle workers (the start, the end of a
          * search): cut them so that each idle worker gets one. */
         uint64_t free_slots = 0;

@@ -35,6 +35,7 @@ struct tb_bnb {
     void *ctx;
     double gap, task_time, node_cost, status_interval, wan_delay;
     int groups, sites, depth, startup, force_moves;
+    int split; /* use the problem's split (tb_bnb_set_split) */
     size_t task_pad;
     size_t sub_pad; /* per subproblem returned or moved (tb_bnb_set_sub_pad) */
     size_t pool_limit; /* bytes of each queue before it goes depth first (tb_bnb_set_pool_limit) */

@@ -377,7 +377,7 @@ static int startup_fn(void *arg)
      * incumbent); one node that takes the whole budget is not: then the
      * split comes first.  The model knows a node's cost beforehand; a real
      * run learns it from the first node (spent: the wall time so far). */
-    int split = tb__bnb_can_split(b->ops);
+    int split = tb__bnb_splits(b);
     if (split && tb_tp_spent(&a->base, b->node_cost) >= b->task_time)
         rc = tb__bnb_split_pool(&s->eng, &s->pool, want);
     while (rc == TB_OK && s->pool.n > 0 && s->pool.n < want && !s->pool.tight) {

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1171,7 +1172,8 @@ static void errors_sink(void *ctx, tb_log_level level, int r, const char *line)
 
 static void test_api_errors(void)
 {
-    tree t = {4, 0, NULL, 0};
+    tree t;
+    tree_init(&t, 4, 0);
     tb_bnb *b = NULL;
     tb_bnb_ops bad = tree_ops;
     bad.branch = NULL;
@@ -1179,6 +1181,17 @@ static void test_api_errors(void)
     char err[128];
     TB_ASSERT_OK(tb_platform_parse_spec("hosts=4", 1, &plat, err, sizeof err));
     TB_ASSERT_EQ_INT(tb_bnb_create_sim(&b, plat, 4, &bad, &t), TB_ERR_INVALID);
+    /* a table written before split existed (its size ends at evaluate)
+     * still runs, without a split; one shorter than that is refused */
+    tb_bnb_ops older = tree_split_ops;
+    older.size = offsetof(tb_bnb_ops, split);
+    TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, 4, &older, &t));
+    TB_ASSERT_OK(tb_bnb_run(b));
+    TB_ASSERT_EQ_INT(skipped(&t), 0);
+    tb_bnb_destroy(&b);
+    memset(t.visits, 0, nnodes(4) * sizeof *t.visits);
+    older.size = offsetof(tb_bnb_ops, evaluate);
+    TB_ASSERT_EQ_INT(tb_bnb_create_sim(&b, plat, 4, &older, &t), TB_ERR_INVALID);
     TB_ASSERT_EQ_INT(tb_bnb_create_sim(&b, plat, 5, &tree_ops, &t), TB_ERR_SIZE);
     TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, 4, &tree_ops, &t));
     TB_ASSERT_EQ_INT(tb_bnb_set_gap(b, 1.0), TB_ERR_RANGE);
@@ -1237,7 +1250,9 @@ static void test_api_errors(void)
     TB_ASSERT_EQ_INT(tb_bnb_set_watch(NULL, NULL, NULL, 1), TB_ERR_INVALID);
     TB_ASSERT_EQ_INT(tb_bnb_run(NULL), TB_ERR_INVALID);
     TB_ASSERT_EQ_INT(tb_bnb_get_summary(NULL, &s), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_bnb_set_split(NULL, 1), TB_ERR_INVALID);
     tb_log_set_level(old);
+    free(t.visits);
 }
 
 /* The summary's JSON parses; without a solution, optimum, bound, upper and

@@ -126,14 +126,19 @@ for p in 1 2 4; do
         fail "bmi on $p ranks: $(cat err.txt)"
 done
 "$TENBIN" bnb bmi bmi.json --json -q --sim "hosts=32,clusters=2,wan-L=2ms" > bmi_sim.txt
-for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt; do
+# the split first (a node as dear as a task), and no split at all
+"$TENBIN" bnb bmi bmi.json --json -q --sim "hosts=32,clusters=2,wan-L=2ms" --node-cost 0.02 \
+    --task-time 0.01 > bmi_dear.txt || fail "bmi, nodes as dear as a task"
+"$TENBIN" bnb bmi bmi.json --json -q --sim "hosts=32,clusters=2,wan-L=2ms" --no-split \
+    > bmi_nosplit.txt || fail "bmi --no-split"
+for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt; do
     tail -n 1 $f | grep -q '"x": \[[-0-9.e, ]*\], "y": \[[-0-9.e, ]*\]' || fail "$f: no x and y: $(tail -n 1 $f)"
 done
 # every run's lower bound is below every run's upper bound, each within the gap
-cat bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt | grep '^{' | awk '
+cat bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt | grep '^{' | awk '
     { match($0, /"upper": [-0-9.e+]+/); u[NR] = substr($0, RSTART + 9, RLENGTH - 9) + 0
       match($0, /"lower": [-0-9.e+]+/); l[NR] = substr($0, RSTART + 9, RLENGTH - 9) + 0 }
-    END { if (NR != 4) { print "want 4 results, got " NR; exit 1 }
+    END { if (NR != 6) { print "want 6 results, got " NR; exit 1 }
           for (i = 1; i <= NR; i++) {
               if (u[i] - l[i] > 1e-3 * (u[i] < 0 ? -u[i] : u[i]) * (1 + 1e-9)) { print "gap of run " i; exit 1 }
               for (j = 1; j <= NR; j++) if (l[i] > u[j]) { print "lower " l[i] " above upper " u[j]; exit 1 } } }' ||
