@@ -57,8 +57,6 @@ typedef struct sim_rank {
     uint64_t job;
     int job_status;
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
-    tb_speed_cursor speed;
-    tb_netlink rx;       /* its link's receiving side */
 } sim_rank;
 
 /* Last arrival time per (source, destination) pair, so that messages
@@ -84,6 +82,11 @@ struct tb_sim {
     const tb_platform *plat;
     int P;
     sim_rank *r;
+    /* Per rank too, apart from sim_rank: what only a take or a computation
+     * touches (its link's busy spans are 260 bytes), so that the fields
+     * every event touches stay dense (4,096 ranks' fit in a cache). */
+    tb_netlink *rx;         /* its link's receiving side */
+    tb_speed_cursor *speed; /* its host's speed over time */
     tb_sim_queue q;
     tb_sim_cost_fn cost;
     void *cost_ctx;
@@ -370,7 +373,7 @@ static int start_compute(tb_sim *s, int rank)
         return TB_OK;
     r->compute_asked = 0;
     double end;
-    int rc = tb_speed_finish_time(&r->speed, r->clock, r->work, &end);
+    int rc = tb_speed_finish_time(&s->speed[rank], r->clock, r->work, &end);
     if (rc != TB_OK) {
         TB_LOG_ERR("simulation: rank %d: a computation of %g s at t=%.9g s never ends "
                    "(check the host's speed and the task's cost)", rank, r->work, r->clock);
@@ -433,8 +436,10 @@ int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_
     s->measure_cpu = measure_cpu || cost == NULL;
     s->r = calloc((size_t)ranks, sizeof *s->r);
     s->stamp = calloc((size_t)ranks, sizeof *s->stamp);
+    s->rx = calloc((size_t)ranks, sizeof *s->rx);
+    s->speed = calloc((size_t)ranks, sizeof *s->speed);
     tb_sim_queue_init(&s->q);
-    if (!s->r || !s->stamp) {
+    if (!s->r || !s->stamp || !s->rx || !s->speed) {
         tb_sim_destroy(&s);
         return TB_ERR_NOMEM;
     }
@@ -450,7 +455,7 @@ int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_
         used++;
         s->r[i].cluster = plat->hosts[h].cluster;
         s->r[i].link_free = -INFINITY;
-        int rc = tb_speed_cursor_init(&s->r[i].speed, plat, h);
+        int rc = tb_speed_cursor_init(&s->speed[i], plat, h);
         if (rc != TB_OK) {
             tb_sim_destroy(&s);
             return rc;
@@ -468,7 +473,8 @@ void tb_sim_destroy(tb_sim **ps)
     for (int i = 0; s->r && i < s->P; i++) {
         while (s->r[i].head)
             msg_free(s, mailbox_pop(s, i));
-        tb_speed_cursor_free(&s->r[i].speed);
+        if (s->speed)
+            tb_speed_cursor_free(&s->speed[i]);
     }
     while (s->spare) {
         sim_msg *m = s->spare;
@@ -477,6 +483,8 @@ void tb_sim_destroy(tb_sim **ps)
     }
     free(s->r);
     free(s->stamp);
+    free(s->rx);
+    free(s->speed);
     free(s->pairs);
     tb_sim_queue_free(&s->q);
     free(s);
@@ -500,7 +508,7 @@ static int take(tb_sim *s, int rank, double t)
     } else {
         tb_netrecv nr;
         tb_net_recv(s->plat, s->P, s->r[m->src].cluster, r->cluster, m->src == rank, m->wire,
-                    m->rendezvous, r->clock, m->arrival, &r->rx, &nr);
+                    m->rendezvous, r->clock, m->arrival, &s->rx[rank], &nr);
         r->clock = nr.end;
         if (!isfinite(r->clock)) {
             TB_LOG_ERR("simulation: rank %d would never finish receiving a message from rank %d "
