@@ -279,6 +279,23 @@ static int set_cur(tb__bnb_engine *e, const void *data, size_t len)
     return tb_buf_append(&e->cur, data, len);
 }
 
+/* Child k of e->kids into h, as a subproblem of its own (bound b). */
+static int push_kid(tb__bnb_engine *e, const struct tb__bnb_kid *k, double b, uint32_t depth,
+                    tb__bnb_heap *h)
+{
+    if (k->len > UINT32_MAX)
+        return TB_ERR_RANGE;
+    unsigned char *d = malloc(k->len ? k->len : 1);
+    if (!d)
+        return TB_ERR_NOMEM;
+    if (k->len)
+        memcpy(d, e->kids.bytes.data + k->off, k->len);
+    int rc = tb__bnb_heap_push(h, (tb__bnb_sub){b, depth, (uint32_t)k->len, d});
+    if (rc != TB_OK)
+        free(d);
+    return rc;
+}
+
 int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h)
 {
     TB_CHECK(set_cur(e, s->data, s->len));
@@ -286,20 +303,8 @@ int tb__bnb_expand_into(tb__bnb_engine *e, const tb__bnb_sub *s, tb__bnb_heap *h
     double cut = tb__bnb_cutoff(e);
     for (size_t i = 0; i < e->kids.n; i++) {
         const struct tb__bnb_kid *k = &e->kids.k[i];
-        if (!(k->bound < cut))
-            continue;
-        if (k->len > UINT32_MAX)
-            return TB_ERR_RANGE;
-        unsigned char *d = malloc(k->len ? k->len : 1);
-        if (!d)
-            return TB_ERR_NOMEM;
-        if (k->len)
-            memcpy(d, e->kids.bytes.data + k->off, k->len);
-        int rc = tb__bnb_heap_push(h, (tb__bnb_sub){k->bound, s->depth + 1, (uint32_t)k->len, d});
-        if (rc != TB_OK) {
-            free(d);
-            return rc;
-        }
+        if (k->bound < cut)
+            TB_CHECK(push_kid(e, k, k->bound, s->depth + 1, h));
     }
     return TB_OK;
 }
@@ -326,18 +331,7 @@ int tb__bnb_split_into(tb__bnb_engine *e, const tb__bnb_sub *s, int ways, tb__bn
             kb = s->bound;
         if (!(kb < cut))
             continue;
-        if (k->len > UINT32_MAX)
-            return TB_ERR_RANGE;
-        unsigned char *d = malloc(k->len ? k->len : 1);
-        if (!d)
-            return TB_ERR_NOMEM;
-        if (k->len)
-            memcpy(d, e->kids.bytes.data + k->off, k->len);
-        int rc = tb__bnb_heap_push(h, (tb__bnb_sub){kb, s->depth + 1, (uint32_t)k->len, d});
-        if (rc != TB_OK) {
-            free(d);
-            return rc;
-        }
+        TB_CHECK(push_kid(e, k, kb, s->depth + 1, h));
         (*added)++;
     }
     /* every piece pruned: s is done, as if it had been */
