@@ -2,8 +2,8 @@
  * kernel.c - the event queue: a 4-ary min-heap on (time, sequence).
  *
  * Four children to a node: half the depth of a binary heap, and a node's
- * children (4 x 32 bytes) span two cache lines, so a pop touches fewer lines
- * on its way down.  The order (time, then sequence number) is total, so the
+ * children (4 x 32 bytes, from index 4i + 1) lie within three cache lines,
+ * so a pop touches fewer lines on its way down.  The order (time, then sequence number) is total, so the
  * events come out in the same order whatever the heap's shape.
  */
 #include "tenbin/core.h"

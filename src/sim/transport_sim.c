@@ -33,7 +33,8 @@ typedef struct sim_msg {
 } sim_msg;
 
 typedef struct sim_rank {
-    /* What every event touches first, in the first cache line. */
+    /* What every event touches first, in the struct's first 64 bytes (a
+     * rank is 144 bytes: they may straddle two cache lines). */
     tb_actor *actor;
     double clock;
     sim_msg *head, *tail;
