@@ -273,7 +273,7 @@ typedef struct tb_bnb_group {
     uint64_t tasks;         /* tasks its workers did */
     uint64_t nodes;         /* subproblems its workers expanded */
     double busy_s;          /* summed over its workers: expanding */
-    double idle_s;          /* summed over its workers: waiting for a task */
+    double idle_s;          /* summed over its workers: waiting for a task, to the end */
     double startup_idle_s;  /* the part of idle_s before each worker's first task */
     uint64_t moved_in;      /* subproblems the supervisor gave it */
     uint64_t moved_out;     /* subproblems it gave the supervisor */

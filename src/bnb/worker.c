@@ -160,6 +160,13 @@ int tb__bnb_worker_message(tb__bnb_actor *a, int src, int tag, const void *data,
     }
     if (tag == T_WSTOP && src == w->master) {
         TB_CHECK(tb__bnb_unpack_wstop(&in));
+        /* The wait since its last task is idle time too (the end of the
+         * search, when the open subproblems are fewer than the workers). */
+        double now = tb_tp_now(&a->base);
+        w->idle += now - w->free_since;
+        if (!w->had_task)
+            w->startup_idle += now - w->free_since;
+        w->free_since = now;
         tb__bnb_wfinal_msg f = {.tasks = w->tasks,
                                 .nodes = w->nodes,
                                 .busy = w->busy,
