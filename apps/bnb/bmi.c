@@ -245,36 +245,14 @@ static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
     return tb_bnb_child(kids, hi, len, NAN);
 }
 
-/* The start-up's split: bisect breadth first, each box along its widest
- * side, until there are `ways` boxes (the box cut along several variables
- * at once).  No bound is computed (each costs an eigenvalue problem): the
- * boxes keep the parent's. */
+static const tb_bnb_ops bmi_ops;
+
+/* The start-up's split: b_branch breadth first (a box cut along several
+ * sides at once).  No bound is computed (each costs an eigenvalue problem):
+ * the boxes keep the parent's. */
 static int b_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_children *kids)
 {
-    bmi *B = ctx;
-    TB_CHECK(check_len(B, len));
-    size_t want = ways < 2 ? 2 : ways > (1 << 20) ? (size_t)1 << 20 : (size_t)ways;
-    /* q[head .. tail): boxes still to cut, in order; q[0 .. done): points */
-    size_t cap = 2 * want + 2, head = 0, tail = 1, done = 0;
-    unsigned char *q = malloc(cap * len);
-    if (!q)
-        return TB_ERR_NOMEM;
-    memcpy(q, s, len);
-    while (head < tail && done + (tail - head) < want && tail + 2 <= cap) {
-        if (!bisect(B, q + head * len, len, q + tail * len, q + (tail + 1) * len)) {
-            memmove(q + done++ * len, q + head * len, len); /* a point */
-            head++;
-            continue;
-        }
-        head++;
-        tail += 2;
-    }
-    int rc = TB_OK;
-    for (size_t j = 0; j < tail && rc == TB_OK; j++)
-        if (j < done || j >= head)
-            rc = tb_bnb_child(kids, q + j * len, len, NAN);
-    free(q);
-    return rc;
+    return tb_bnb_split_by_branch(&bmi_ops, ctx, s, len, ways, kids);
 }
 
 static const tb_bnb_ops bmi_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, b_root, b_bound, b_branch,

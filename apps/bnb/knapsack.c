@@ -144,53 +144,13 @@ static int k_evaluate(void *ctx, const void *s, size_t len, double *value, tb_bu
     return TB_OK;
 }
 
-/* The start-up's split: fix the next items breadth first (each node's
- * take / leave, as k_branch) until there are `ways` pieces or every piece
- * has all its items fixed.  Their Dantzig bounds are cheap: given. */
+static const tb_bnb_ops knap_ops;
+
+/* The start-up's split: k_branch breadth first (the next items fixed),
+ * each piece with its Dantzig bound (cheap). */
 static int k_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_children *kids)
 {
-    knap *K = ctx;
-    TB_CHECK(check_len(K, len));
-    size_t want = ways < 2 ? 2 : ways > (1 << 20) ? (size_t)1 << 20 : (size_t)ways;
-    /* q[head .. tail): pieces still to cut, in order; q[0 .. done): leaves */
-    size_t cap = 2 * want + 2, head = 0, tail = 1, done = 0;
-    unsigned char *q = malloc(cap * len);
-    if (!q)
-        return TB_ERR_NOMEM;
-    memcpy(q, s, len);
-    while (head < tail && done + (tail - head) < want && tail + 2 <= cap) {
-        unsigned char *p = q + head * len;
-        ksub h;
-        get_hdr(p, &h);
-        if (h.k >= K->n) { /* a leaf: kept as it is */
-            memmove(q + done++ * len, p, len);
-            head++;
-            continue;
-        }
-        uint32_t i = h.k;
-        memcpy(K->scratch, p, len);
-        head++;
-        if (K->w[i] <= h.room) {
-            ksub t = {i + 1, h.profit + K->p[i], h.room - K->w[i]};
-            put_hdr(K->scratch, &t);
-            K->scratch[HDR + i / 8] |= (unsigned char)(1u << (i % 8));
-            memcpy(q + tail++ * len, K->scratch, len);
-            K->scratch[HDR + i / 8] &= (unsigned char)~(1u << (i % 8));
-        }
-        ksub l = {i + 1, h.profit, h.room};
-        put_hdr(K->scratch, &l);
-        memcpy(q + tail++ * len, K->scratch, len);
-    }
-    int rc = TB_OK;
-    for (size_t j = 0; j < tail && rc == TB_OK; j++) {
-        if (j >= done && j < head)
-            continue; /* cut */
-        ksub h;
-        get_hdr(q + j * len, &h);
-        rc = tb_bnb_child(kids, q + j * len, len, dantzig(K, &h));
-    }
-    free(q);
-    return rc;
+    return tb_bnb_split_by_branch(&knap_ops, ctx, s, len, ways, kids);
 }
 
 static const tb_bnb_ops knap_ops = {sizeof(tb_bnb_ops), TB_BNB_MAXIMIZE, k_root, k_bound,

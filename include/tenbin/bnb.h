@@ -129,6 +129,14 @@ typedef struct tb_bnb_ops {
     int (*split)(void *ctx, const void *sub, size_t len, int ways, tb_bnb_children *kids);
 } tb_bnb_ops;
 
+/* A split made of the problem's own branch: branch sub, then the oldest
+ * piece not yet cut, breadth first, until there are `ways` pieces (or only
+ * leaves), and add them to kids with the bounds branch gave (NAN: the
+ * parent's).  For a problem whose branch is cheap and needs no evaluation
+ * (a box bisected, an item fixed): its split is then one call. */
+TB_API int tb_bnb_split_by_branch(const tb_bnb_ops *ops, void *ctx, const void *sub, size_t len,
+                                  int ways, tb_bnb_children *kids);
+
 typedef enum tb_bnb_balance {
     TB_BNB_BALANCE_THROUGHPUT = 0, /* share(i) ~ workers(i) / task_time(i) */
     TB_BNB_BALANCE_SEED = 1        /* share(i) ~ workers(i) x task_time(i), as the seed writes */

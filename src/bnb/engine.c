@@ -166,6 +166,39 @@ int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, double boun
     return TB_OK;
 }
 
+int tb_bnb_split_by_branch(const tb_bnb_ops *ops, void *ctx, const void *sub, size_t len,
+                           int ways, tb_bnb_children *kids)
+{
+    if (!ops || !ops->branch || !kids || (len > 0 && !sub))
+        return TB_ERR_INVALID;
+    size_t want = ways < 2 ? 2 : ways > (1 << 20) ? (size_t)1 << 20 : (size_t)ways;
+    /* q: every piece so far in order, q.k[head ..] not cut yet; leaves go
+     * to kids at once (kept first, as found) */
+    tb_bnb_children q = {TB_BUF_INIT, NULL, 0, 0}, one = {TB_BUF_INIT, NULL, 0, 0};
+    size_t head = 0, leaves = 0;
+    int rc = tb_bnb_child(&q, sub, len, NAN);
+    while (rc == TB_OK && head < q.n && leaves + (q.n - head) < want) {
+        struct tb__bnb_kid p = q.k[head++];
+        one.n = 0;
+        tb_buf_clear(&one.bytes);
+        rc = ops->branch(ctx, q.bytes.data + p.off, p.len, &one);
+        if (rc == TB_OK && one.n == 0) { /* a leaf: kept as it is */
+            rc = tb_bnb_child(kids, q.bytes.data + p.off, p.len, p.bound);
+            leaves++;
+        }
+        for (size_t i = 0; rc == TB_OK && i < one.n; i++)
+            rc = tb_bnb_child(&q, one.bytes.data + one.k[i].off, one.k[i].len,
+                              isnan(one.k[i].bound) ? p.bound : one.k[i].bound);
+    }
+    for (size_t i = head; rc == TB_OK && i < q.n; i++)
+        rc = tb_bnb_child(kids, q.bytes.data + q.k[i].off, q.k[i].len, q.k[i].bound);
+    tb_buf_free(&q.bytes);
+    free(q.k);
+    tb_buf_free(&one.bytes);
+    free(one.k);
+    return rc;
+}
+
 /* ---- engine ------------------------------------------------------------ */
 
 void tb__bnb_engine_init(tb__bnb_engine *e, const tb_bnb_ops *ops, void *ctx, double gap)

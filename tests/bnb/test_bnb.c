@@ -33,7 +33,8 @@ typedef struct tree {
     uint32_t D;
     int exact;          /* bound = least leaf below (prunes) */
     uint32_t *visits;   /* [2^(D+1) - 1], by node */
-    int split;          /* offer the split op (a node cut into 2^k at once) */
+    int split;          /* offer the split op: 1 a node cut into 2^k at once,
+                         * 2 tb_bnb_split_by_branch */
 } tree;
 
 typedef struct tsub {
@@ -116,9 +117,13 @@ static int t_evaluate(void *ctx, const void *sub, size_t len, double *v, tb_buf 
 
 /* The start-up's split: the 2^k descendants k levels down, for the least k
  * that gives `ways` (the levels between are never expanded). */
+static const tb_bnb_ops tree_ops;
+
 static int t_split(void *ctx, const void *sub, size_t len, int ways, tb_bnb_children *kids)
 {
     const tree *t = ctx;
+    if (t->split == 2) /* the library's split from branch */
+        return tb_bnb_split_by_branch(&tree_ops, ctx, sub, len, ways, kids);
     tsub s;
     if (len != sizeof s)
         return TB_ERR_PARSE;
@@ -949,7 +954,8 @@ static void test_sim_once_seed_balance_no_startup(void)
 }
 
 /*
- * The split op on 64 simulated ranks in 4 clusters: with nodes cheaper than
+ * The split op (the tree's own, and tb_bnb_split_by_branch over its branch)
+ * on 64 simulated ranks in 4 clusters: with nodes cheaper than
  * a task (the supervisor expands first, then cuts what it has) and as dear
  * as one (it cuts first, and no worker waits for its nodes).  Every leaf
  * exactly once, no node twice, levels skipped, the optimum; and cutting
@@ -960,9 +966,9 @@ static void test_sim_split(void)
 {
     if (size != 1)
         return;
-    double startup_idle[2][2] = {{0}};
+    double startup_idle[2][3] = {{0}};
     for (int dear = 0; dear < 2; dear++)
-        for (int split = 0; split < 2; split++) {
+        for (int split = 0; split < 3; split++) {
             tree t;
             tree_init(&t, 14, 0);
             t.split = split;
@@ -1009,6 +1015,7 @@ static void test_sim_split(void)
                 TB_ASSERT_EQ_INT(skip, 0);
         }
     TB_ASSERT(startup_idle[1][1] < 0.25 * startup_idle[1][0]);
+    TB_ASSERT(startup_idle[1][2] < 0.25 * startup_idle[1][0]);
 }
 
 /* Bit-reproducible: the same run twice gives the same makespan. */
