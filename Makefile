@@ -81,6 +81,7 @@ test-mpich: bootstrap
 bench: build
 	scripts/bootstrap --bench
 	bench/run $(BUILD)
+	bench/dispatch-instr $(BUILD)
 	bench/sim $(BUILD)
 	bench/s1-sweep $(BUILD)
 	bench/s1-chunk $(BUILD)

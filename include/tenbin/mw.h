@@ -253,7 +253,8 @@ typedef struct tb_mw_rank_info {
     int is_master;
     uint64_t tasks_computed;  /* tasks this rank computed */
     uint64_t tasks_assigned;  /* masters: tasks handed to workers or computed */
-    double busy_s;            /* time computing */
+    double busy_s;            /* time computing (a worker: from a task
+                               * message to its results' send) */
     double idle_s;            /* workers: time waiting for a task */
     double total_s;           /* from start to stop on this rank */
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;

@@ -472,7 +472,7 @@ int tb__bnb_sup_start(tb__bnb_actor *a)
     }
     if (a->b->startup > 0) {
         s->t_startup = tb_tp_now(&a->base);
-        tb_compute c = {startup_fn, a, -1.0, "start-up task", 0};
+        tb_compute c = {startup_fn, a, -1.0, "start-up task", 0, 0, 0.0, 0};
         return tb_tp_compute(&a->base, JOB_STARTUP, &c);
     }
     s->pool.dive = 0;

@@ -124,7 +124,7 @@ int tb__bnb_start_task(tb__bnb_actor *a)
         w->startup_idle += now - w->free_since;
     w->had_task = 1;
     w->t_start = now;
-    tb_compute c = {task_fn, a, -1.0, "task", w->task_id};
+    tb_compute c = {task_fn, a, -1.0, "task", w->task_id, 0, 0.0, 0};
     return tb_tp_compute(&a->base, JOB_TASK, &c);
 }
 

@@ -4,6 +4,8 @@
  */
 #include "tenbin/core.h"
 
+#include "core/buf_inline.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,9 +64,12 @@ int tb_buf_append(tb_buf *b, const void *data, size_t n)
 {
     if (n > 0 && data == NULL)
         return TB_ERR_INVALID;
-    TB_CHECK(tb_buf_reserve(b, n));
+    /* The reserve only when the room is not there (a work function's
+     * result is appended once per task). */
+    if (b->cap == 0 || n > b->cap - b->len)
+        TB_CHECK(tb_buf_reserve(b, n));
     if (n > 0)
-        memcpy(b->data + b->len, data, n);
+        tb__copy(b->data + b->len, data, n);
     b->len += n;
     return TB_OK;
 }
@@ -169,7 +174,7 @@ int tb_buf_unpack_i32(tb_buf *b, int32_t *v)
 {
     uint32_t u;
     TB_CHECK(tb_buf_unpack_u32(b, &u));
-    *v = u <= INT32_MAX ? (int32_t)u : (int32_t)(u - UINT32_C(0x80000000)) + INT32_MIN;
+    *v = tb__i32_of(u);
     return TB_OK;
 }
 

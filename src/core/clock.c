@@ -7,6 +7,8 @@
 
 #include <time.h>
 
+#include "core/clock_inline.h"
+
 /* A failing clock_gettime would mean an unsupported clock id; report 0 rather
  * than garbage so callers computing differences see no time pass. */
 static double clock_seconds(clockid_t id)
@@ -17,7 +19,7 @@ static double clock_seconds(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double tb_wtime(void) { return clock_seconds(CLOCK_MONOTONIC); }
+double tb_wtime(void) { return tb__wtime(); }
 
 double tb_thread_cputime(void) { return clock_seconds(CLOCK_THREAD_CPUTIME_ID); }
 

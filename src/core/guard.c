@@ -20,12 +20,7 @@ static const int guarded_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM};
 enum { NSIG_GUARDED = sizeof guarded_signals / sizeof guarded_signals[0] };
 
 static struct sigaction previous[NSIG_GUARDED];
-static volatile sig_atomic_t installed;
-static volatile sig_atomic_t active;
-static const char *volatile g_what;
-static volatile uint64_t g_id;
-static volatile int g_rank;
-static volatile double g_timeout;
+tb__guard_state tb__guard;
 
 static size_t put_str(char *b, size_t at, size_t cap, const char *s)
 {
@@ -51,11 +46,11 @@ static size_t put_u64(char *b, size_t at, size_t cap, uint64_t v)
 static size_t line_head(char *b, size_t cap)
 {
     size_t at = put_str(b, 0, cap, "tenbin: rank ");
-    at = put_u64(b, at, cap, (uint64_t)(g_rank < 0 ? 0 : g_rank));
+    at = put_u64(b, at, cap, (uint64_t)(tb__guard.rank < 0 ? 0 : tb__guard.rank));
     at = put_str(b, at, cap, ": ");
-    at = put_str(b, at, cap, g_what ? g_what : "task");
+    at = put_str(b, at, cap, tb__guard.what ? tb__guard.what : "task");
     at = put_str(b, at, cap, " ");
-    return put_u64(b, at, cap, g_id);
+    return put_u64(b, at, cap, tb__guard.id);
 }
 
 static void say(const char *b, size_t n)
@@ -78,7 +73,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
         return;
     char b[256];
     if (sig == SIGALRM) {
-        if (!active) { /* not ours: whoever had SIGALRM before */
+        if (!tb__guard.active) { /* not ours: whoever had SIGALRM before */
             struct sigaction *p = &previous[k];
             if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction)
                 p->sa_sigaction(sig, info, uctx);
@@ -88,7 +83,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
         }
         size_t at = line_head(b, sizeof b);
         at = put_str(b, at, sizeof b, " ran longer than the task timeout (");
-        double t = g_timeout;
+        double t = tb__guard.timeout;
         at = put_u64(b, at, sizeof b, (uint64_t)t);
         uint64_t ms = (uint64_t)((t - floor(t)) * 1000 + 0.5);
         if (ms > 0 && ms < 1000) {
@@ -105,7 +100,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
         _exit(1);
     }
     struct sigaction *p = &previous[k];
-    if (active) {
+    if (tb__guard.active) {
         size_t at = line_head(b, sizeof b);
         at = put_str(b, at, sizeof b, " crashed (signal ");
         at = put_u64(b, at, sizeof b, (uint64_t)sig);
@@ -118,7 +113,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
     /* Pass it on: restore the previous action and let the signal happen
      * again (a fault re-executes; a sent signal is raised once more). */
     sigaction(sig, p, NULL);
-    installed = 0;
+    tb__guard.installed = 0;
     if (info == NULL || info->si_code <= 0)
         raise(sig);
 }
@@ -133,19 +128,19 @@ static int install(void)
     for (int k = 0; k < NSIG_GUARDED; k++)
         if (sigaction(guarded_signals[k], &sa, &previous[k]) != 0)
             return TB_ERR_IO;
-    installed = 1;
+    tb__guard.installed = 1;
     return TB_OK;
 }
 
-int tb__guard_enter(const char *what, uint64_t id, int rank, double timeout)
+int tb__guard_enter_slow(const char *what, uint64_t id, int rank, double timeout)
 {
-    if (!installed)
+    if (!tb__guard.installed)
         TB_CHECK(install());
-    g_what = what;
-    g_id = id;
-    g_rank = rank;
-    g_timeout = timeout;
-    active = 1;
+    tb__guard.what = what;
+    tb__guard.id = id;
+    tb__guard.rank = rank;
+    tb__guard.timeout = timeout;
+    tb__guard.active = 1;
     if (timeout > 0) {
         struct itimerval it;
         memset(&it, 0, sizeof it);
@@ -159,12 +154,12 @@ int tb__guard_enter(const char *what, uint64_t id, int rank, double timeout)
     return TB_OK;
 }
 
-void tb__guard_leave(void)
+void tb__guard_leave_slow(void)
 {
-    if (g_timeout > 0) {
+    if (tb__guard.timeout > 0) {
         struct itimerval off;
         memset(&off, 0, sizeof off);
         setitimer(ITIMER_REAL, &off, NULL);
     }
-    active = 0;
+    tb__guard.active = 0;
 }

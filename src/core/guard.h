@@ -23,10 +23,44 @@
 #ifndef TB_CORE_GUARD_H
 #define TB_CORE_GUARD_H
 
+#include <signal.h>
 #include <stdint.h>
 
-/* what: a static string ("task"); id: its number; rank: shown in the line. */
-int tb__guard_enter(const char *what, uint64_t id, int rank, double timeout);
-void tb__guard_leave(void);
+/* The state the signal handler reads (guard.c); set through the functions
+ * below only. */
+typedef struct tb__guard_state {
+    volatile sig_atomic_t installed; /* our handlers are in place */
+    volatile sig_atomic_t active;    /* inside a guarded call */
+    const char *volatile what;
+    volatile uint64_t id;
+    volatile int rank;
+    volatile double timeout;
+} tb__guard_state;
+extern tb__guard_state tb__guard;
+
+int tb__guard_enter_slow(const char *what, uint64_t id, int rank, double timeout);
+void tb__guard_leave_slow(void);
+
+/* what: a static string ("task"); id: its number; rank: shown in the line.
+ * Inline: every task of a real run passes here, and without a timeout it is
+ * a few stores once the handlers are in place. */
+static inline int tb__guard_enter(const char *what, uint64_t id, int rank, double timeout)
+{
+    if (!tb__guard.installed || timeout > 0 || tb__guard.timeout > 0)
+        return tb__guard_enter_slow(what, id, rank, timeout);
+    tb__guard.what = what;
+    tb__guard.id = id;
+    tb__guard.rank = rank;
+    tb__guard.active = 1;
+    return 0;
+}
+
+static inline void tb__guard_leave(void)
+{
+    if (tb__guard.timeout > 0)
+        tb__guard_leave_slow();
+    else
+        tb__guard.active = 0;
+}
 
 #endif /* TB_CORE_GUARD_H */

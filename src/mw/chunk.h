@@ -88,6 +88,16 @@ void tb__chunker_restart(tb__chunker *c);
 /* The next chunk for `worker` with `remaining` tasks held and `workers`
  * workers (>= 1); between 1 and remaining (remaining >= 1). */
 uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int workers, double now);
+/* The same, inline for a fixed chunk (the dispatch path of chunk 1). */
+static inline uint64_t tb__chunk_next_fast(tb__chunker *c, int worker, uint64_t remaining,
+                                           int workers, double now)
+{
+    if (c->kind == TB__CHUNK_FIXED && remaining > 0) {
+        uint64_t chunk = c->fixed > 0 ? c->fixed : 1;
+        return chunk < remaining ? chunk : remaining;
+    }
+    return tb__chunk_next(c, worker, remaining, workers, now);
+}
 /* auto: the master took `seconds` to handle a result (and hand out the
  * next chunk). */
 void tb__chunk_handler(tb__chunker *c, double seconds);

@@ -44,7 +44,7 @@ static int master_dispatch(tb__mw_node *n, int w)
     /* w itself is out of the counts here: just back from a chunk, or taken
      * from the idle stack. */
     int workers = tb__mw_master_workers(m) + 1;
-    uint64_t want = tb__chunk_next(&m->ch, w, tb__queue_count(m->q), workers,
+    uint64_t want = tb__chunk_next_fast(&m->ch, w, tb__queue_count(m->q), workers,
                                    n->cfg->timed ? tb_tp_now(&n->base) : 0.0);
     while (cnt < want && tb__queue_count(m->q) > 0 &&
            (cnt == 0 || m->msg.len < TB__MW_MSG_MAX / 2)) {
@@ -238,7 +238,7 @@ static int master_deliver(tb__mw_node *n, uint64_t id, const void *data, uint32_
 static int master_records(tb__mw_node *n, int src, const void *data, size_t len)
 {
     tb_buf in;
-    tb_buf_view(&in, data, len);
+    tb__buf_view(&in, data, len);
     uint32_t cnt;
     TB_CHECK(tb__mw_unpack_results_count(&in, &cnt));
     for (uint32_t i = 0; i < cnt; i++) {
@@ -459,7 +459,7 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
         uint32_t cnt;
         if (!m->is_root)
             return TB_ERR_PROTOCOL;
-        tb_buf_view(&in, data, len);
+        tb__buf_view(&in, data, len);
         TB_CHECK(tb__mw_unpack_results_count(&in, &cnt));
         m->fwd_got += cnt;
         TB_CHECK(master_records(n, src, data, len));
@@ -531,7 +531,7 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
         uint64_t sent;
         if (m->k < 0)
             return TB_ERR_PROTOCOL;
-        tb_buf_view(&in, data, len);
+        tb__buf_view(&in, data, len);
         TB_CHECK(tb__mw_unpack_done(&in, &sent));
         TB_CHECK(tb__mw_master_take_counts(n, &in));
         if (tb_buf_remaining(&in) != 0)

@@ -8,56 +8,13 @@
 #include "mw/proto.h"
 #include "mw/queue.h"
 
-/* ---- TASK ------------------------------------------------------------- */
-
-int tb__mw_pack_task_begin(tb_buf *b)
-{
-    tb_buf_clear(b);
-    return tb_buf_pack_u32(b, 0);
-}
-
-void tb__mw_pack_task_end(tb_buf *b, uint32_t n) { tb__patch_u32(b, 0, n); }
-
-int tb__mw_unpack_task_count(tb_buf *in, uint32_t *n) { return tb_buf_unpack_u32(in, n); }
-
-int tb__mw_unpack_task(tb_buf *in, uint64_t *id, const void **data, uint32_t *len)
-{
-    TB_CHECK(tb_buf_unpack_u64(in, id));
-    return tb_buf_unpack_bytes(in, data, len);
-}
-
-/* ---- RESULT, FWD ------------------------------------------------------ */
-
-int tb__mw_pack_results_begin(tb_buf *b)
-{
-    tb_buf_clear(b);
-    return tb_buf_pack_u32(b, 0);
-}
-
-int tb__mw_pack_result(tb_buf *b, uint64_t id, int32_t status, const void *data, uint32_t len)
-{
-    TB_CHECK(tb_buf_pack_u64(b, id));
-    TB_CHECK(tb_buf_pack_i32(b, status));
-    return tb_buf_pack_bytes(b, data, len);
-}
-
-void tb__mw_pack_results_end(tb_buf *b, uint32_t n) { tb__patch_u32(b, 0, n); }
+/* ---- RESULT, FWD (the rest are inline in proto.h) -------------------- */
 
 int tb__mw_pack_result_times(tb_buf *b, double wait, double compute, double sq)
 {
     TB_CHECK(tb_buf_pack_f64(b, wait));
     TB_CHECK(tb_buf_pack_f64(b, compute));
     return tb_buf_pack_f64(b, sq);
-}
-
-int tb__mw_unpack_results_count(tb_buf *in, uint32_t *n) { return tb_buf_unpack_u32(in, n); }
-
-int tb__mw_unpack_result(tb_buf *in, uint64_t *id, int32_t *status, const void **data,
-                         uint32_t *len)
-{
-    TB_CHECK(tb_buf_unpack_u64(in, id));
-    TB_CHECK(tb_buf_unpack_i32(in, status));
-    return tb_buf_unpack_bytes(in, data, len);
 }
 
 int tb__mw_unpack_result_times(const void *data, size_t *len, uint32_t *n, double *wait,
@@ -272,7 +229,7 @@ int tb__mw_pack_refuse_ranks(tb_buf *b)
     return tb_buf_pack_u32(b, 0);
 }
 
-void tb__mw_pack_refuse_ranks_end(tb_buf *b, uint32_t n) { tb__patch_u32(b, 0, n); }
+void tb__mw_pack_refuse_ranks_end(tb_buf *b, uint32_t n) { tb__buf_patch_u32(b, 0, n); }
 
 /* ---- MSTART, RETURN --------------------------------------------------- */
 
@@ -303,7 +260,7 @@ int tb__mw_pack_return(tb_buf *b)
 int tb__mw_pack_return_end(tb_buf *b, uint32_t nidle, uint64_t sent, int merged, uint32_t ncounts,
                            const tb_buf *counts)
 {
-    tb__patch_u32(b, 0, nidle);
+    tb__buf_patch_u32(b, 0, nidle);
     TB_CHECK(tb_buf_pack_u64(b, sent));
     TB_CHECK(tb_buf_pack_u8(b, (uint8_t)merged));
     return tb__mw_pack_counts(b, ncounts, counts);

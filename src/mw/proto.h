@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "tenbin/core.h"
+#include "core/buf_inline.h"
 #include "transport/tags.h"
 
 #define TB__MW_TAGS(X)                                                                        \
@@ -54,23 +55,94 @@ static inline const char *tb__mw_tag_name(int tag)
  * over is for the caller to judge).
  */
 
-/* TASK: u32 n, task record * n (records appended by tb__queue_pop_record). */
-int tb__mw_pack_task_begin(tb_buf *b);
-void tb__mw_pack_task_end(tb_buf *b, uint32_t n);
-int tb__mw_unpack_task_count(tb_buf *in, uint32_t *n);
-int tb__mw_unpack_task(tb_buf *in, uint64_t *id, const void **data, uint32_t *len);
+/* TASK: u32 n, task record * n (records appended by tb__queue_pop_record).
+ * TASK and RESULT are on every task's path, so their functions are inline. */
+static inline int tb__mw_pack_task_begin(tb_buf *b)
+{
+    tb__buf_clear(b);
+    return tb__buf_put_u32(b, 0);
+}
+static inline void tb__mw_pack_task_end(tb_buf *b, uint32_t n) { tb__buf_patch_u32(b, 0, n); }
+static inline int tb__mw_unpack_task_count(tb_buf *in, uint32_t *n)
+{
+    return tb__buf_get_u32(in, n);
+}
+static inline int tb__mw_unpack_task(tb_buf *in, uint64_t *id, const void **data, uint32_t *len)
+{
+    size_t left = tb__buf_left(in);
+    if (TB__BUF_LE && left >= 12) {
+        /* The record in one go; pos stays where it was if it is short. */
+        const unsigned char *p = in->data + in->pos;
+        uint32_t n;
+        memcpy(&n, p + 8, 4);
+        if (left - 12 < n)
+            return TB_ERR_PARSE;
+        memcpy(id, p, 8);
+        *data = p + 12;
+        *len = n;
+        in->pos += 12 + (size_t)n;
+        return TB_OK;
+    }
+    TB_CHECK(tb__buf_get_u64(in, id));
+    return tb__buf_get_bytes(in, data, len);
+}
 
 /* RESULT and FWD: u32 n, result record (u64 id, i32 status, bytes) * n;
  * a RESULT of a timed run (cfg.timed) ends with the worker's times. */
-int tb__mw_pack_results_begin(tb_buf *b);
-int tb__mw_pack_result(tb_buf *b, uint64_t id, int32_t status, const void *data, uint32_t len);
-void tb__mw_pack_results_end(tb_buf *b, uint32_t n);
+static inline int tb__mw_pack_results_begin(tb_buf *b)
+{
+    tb__buf_clear(b);
+    return tb__buf_put_u32(b, 0);
+}
+static inline int tb__mw_pack_result(tb_buf *b, uint64_t id, int32_t status, const void *data,
+                                     uint32_t len)
+{
+    if (TB__BUF_LE && tb__buf_room(b, 16 + (size_t)len) && (len == 0 || data != NULL)) {
+        /* The record in one go (one check of the room, not three). */
+        unsigned char *p = b->data + b->len;
+        memcpy(p, &id, 8);
+        memcpy(p + 8, &status, 4);
+        memcpy(p + 12, &len, 4);
+        if (len > 0)
+            tb__copy(p + 16, data, len);
+        b->len += 16 + (size_t)len;
+        return TB_OK;
+    }
+    TB_CHECK(tb_buf_pack_u64(b, id));
+    TB_CHECK(tb_buf_pack_i32(b, status));
+    return tb_buf_pack_bytes(b, data, len);
+}
+static inline void tb__mw_pack_results_end(tb_buf *b, uint32_t n) { tb__buf_patch_u32(b, 0, n); }
 /* Appends f64 wait (for the task message), f64 compute, f64 the sum of the
  * squared task times. */
 int tb__mw_pack_result_times(tb_buf *b, double wait, double compute, double sq);
-int tb__mw_unpack_results_count(tb_buf *in, uint32_t *n);
-int tb__mw_unpack_result(tb_buf *in, uint64_t *id, int32_t *status, const void **data,
-                         uint32_t *len);
+static inline int tb__mw_unpack_results_count(tb_buf *in, uint32_t *n)
+{
+    return tb__buf_get_u32(in, n);
+}
+static inline int tb__mw_unpack_result(tb_buf *in, uint64_t *id, int32_t *status,
+                                       const void **data, uint32_t *len)
+{
+    size_t left = tb__buf_left(in);
+    if (TB__BUF_LE && left >= 16) {
+        /* The record in one go; pos stays where it was if it is short. */
+        const unsigned char *p = in->data + in->pos;
+        uint32_t n, st;
+        memcpy(&n, p + 12, 4);
+        if (left - 16 < n)
+            return TB_ERR_PARSE;
+        memcpy(id, p, 8);
+        memcpy(&st, p + 8, 4);
+        *status = tb__i32_of(st);
+        *data = p + 16;
+        *len = n;
+        in->pos += 16 + (size_t)n;
+        return TB_OK;
+    }
+    TB_CHECK(tb__buf_get_u64(in, id));
+    TB_CHECK(tb__buf_get_i32(in, status));
+    return tb__buf_get_bytes(in, data, len);
+}
 /* The times at the end of a timed RESULT of *len bytes, and its record
  * count; *len becomes the length without them. */
 int tb__mw_unpack_result_times(const void *data, size_t *len, uint32_t *n, double *wait,

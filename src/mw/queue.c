@@ -25,7 +25,6 @@ void tb__queue_free(tb__queue *q)
     memset(q, 0, sizeof *q);
 }
 
-uint64_t tb__queue_count(const tb__queue *q) { return (q->tail - q->head) + q->nrange_tasks; }
 
 void tb__queue_clear(tb__queue *q)
 {
@@ -168,20 +167,14 @@ int tb__queue_push_range(tb__queue *q, uint64_t lo, uint64_t hi)
     return TB_OK;
 }
 
-void tb__patch_u32(tb_buf *msg, size_t at, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        msg->data[at + (size_t)i] = (unsigned char)(v >> (8 * i));
-}
-
 int tb__queue_pop_record(tb__queue *q, tb_buf *msg, uint64_t *id)
 {
     if (q->head < q->tail) {
         size_t i = q->head;
         size_t len = (size_t)(q->off[i + 1] - q->off[i]);
         *id = q->ids[i];
-        TB_CHECK(tb_buf_pack_u64(msg, *id));
-        TB_CHECK(tb_buf_pack_bytes(msg, q->arena + q->off[i], (uint32_t)len));
+        TB_CHECK(tb__buf_put_u64(msg, *id));
+        TB_CHECK(tb__buf_put_bytes(msg, q->arena + q->off[i], (uint32_t)len));
         q->head++;
         q->arena_head = (size_t)q->off[q->head];
         if (q->head == q->tail) {
@@ -201,9 +194,9 @@ int tb__queue_pop_record(tb__queue *q, tb_buf *msg, uint64_t *id)
         q->nranges--;
     }
     size_t start = msg->len;
-    TB_CHECK(tb_buf_pack_u64(msg, *id));
+    TB_CHECK(tb__buf_put_u64(msg, *id));
     size_t at = msg->len;
-    TB_CHECK(tb_buf_pack_u32(msg, 0));
+    TB_CHECK(tb__buf_put_u32(msg, 0));
     int rc = q->gen(q->gen_ctx, *id, msg);
     size_t len = msg->len - at - 4;
     if (rc == TB_OK && len > TB__MW_MSG_MAX)
@@ -213,7 +206,7 @@ int tb__queue_pop_record(tb__queue *q, tb_buf *msg, uint64_t *id)
         q->gen_error = rc;
         return TB_ERR_TASK;
     }
-    tb__patch_u32(msg, at, (uint32_t)len);
+    tb__buf_patch_u32(msg, at, (uint32_t)len);
     return TB_OK;
 }
 
@@ -236,7 +229,7 @@ int tb__queue_give(tb__queue *q, uint64_t n, size_t max_bytes, tb_buf *msg, uint
         if (r->hi == r->lo)
             q->nranges--;
     }
-    tb__patch_u32(msg, at, nr);
+    tb__buf_patch_u32(msg, at, nr);
     uint64_t avail = q->tail - q->head;
     uint64_t k = n < avail ? n : avail;
     if (k > UINT32_MAX)

@@ -18,6 +18,7 @@
 
 #include "tenbin/core.h"
 #include "tenbin/mw.h"
+#include "core/buf_inline.h"
 
 typedef struct tb__range {
     uint64_t lo, hi;
@@ -47,7 +48,10 @@ typedef struct tb__queue {
 void tb__queue_init(tb__queue *q, tb_mw_gen_fn gen, void *gen_ctx);
 void tb__queue_free(tb__queue *q);
 int tb__queue_reserve(tb__queue *q, uint64_t ntasks, size_t bytes);
-uint64_t tb__queue_count(const tb__queue *q);
+static inline uint64_t tb__queue_count(const tb__queue *q)
+{
+    return (q->tail - q->head) + q->nrange_tasks;
+}
 /* Drop every task (after a failure). */
 void tb__queue_clear(tb__queue *q);
 int tb__queue_push(tb__queue *q, uint64_t id, const void *data, size_t len);
@@ -75,8 +79,5 @@ void tb__queue_drop_marked(tb__queue *q, const unsigned char *marked);
 /* Queue the generator's tasks [0, n) whose bit is not set in marked, as
  * ranges. */
 int tb__queue_push_unmarked(tb__queue *q, uint64_t n, const unsigned char *marked);
-
-/* Patch a u32 placeholder at offset `at` of msg (little-endian). */
-void tb__patch_u32(tb_buf *msg, size_t at, uint32_t v);
 
 #endif /* TB_MW_QUEUE_H */

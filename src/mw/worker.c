@@ -14,7 +14,7 @@ static int worker_next(tb__mw_node *n);
 static int worker_fn(void *arg)
 {
     tb__mw_node *n = arg;
-    tb_buf_clear(&n->scratch);
+    tb__buf_clear(&n->scratch);
     return n->cfg->work(n->cfg->work_ctx, n->cur_id, n->cur_data, n->cur_len, &n->scratch);
 }
 
@@ -32,12 +32,12 @@ int tb__mw_worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
     /* A message of one task is computed before this handler returns (both
      * transports run the work function inside tb_tp_compute), so it is read
      * in place; a longer chunk outlives the message and is copied. */
-    tb_buf_view(&n->in_view, data, len);
+    tb__buf_view(&n->in_view, data, len);
     TB_CHECK(tb__mw_unpack_task_count(&n->in_view, &n->in_left));
     if (n->in_left == 1) {
         n->cur_in = &n->in_view;
     } else {
-        tb_buf_clear(&n->in);
+        tb__buf_clear(&n->in);
         TB_CHECK(tb_buf_append(&n->in, data, len));
         n->in.pos = n->in_view.pos;
         n->cur_in = &n->in;
@@ -65,7 +65,7 @@ static int worker_reply(tb__mw_node *n)
         tb_buf done = n->out;
         n->out = n->spare;
         n->spare = done;
-        tb_buf_clear(&n->out);
+        tb__buf_clear(&n->out);
         return tb__mw_master_result(n, tb__mw_self_rank(n), n->spare.data, n->spare.len);
     }
     return tb_tp_send(&n->base, n->reply_to, TB__TAG_RESULT, &n->out);
@@ -78,14 +78,15 @@ static int worker_next(tb__mw_node *n)
     uint32_t len;
     TB_CHECK(tb__mw_unpack_task(n->cur_in, &n->cur_id, &n->cur_data, &len));
     n->cur_len = len;
-    tb_compute c = {worker_fn, n, -1.0, "task", n->cur_id};
+    /* t_compute was read just now (at the message, or the end of the
+     * previous task). */
+    tb_compute c = {worker_fn, n, -1.0, "task", n->cur_id, 1, n->t_compute, 1};
     return tb_tp_compute(&n->base, n->cur_id, &c);
 }
 
-int tb__mw_worker_computed(tb_actor *a, uint64_t job, int status)
+/* A task ended at `now`: the worker's accounting. */
+static void worker_account(tb__mw_node *n, uint64_t job, double now)
 {
-    tb__mw_node *n = (tb__mw_node *)a;
-    double now = tb_tp_now(a);
     n->info.busy_s += now - n->t_compute;
     n->chunk_sq += (now - n->t_compute) * (now - n->t_compute);
     n->info.tasks_computed++;
@@ -93,6 +94,19 @@ int tb__mw_worker_computed(tb_actor *a, uint64_t job, int status)
     if (n->trace)
         tb_trace_complete_arg(n->trace, 0, "mw", "task", n->trace_t0 + n->t_compute,
                               n->trace_t0 + now, "id", (int64_t)job);
+    n->t_compute = now;
+}
+
+int tb__mw_worker_computed(tb_actor *a, uint64_t job, int status)
+{
+    tb__mw_node *n = (tb__mw_node *)a;
+    /* The last task of a message to another rank, in a run that sends no
+     * times: its result leaves first, and the clock is read after the send,
+     * off the master's path (the task's busy time then includes sending
+     * its result). */
+    int last = n->in_left == 1 && !n->cfg->timed && n->reply_to != tb__mw_self_rank(n);
+    if (!last)
+        worker_account(n, job, tb_tp_now(a));
     /* A result must fit one message whatever the rank count (a master that
      * is its own worker would otherwise accept what a send cannot carry).
      * The master keeps a chunk's tasks under the same budget, so a chunk of
@@ -103,8 +117,13 @@ int tb__mw_worker_computed(tb_actor *a, uint64_t job, int status)
                                 status == TB_OK ? (uint32_t)n->scratch.len : 0));
     n->out_n++;
     n->in_left--;
-    n->t_compute = now;
     if (status != TB_OK)
         n->in_left = 0; /* the rest of the chunk is not computed */
-    return worker_next(n);
+    if (!last)
+        return worker_next(n);
+    tb__mw_pack_results_end(&n->out, n->out_n);
+    int rc = tb_tp_send(&n->base, n->reply_to, TB__TAG_RESULT, &n->out);
+    worker_account(n, job, tb_tp_now(a));
+    n->t_wait = n->t_compute;
+    return rc;
 }

@@ -282,7 +282,7 @@ static int progress(rs_rank *k)
                            ? run->cfg->work_factor(run->cfg->work_ctx, a->rank, k->it)
                            : 1.0;
             tb_compute c = {no_op, NULL, (double)run->counts[a->rank] * run->cfg->unit_work * f,
-                            NULL, 0};
+                            NULL, 0, 0, 0.0, 0};
             return tb_tp_compute(a, k->it, &c);
         }
         case PH_GATHER:

@@ -100,6 +100,16 @@ typedef struct tb_compute {
                        * the job, with `id`: "task 17 crashed" (NULL: "task"
                        * and the job number) */
     uint64_t id;
+    /* The caller's now() read just before, if it has one (start_given): the
+     * MPI transport takes it as the computation's start (what spent()
+     * measures from) instead of reading the clock once more per task. */
+    int start_given;
+    double start;
+    /* The caller returns compute()'s value at once, with nothing after it
+     * (a tail call): the MPI transport may then call `computed` from inside
+     * compute() rather than through its loop (once: a computation started
+     * from that `computed` is queued as usual). */
+    int tail;
 } tb_compute;
 
 typedef struct tb_tp_ops {

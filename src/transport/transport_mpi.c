@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/buf_inline.h"
+#include "core/clock_inline.h"
 #include "core/guard.h"
 #include "transport/transport.h"
 
@@ -93,6 +95,7 @@ typedef struct tp_mpi {
     completion *done;     /* FIFO of finished computations */
     size_t done_head, done_len, done_cap; /* ring; done_cap a power of 2 */
     double compute_t0;                    /* when the running fn started; -1: none */
+    int in_done;                          /* inside a `computed` called by compute() */
     tp_timer *timers;     /* unsorted; few */
     size_t ntimers, captimers;
     uint64_t timer_seq;   /* timers set so far */
@@ -108,12 +111,12 @@ static tp_mpi *as_mpi(tb_tp *tp) { return (tp_mpi *)tp; }
 static void recycle(tp_mpi *m, tb_buf *b)
 {
     if (m->npool < POOL_MAX && b->cap <= POOL_MAX_CAP && b->cap > 0) {
-        tb_buf_clear(b);
+        tb__buf_clear(b);
         m->pool[m->npool++] = *b;
     } else {
         tb_buf_free(b);
     }
-    tb_buf_init(b);
+    tb__buf_init(b);
 }
 
 /* Complete whatever sends have finished; returns TB_OK or TB_ERR_MPI. */
@@ -173,59 +176,79 @@ static void take_buf(tp_mpi *m, tb_buf *msg, tb_buf *out)
     if (m->npool > 0)
         *msg = m->pool[--m->npool];
     else
-        tb_buf_init(msg);
+        tb__buf_init(msg);
 }
 
-/* MPI_Isend of buf (taken) on comm. */
-static int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
+/* An MPI_Isend still in flight: its slot keeps buf's memory and buf gets a
+ * recycled one. */
+static int park(tp_mpi *m, MPI_Request req, tb_buf *buf)
 {
     if (m->nsends >= m->capsends) {
-        TB_CHECK(progress_sends(m));
-        TB_CHECK(grow_sends(m));
+        int rc = progress_sends(m);
+        if (rc == TB_OK)
+            rc = grow_sends(m);
+        if (rc != TB_OK) {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            tb__buf_clear(buf);
+            return rc;
+        }
     }
-    send_slot *s = &m->sends[m->nsends];
-    s->buf = *buf;
-    tb_buf_init(buf);
-    if (MPI_Isend(s->buf.data, (int)s->buf.len, MPI_BYTE, dst, tag, comm, &s->req) !=
-        MPI_SUCCESS) {
-        tb_buf_free(&s->buf);
+    send_slot *s = &m->sends[m->nsends++];
+    s->req = req;
+    take_buf(m, buf, &s->buf);
+    return TB_OK;
+}
+
+/* MPI_Isend of buf's bytes on comm.  A send that completes at once (an
+ * eager message, the common case) leaves buf empty with its memory, ready
+ * for the next message; one still in flight is parked.  Either way buf's
+ * content is taken. */
+static int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
+{
+    MPI_Request req;
+    if (MPI_Isend(buf->data, (int)buf->len, MPI_BYTE, dst, tag, comm, &req) != MPI_SUCCESS) {
+        tb__buf_clear(buf);
         return TB_ERR_MPI;
     }
     /* Eager messages are usually complete already; finding out now keeps
      * the loop on the cheaper blocking path. */
     int flag = 0;
-    MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE);
-    if (flag) {
-        recycle(m, &s->buf);
-        return TB_OK;
-    }
-    m->nsends++;
+    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    if (!flag)
+        return park(m, req, buf);
+    tb__buf_clear(buf);
     return TB_OK;
 }
 
-/* Send buf (taken) to dst: straight into its posted receive, or as a
- * header and a body when it is longer than PRE_SIZE. */
-static int post_send(tp_mpi *m, int dst, int tag, tb_buf *buf)
+/* A message longer than PRE_SIZE: a header, then the body on `bulk`. */
+static int post_big(tp_mpi *m, int dst, int tag, tb_buf *buf)
 {
-    m->msgs_sent++;
-    m->bytes_sent += buf->len;
-    if (buf->len <= PRE_SIZE)
-        return post_send_on(m, m->comm, dst, tag, buf);
     tb_buf h;
     if (m->npool > 0)
         h = m->pool[--m->npool];
     else
-        tb_buf_init(&h);
+        tb__buf_init(&h);
     big_hdr hd = {tag, 0, buf->len};
     int rc = tb_buf_append(&h, &hd, sizeof hd);
     if (rc == TB_OK)
         rc = post_send_on(m, m->comm, dst, TAG_BIG, &h);
-    tb_buf_free(&h);
+    recycle(m, &h);
     if (rc != TB_OK) {
-        tb_buf_free(buf);
+        tb__buf_clear(buf);
         return rc;
     }
     return post_send_on(m, m->bulk, dst, tag, buf);
+}
+
+/* Send buf's content (taken) to dst: straight into its posted receive, or
+ * as a header and a body when it is longer than PRE_SIZE. */
+static int post_send(tp_mpi *m, int dst, int tag, tb_buf *buf)
+{
+    m->msgs_sent++;
+    m->bytes_sent += buf->len;
+    if (buf->len > PRE_SIZE)
+        return post_big(m, dst, tag, buf);
+    return post_send_on(m, m->comm, dst, tag, buf);
 }
 
 /* Hand the held messages that are due to MPI. */
@@ -233,12 +256,14 @@ static int release_held(tp_mpi *m)
 {
     if (m->nheld == 0)
         return TB_OK;
-    double now = tb_wtime() - m->t0;
+    double now = tb__wtime() - m->t0;
     while (m->nheld > 0 && m->held[m->held_head].at <= now) {
         held_msg *h = &m->held[m->held_head];
         m->held_head = (m->held_head + 1) & (m->capheld - 1);
         m->nheld--;
-        TB_CHECK(post_send(m, h->dst, h->tag, &h->buf));
+        int rc = post_send(m, h->dst, h->tag, &h->buf);
+        recycle(m, &h->buf);
+        TB_CHECK(rc);
     }
     return TB_OK;
 }
@@ -258,7 +283,7 @@ static int hold(tp_mpi *m, int dst, int tag, tb_buf *msg)
         m->capheld = cap;
     }
     held_msg *h = &m->held[(m->held_head + m->nheld) & (m->capheld - 1)];
-    h->at = tb_wtime() - m->t0 + m->delay[dst];
+    h->at = tb__wtime() - m->t0 + m->delay[dst];
     h->dst = dst;
     h->tag = tag;
     take_buf(m, msg, &h->buf);
@@ -279,9 +304,7 @@ static int mpi_send(tb_tp *tp, tb_actor *from, int dst, int tag, tb_buf *msg)
         return TB_ERR_RANGE;
     if (m->delay && m->delay[dst] > 0)
         return hold(m, dst, tag, msg);
-    tb_buf b;
-    take_buf(m, msg, &b);
-    return post_send(m, dst, tag, &b);
+    return post_send(m, dst, tag, msg);
 }
 
 int tb_tp_mpi_set_delay(tb_tp *tp, const double *delay)
@@ -331,7 +354,7 @@ static int mpi_arrived(tb_tp *tp, tb_actor *a, const int *from, int n)
 static double mpi_now(tb_tp *tp, tb_actor *a)
 {
     (void)a;
-    return tb_wtime() - as_mpi(tp)->t0;
+    return tb__wtime() - as_mpi(tp)->t0;
 }
 
 static int mpi_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
@@ -346,15 +369,22 @@ static int mpi_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
 static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c)
 {
     tp_mpi *m = as_mpi(tp);
-    (void)a;
     if (m->done_len > 0)
         return TB_ERR_STATE; /* one computation at a time (transport.h) */
     TB_CHECK(tb__guard_enter(c->what ? c->what : "task", c->what ? c->id : job, m->rank,
                              m->task_timeout));
-    m->compute_t0 = tb_wtime();
+    m->compute_t0 = c->start_given ? m->t0 + c->start : tb__wtime();
     int status = c->fn(c->arg);
     m->compute_t0 = -1;
     tb__guard_leave();
+    if (c->tail && !m->in_done) {
+        /* Nothing of the caller's runs after this: deliver the completion
+         * now instead of one trip through the loop later. */
+        m->in_done = 1;
+        int rc = a->ops->computed(a, job, status);
+        m->in_done = 0;
+        return rc;
+    }
     if (m->done_len == m->done_cap) {
         size_t cap = m->done_cap ? 2 * m->done_cap : 8;
         completion *d = malloc(cap * sizeof *d);
@@ -389,7 +419,7 @@ static double mpi_spent(tb_tp *tp, tb_actor *a, double modelled)
 {
     (void)a, (void)modelled;
     tp_mpi *m = as_mpi(tp);
-    return m->compute_t0 >= 0 ? tb_wtime() - m->compute_t0 : 0.0;
+    return m->compute_t0 >= 0 ? tb__wtime() - m->compute_t0 : 0.0;
 }
 
 static const tb_tp_ops mpi_ops = {
@@ -471,7 +501,7 @@ int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
     m->max_sleep_ns = 1000000;
     MPI_Comm_rank(comm, &m->rank);
     MPI_Comm_size(comm, &m->base.size);
-    m->t0 = tb_wtime();
+    m->t0 = tb__wtime();
     *out = &m->base;
     return TB_OK;
 }
@@ -515,7 +545,7 @@ static int fire_timer(tp_mpi *m, tb_actor *a, int *fired)
     *fired = 0;
     if (m->ntimers == 0)
         return TB_OK;
-    double now = tb_wtime() - m->t0;
+    double now = tb__wtime() - m->t0;
     size_t best = 0;
     for (size_t i = 1; i < m->ntimers; i++) {
         const tp_timer *t = &m->timers[i], *b = &m->timers[best];
@@ -538,6 +568,28 @@ static int post_recv(tp_mpi *m)
                : TB_ERR_MPI;
 }
 
+/* The header of a message longer than PRE_SIZE is in m->pre: receive its
+ * body into m->rbuf. */
+static int receive_big(tp_mpi *m, int src, int count, const unsigned char **data, int *len,
+                       int *tag)
+{
+    big_hdr hd;
+    if (count != (int)sizeof hd)
+        return TB_ERR_MPI;
+    memcpy(&hd, m->pre, sizeof hd);
+    if (hd.len > INT_MAX || hd.tag < 0 || hd.tag >= TAG_BIG)
+        return TB_ERR_MPI;
+    tb_buf_clear(&m->rbuf);
+    TB_CHECK(tb_buf_reserve(&m->rbuf, (size_t)hd.len));
+    if (MPI_Recv(m->rbuf.data, (int)hd.len, MPI_BYTE, src, hd.tag, m->bulk, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+        return TB_ERR_MPI;
+    *data = m->rbuf.data;
+    *len = (int)hd.len;
+    *tag = hd.tag;
+    return TB_OK;
+}
+
 /* A message is in m->pre (st describes it): fetch a long message's body
  * and hand the message to the actor. */
 static int deliver(tp_mpi *m, tb_actor *a, const MPI_Status *st)
@@ -546,22 +598,8 @@ static int deliver(tp_mpi *m, tb_actor *a, const MPI_Status *st)
     MPI_Get_count(st, MPI_BYTE, &count);
     const unsigned char *data = m->pre;
     int src = st->MPI_SOURCE, tag = st->MPI_TAG;
-    if (tag == TAG_BIG) {
-        big_hdr hd;
-        if (count != (int)sizeof hd)
-            return TB_ERR_MPI;
-        memcpy(&hd, data, sizeof hd);
-        if (hd.len > INT_MAX || hd.tag < 0 || hd.tag >= TAG_BIG)
-            return TB_ERR_MPI;
-        tb_buf_clear(&m->rbuf);
-        TB_CHECK(tb_buf_reserve(&m->rbuf, (size_t)hd.len));
-        if (MPI_Recv(m->rbuf.data, (int)hd.len, MPI_BYTE, src, hd.tag, m->bulk,
-                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return TB_ERR_MPI;
-        data = m->rbuf.data;
-        count = (int)hd.len;
-        tag = hd.tag;
-    }
+    if (tag == TAG_BIG)
+        TB_CHECK(receive_big(m, src, count, &data, &count, &tag));
     m->msgs_recv++;
     m->bytes_recv += (uint64_t)count;
     return a->ops->message(a, src, tag, data, (size_t)count);
@@ -587,7 +625,7 @@ static void cancel_recv(tp_mpi *m)
 int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
 {
     tp_mpi *m = as_mpi(tp);
-    m->t0 = tb_wtime();
+    m->t0 = tb__wtime();
     a->tp = tp;
     a->rank = m->rank;
     TB_CHECK(a->ops->start(a));
@@ -611,13 +649,16 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
             TB_CHECK(a->ops->computed(a, c.job, c.status));
             continue;
         }
-        int fired = 0;
-        TB_CHECK(fire_timer(m, a, &fired));
-        if (fired)
-            continue;
-        TB_CHECK(release_held(m));
+        if (m->ntimers > 0) {
+            int fired = 0;
+            TB_CHECK(fire_timer(m, a, &fired));
+            if (fired)
+                continue;
+        }
+        if (m->nheld > 0)
+            TB_CHECK(release_held(m));
         MPI_Status st;
-        if (m->nsends == 0 && m->ntimers == 0 && m->nheld == 0 && m->wait == WAIT_SPIN &&
+        if ((m->nsends | m->ntimers | m->nheld) == 0 && m->wait == WAIT_SPIN &&
             !(watch && !told)) {
             int rc = m->preq != MPI_REQUEST_NULL
                          ? MPI_Wait(&m->preq, &st)
@@ -645,7 +686,7 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
             continue;
         /* Spin a little first: most answers come within microseconds, and a
          * yield or sleep on every empty poll costs 3x in dispatch rate. */
-        double now = tb_wtime();
+        double now = tb__wtime();
         if (idle_since < 0)
             idle_since = now;
         if (now - idle_since < 50e-6)
@@ -660,12 +701,12 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
                 backoff = m->max_sleep_ns;
             long ns = backoff;
             if (m->nheld > 0) { /* not past the next held message's time */
-                double due = m->held[m->held_head].at - (tb_wtime() - m->t0);
+                double due = m->held[m->held_head].at - (tb__wtime() - m->t0);
                 if (due * 1e9 < ns)
                     ns = due > 0 ? (long)(due * 1e9) : 0;
             }
             for (size_t i = 0; i < m->ntimers; i++) { /* nor past a timer's */
-                double due = m->timers[i].at - (tb_wtime() - m->t0);
+                double due = m->timers[i].at - (tb__wtime() - m->t0);
                 if (due * 1e9 < ns)
                     ns = due > 0 ? (long)(due * 1e9) : 0;
             }

@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include "../tb_test.h"
+#include "core/buf_inline.h"
 #include "core/ckpt.h"
 #include "core/json.h"
 #include "core/proc.h"
+#include "mw/proto.h"
 
 /* ---------------------------------------------------------------- */
 /* Helpers                                                           */
@@ -931,6 +933,111 @@ static void test_buf_growth(void)
     TB_ASSERT_EQ_INT(rc, TB_ERR_RANGE);
 }
 
+/* The inline fast paths (core/buf_inline.h, the runtime's task and result
+ * records in mw/proto.h) write the bytes the tb_buf_* functions write, read
+ * what they read, and fail where they fail, with room and without (the
+ * fallback), for every length of a record's bytes around the small-copy
+ * cases. */
+static void test_buf_inline(void)
+{
+    unsigned char src[40];
+    for (int i = 0; i < 40; i++)
+        src[i] = (unsigned char)(0xa0 + i);
+    for (uint32_t n = 0; n <= 40; n++) {
+        for (int room = 0; room < 2; room++) {
+            tb_buf a = TB_BUF_INIT, b = TB_BUF_INIT;
+            if (room)
+                TB_ASSERT_OK(tb_buf_reserve(&a, 256));
+            /* inline */
+            TB_ASSERT_OK(tb__buf_put_u32(&a, 7));
+            TB_ASSERT_OK(tb__buf_put_u64(&a, UINT64_C(0x0102030405060708)));
+            TB_ASSERT_OK(tb__buf_put_i32(&a, -5));
+            TB_ASSERT_OK(tb__buf_put_bytes(&a, src, n));
+            TB_ASSERT_OK(tb__buf_put(&a, src, n));
+            TB_ASSERT_OK(tb__mw_pack_result(&a, 99, INT32_MIN, src, n));
+            tb__buf_patch_u32(&a, 0, 3);
+            /* the functions */
+            TB_ASSERT_OK(tb_buf_pack_u32(&b, 3));
+            TB_ASSERT_OK(tb_buf_pack_u64(&b, UINT64_C(0x0102030405060708)));
+            TB_ASSERT_OK(tb_buf_pack_i32(&b, -5));
+            TB_ASSERT_OK(tb_buf_pack_bytes(&b, src, n));
+            TB_ASSERT_OK(tb_buf_append(&b, src, n));
+            TB_ASSERT_OK(tb_buf_pack_u64(&b, 99));
+            TB_ASSERT_OK(tb_buf_pack_i32(&b, INT32_MIN));
+            TB_ASSERT_OK(tb_buf_pack_bytes(&b, src, n));
+            TB_ASSERT_EQ_INT(a.len, b.len);
+            TB_ASSERT(memcmp(a.data, b.data, a.len) == 0);
+            /* and back, inline */
+            uint32_t u32, len;
+            uint64_t u64;
+            int32_t i32;
+            const void *p;
+            TB_ASSERT_OK(tb__buf_get_u32(&b, &u32));
+            TB_ASSERT_EQ_INT(u32, 3);
+            TB_ASSERT_OK(tb__buf_get_u64(&b, &u64));
+            TB_ASSERT(u64 == UINT64_C(0x0102030405060708));
+            TB_ASSERT_OK(tb__buf_get_i32(&b, &i32));
+            TB_ASSERT_EQ_INT(i32, -5);
+            TB_ASSERT_OK(tb__buf_get_bytes(&b, &p, &len));
+            TB_ASSERT(len == n && memcmp(p, src, n) == 0);
+            b.pos += n;
+            TB_ASSERT_OK(tb__mw_unpack_result(&b, &u64, &i32, &p, &len));
+            TB_ASSERT(u64 == 99 && i32 == INT32_MIN && len == n && memcmp(p, src, n) == 0);
+            TB_ASSERT_EQ_INT(tb_buf_remaining(&b), 0);
+            TB_ASSERT_EQ_INT(tb__buf_get_u32(&b, &u32), TB_ERR_PARSE);
+            tb_buf_free(&a);
+            tb_buf_free(&b);
+        }
+        /* A task record and a result record cut short anywhere: TB_ERR_PARSE,
+         * nothing read past the end. */
+        tb_buf t = TB_BUF_INIT, r = TB_BUF_INIT;
+        TB_ASSERT_OK(tb_buf_pack_u64(&t, 12));
+        TB_ASSERT_OK(tb_buf_pack_bytes(&t, src, n));
+        TB_ASSERT_OK(tb__mw_pack_result(&r, 12, 0, src, n));
+        for (size_t cut = 0; cut <= t.len; cut++) {
+            tb_buf v;
+            uint64_t id;
+            const void *p;
+            uint32_t len;
+            tb__buf_view(&v, t.data, cut);
+            int rc = tb__mw_unpack_task(&v, &id, &p, &len);
+            TB_ASSERT_EQ_INT(rc, cut == t.len ? TB_OK : TB_ERR_PARSE);
+            if (rc == TB_OK)
+                TB_ASSERT(id == 12 && len == n && memcmp(p, src, n) == 0);
+        }
+        for (size_t cut = 0; cut <= r.len; cut++) {
+            tb_buf v;
+            uint64_t id;
+            int32_t st;
+            const void *p;
+            uint32_t len;
+            tb__buf_view(&v, r.data, cut);
+            int rc = tb__mw_unpack_result(&v, &id, &st, &p, &len);
+            TB_ASSERT_EQ_INT(rc, cut == r.len ? TB_OK : TB_ERR_PARSE);
+            if (rc != TB_OK)
+                TB_ASSERT(v.pos == 0 || v.pos == 8 || v.pos == 12);
+        }
+        tb_buf_free(&t);
+        tb_buf_free(&r);
+    }
+    /* A view is never written by the fast paths: they fall back, and the
+     * functions refuse. */
+    tb_buf v;
+    tb__buf_view(&v, src, 4);
+    TB_ASSERT_EQ_INT(tb__buf_put_u32(&v, 1), TB_ERR_STATE);
+    TB_ASSERT_EQ_INT(tb__mw_pack_result(&v, 1, 0, src, 1), TB_ERR_STATE);
+    TB_ASSERT_EQ_INT(v.len, 4);
+    /* A length prefix larger than what follows, even near 2^32. */
+    unsigned char big[16] = {0};
+    big[8] = big[9] = big[10] = big[11] = 0xff;
+    tb__buf_view(&v, big, 16);
+    uint64_t id;
+    const void *p;
+    uint32_t len;
+    TB_ASSERT_EQ_INT(tb__mw_unpack_task(&v, &id, &p, &len), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(v.pos, 0);
+}
+
 static void test_buf_printf(void)
 {
     tb_buf b = TB_BUF_INIT;
@@ -1639,6 +1746,7 @@ static const tb_test tests[] = {
     {"buf_layout", test_buf_layout},
     {"buf_short", test_buf_short},
     {"buf_growth", test_buf_growth},
+    {"buf_inline", test_buf_inline},
     {"buf_printf", test_buf_printf},
     {"trace_serialize", test_trace_serialize},
     {"trace_empty", test_trace_empty},

@@ -370,7 +370,7 @@ static int probe_start(tb_actor *a)
     } else if (p->role == 5) { /* idle */
         a->finished = 1;
     } else if (p->role == 3) { /* compute, then send in the same handler */
-        tb_compute c = {nothing, NULL, 1e-6, NULL, 0};
+        tb_compute c = {nothing, NULL, 1e-6, NULL, 0, 0, 0.0, 0};
         rc = tb_tp_compute(a, 1, &c);
         for (int i = 0; i < 3 && rc == TB_OK; i++) {
             rc = tb_buf_pack_u64(&b, 1);

@@ -85,7 +85,7 @@ static int conf_start(tb_actor *a)
         TB_CHECK(tb_tp_timer(a, due[set[k]], (uint64_t)set[k]));
     }
     TB_CHECK(tb_tp_cancel(a, 4));
-    tb_compute job = {conf_job, c, 1e-4, "conformance job", 0};
+    tb_compute job = {conf_job, c, 1e-4, "conformance job", 0, 0, 0.0, 0};
     TB_CHECK(tb_tp_compute(a, 11, &job));
     c->second_compute = tb_tp_compute(a, 12, &job);
     if (tb_tp_spent(a, 0.25) != 0.0 && !c->bad)
