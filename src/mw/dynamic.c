@@ -78,11 +78,33 @@ void tb__mw_master_measure(tb__mw_node *n, int w, double entry)
     if (!m->sent_at || w == tb__mw_self_rank(n))
         return;
     m->samples++;
-    m->rt = tb__mw_ewma(m->rt, entry - TB__MW_AT(m, sent_at, w), m->samples);
+    double rt = entry - TB__MW_AT(m, sent_at, w);
+    m->rt = tb__mw_ewma(m->rt, rt, m->samples);
+    m->rt_recent[m->rt_n++ % TB__MW_RT_RECENT] = rt;
+    m->rt_last_w = w;
     /* Back to back (a message was waiting when the last handler ended): the
      * gap between the two handlers is what receiving one message costs. */
     if (m->last_waiting > 0 && m->last_exit > 0)
         m->recv = tb__mw_ewma(m->recv, entry - m->last_exit, m->samples);
+}
+
+/*
+ * Whom to promote.  A worker made a master computes no more, so the run
+ * loses least with a slow one: the reporter p qualifies when its round trip,
+ * just measured, is among the slowest third of the master's last
+ * TB__MW_RT_RECENT (on equal workers any of them does, near enough).  With
+ * speeds 1-4 at P = 64 (bench/s1-sweep) the first reporter, most often a
+ * fast worker, was promoted: 1.04 of the best multi:K, now 1.02.
+ */
+static int master_slow_enough(const tb__mw_master *m, int p)
+{
+    if (m->rt_last_w != p || m->rt_n == 0)
+        return 1;
+    uint64_t cnt = m->rt_n < TB__MW_RT_RECENT ? m->rt_n : TB__MW_RT_RECENT, slower = 0;
+    double mine = m->rt_recent[(m->rt_n - 1) % TB__MW_RT_RECENT];
+    for (uint64_t i = 0; i < cnt; i++)
+        slower += m->rt_recent[i] > mine;
+    return 3 * slower <= cnt;
 }
 
 /*
@@ -93,14 +115,18 @@ void tb__mw_master_measure(tb__mw_node *n, int w, double entry)
  * master completes X(W) = min(W/T, 1/s) tasks per second.  Promoting p leaves
  * W-1 workers, split in two halves each with its own master:
  * X' = X(a) + X(b).  Promote when Q/X' + T (the moved workers finish their
- * current task first) < 0.95 Q/X, Q the tasks queued here.  Decisions to
- * promote are logged at info level, the others at debug level.
+ * current task first) < 0.95 Q/X, Q the tasks queued here, once min(W, 64)
+ * results are measured, and p is among the slow workers
+ * (master_slow_enough).  Decisions to promote are logged at info level, the
+ * others at debug level.
  */
 static int master_predict_gain(tb__mw_node *n, int p)
 {
     tb__mw_master *m = n->master;
     int W = m->nbusy + m->nidle;
-    if (m->samples < (uint64_t)(W < 32 ? 2 * W : 64) || m->winfill == 0)
+    /* W results, not 2W: at P = 64 and 256 (bench/s1-sweep) the wait for
+     * the second W cost 3-5 % of the run. */
+    if (m->samples < (uint64_t)(W < 64 ? W : 64) || m->winfill == 0)
         return 0; /* not enough measurements yet */
     double s = m->handler + m->recv;
     double waiting = (double)m->winsum / (double)m->winfill;
@@ -114,11 +140,13 @@ static int master_predict_gain(tb__mw_node *n, int p)
     double t_now = Q / x_now, t_new = Q / x_new + T;
     /* A 5 % margin: the estimates are noisy, and the model leaves out the
      * promotion's messages and the merge-back at the end. */
-    int yes = t_new < 0.95 * t_now;
+    int gain = t_new < 0.95 * t_now;
+    int yes = gain && master_slow_enough(m, p);
     tb_log(yes ? TB_LOG_INFO : TB_LOG_DEBUG,
            "rank %d: promote %d? W=%d T=%.3g s service=%.3g s queue=%.0f: %.4g s now, "
            "%.4g s with one more master: %s",
-           tb__mw_self_rank(n), p, W, T, s, Q, t_now, t_new, yes ? "yes" : "no");
+           tb__mw_self_rank(n), p, W, T, s, Q, t_now, t_new,
+           yes ? "yes" : gain ? "not this one (a fast worker)" : "no");
     return yes;
 }
 

@@ -23,6 +23,10 @@
 #include "mw/chunk.h"
 #include "mw/mw_internal.h"
 
+/* dynamic: how many of a master's last task round trips it keeps, to judge
+ * whether a worker is among its slow ones (dynamic.c). */
+enum { TB__MW_RT_RECENT = 64 };
+
 struct tb__mw_master {
     int k;
     int is_root;
@@ -52,6 +56,9 @@ struct tb__mw_master {
     /* predictive policy: what the master measures of itself and its workers */
     double *sent_at;       /* [S]: when the worker got its current task message */
     double rt;             /* mean round trip of a task message, seconds */
+    double rt_recent[TB__MW_RT_RECENT]; /* dynamic: the last round trips (a ring) */
+    uint64_t rt_n;         /* round trips measured (the ring's next slot, mod its size) */
+    int rt_last_w;         /* the worker of the last one */
     double handler;        /* mean time in the handler of a result */
     double recv;           /* mean receive overhead (gaps between back-to-back handlers) */
     double last_exit;      /* end of the previous result handler */
