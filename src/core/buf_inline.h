@@ -66,6 +66,13 @@ static inline void tb__buf_init(tb_buf *b)
     b->len = b->cap = b->pos = 0;
 }
 
+/* Room for head + n more bytes, without the sum wrapping where size_t is
+ * 32 bits. */
+static inline int tb__buf_room2(const tb_buf *b, size_t head, size_t n)
+{
+    return tb__buf_room(b, head) && n <= b->cap - b->len - head;
+}
+
 static inline int tb__buf_put(tb_buf *b, const void *data, size_t n)
 {
     if (n == 0 || !tb__buf_room(b, n) || data == NULL)
@@ -101,7 +108,7 @@ static inline int tb__buf_put_i32(tb_buf *b, int32_t v)
 /* u32 length, then the bytes (tb_buf_pack_bytes). */
 static inline int tb__buf_put_bytes(tb_buf *b, const void *data, uint32_t n)
 {
-    if (!TB__BUF_LE || !tb__buf_room(b, 4 + (size_t)n) || (n > 0 && data == NULL))
+    if (!TB__BUF_LE || !tb__buf_room2(b, 4, n) || (n > 0 && data == NULL))
         return tb_buf_pack_bytes(b, data, n);
     memcpy(b->data + b->len, &n, 4);
     if (n > 0)

@@ -61,8 +61,8 @@ static int master_dispatch(tb__mw_node *n, int w)
         /* A task that cannot be made fails the run like a task that fails. */
         TB_LOG_INFO("the generator failed for task %llu: %s", (unsigned long long)id,
                     tb_strerror(m->q->gen_error));
-        TB_CHECK(master_fail(n, id, tb__mw_self_rank(n), m->q->gen_error));
         if (cnt == 0) {
+            TB_CHECK(master_fail(n, id, tb__mw_self_rank(n), m->q->gen_error));
             m->idle[m->nidle++] = w;
             return tb__mw_master_check_done(n);
         }
@@ -75,6 +75,10 @@ static int master_dispatch(tb__mw_node *n, int w)
         TB_CHECK(tb__mw_worker_begin(n, w, m->msg.data, m->msg.len));
     else
         TB_CHECK(tb_tp_send(&n->base, w, TB__TAG_TASK, &m->msg));
+    /* The tasks made before the generator failed have left: master_fail
+     * builds its own messages in m->msg, so only now. */
+    if (gen_failed)
+        TB_CHECK(master_fail(n, id, tb__mw_self_rank(n), m->q->gen_error));
     if (m->win && w != tb__mw_self_rank(n)) {
         /* S1's overload test: right after an assignment, how many messages
          * have arrived and wait; averaged over the last winlen assignments. */

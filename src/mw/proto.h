@@ -97,7 +97,7 @@ static inline int tb__mw_pack_results_begin(tb_buf *b)
 static inline int tb__mw_pack_result(tb_buf *b, uint64_t id, int32_t status, const void *data,
                                      uint32_t len)
 {
-    if (TB__BUF_LE && tb__buf_room(b, 16 + (size_t)len) && (len == 0 || data != NULL)) {
+    if (TB__BUF_LE && tb__buf_room2(b, 16, len) && (len == 0 || data != NULL)) {
         /* The record in one go (one check of the room, not three). */
         unsigned char *p = b->data + b->len;
         memcpy(p, &id, 8);

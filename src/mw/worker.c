@@ -79,8 +79,11 @@ static int worker_next(tb__mw_node *n)
     TB_CHECK(tb__mw_unpack_task(n->cur_in, &n->cur_id, &n->cur_data, &len));
     n->cur_len = len;
     /* t_compute was read just now (at the message, or the end of the
-     * previous task). */
-    tb_compute c = {worker_fn, n, -1.0, "task", n->cur_id, 1, n->t_compute, 1};
+     * previous task).  Nothing runs after the compute here, but a master
+     * that is its own worker comes from master_dispatch, which does: its
+     * tasks complete through the loop (tail 0). */
+    tb_compute c = {worker_fn, n, -1.0, "task", n->cur_id, 1, n->t_compute,
+                    n->reply_to != tb__mw_self_rank(n)};
     return tb_tp_compute(&n->base, n->cur_id, &c);
 }
 

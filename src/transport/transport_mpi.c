@@ -179,24 +179,13 @@ static void take_buf(tp_mpi *m, tb_buf *msg, tb_buf *out)
         tb__buf_init(msg);
 }
 
-/* An MPI_Isend still in flight: its slot keeps buf's memory and buf gets a
- * recycled one. */
-static int park(tp_mpi *m, MPI_Request req, tb_buf *buf)
+/* An MPI_Isend still in flight: its slot (made sure of before the send)
+ * keeps buf's memory and buf gets a recycled one. */
+static void park(tp_mpi *m, MPI_Request req, tb_buf *buf)
 {
-    if (m->nsends >= m->capsends) {
-        int rc = progress_sends(m);
-        if (rc == TB_OK)
-            rc = grow_sends(m);
-        if (rc != TB_OK) {
-            MPI_Wait(&req, MPI_STATUS_IGNORE);
-            tb__buf_clear(buf);
-            return rc;
-        }
-    }
     send_slot *s = &m->sends[m->nsends++];
     s->req = req;
     take_buf(m, buf, &s->buf);
-    return TB_OK;
 }
 
 /* MPI_Isend of buf's bytes on comm.  A send that completes at once (an
@@ -205,6 +194,12 @@ static int park(tp_mpi *m, MPI_Request req, tb_buf *buf)
  * content is taken. */
 static int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
 {
+    /* A slot for the send in case it stays in flight, before it starts (a
+     * failure here must not leave a send that only the peer can finish). */
+    if (m->nsends >= m->capsends) {
+        TB_CHECK(progress_sends(m));
+        TB_CHECK(grow_sends(m));
+    }
     MPI_Request req;
     if (MPI_Isend(buf->data, (int)buf->len, MPI_BYTE, dst, tag, comm, &req) != MPI_SUCCESS) {
         tb__buf_clear(buf);
@@ -214,9 +209,10 @@ static int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
      * the loop on the cheaper blocking path. */
     int flag = 0;
     MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-    if (!flag)
-        return park(m, req, buf);
-    tb__buf_clear(buf);
+    if (flag)
+        tb__buf_clear(buf);
+    else
+        park(m, req, buf);
     return TB_OK;
 }
 

@@ -54,9 +54,14 @@ static uint64_t task_len(const bag *b, uint64_t id)
 
 static unsigned char task_byte(uint64_t id, uint64_t i) { return (unsigned char)(id * 31 + i * 7); }
 
+/* The generator fails on this task (UINT64_MAX: none). */
+static uint64_t g_fail_gen = UINT64_MAX;
+
 static int make_task(void *ctx, uint64_t id, tb_buf *t)
 {
     const bag *b = ctx;
+    if (id == g_fail_gen)
+        return TB_ERR_IO;
     uint64_t len = task_len(b, id);
     TB_CHECK(tb_buf_reserve(t, len));
     for (uint64_t i = 0; i < len; i++)
@@ -333,6 +338,22 @@ static void test_failing_worker(void)
             TB_ASSERT(o.s.failed_rank >= 0 && o.s.failed_rank < size);
             TB_ASSERT_EQ_U64(o.bad, 0);
         }
+    }
+}
+
+/* A generator that fails in the middle of a chunk: the tasks made before
+ * it still go out, and the run fails with the generator's task and code
+ * (it once sent its failure message in the chunk's buffer and ended with
+ * "malformed input"). */
+static void test_failing_generator(void)
+{
+    const char *pol[2] = {"single", multi_policy()};
+    for (int p = 0; p < 2; p++) {
+        bag b = {200, 0, UINT64_MAX, 0, 0, NULL, 0};
+        g_fail_gen = 58;
+        run_out o = run_bag(&b, pol[p], 3, 1);
+        g_fail_gen = UINT64_MAX;
+        CHECK_FAILED(o, 58, TB_ERR_IO);
     }
 }
 
@@ -707,6 +728,7 @@ static const tb_test tests[] = {
     {"one_task_and_few_tasks", test_one_task_and_few_tasks},
     {"mib_tasks", test_mib_tasks},
     {"failing_worker", test_failing_worker},
+    {"failing_generator", test_failing_generator},
     {"failing_result_function", test_failing_result_function},
     {"all_masters", test_all_masters},
     {"no_pingpong", test_no_pingpong},
