@@ -299,12 +299,16 @@ int tb__mw_master_take_counts(tb__mw_node *n, tb_buf *in)
     return TB_OK;
 }
 
+/* Time order; at the same time a promotion before a return (a master
+ * returns no earlier than it was made, so the count never goes below one:
+ * with messages that cost nothing every change happens at 0, and the old
+ * order, returns first, gave counts of 0, -1, -2, ...). */
 static int cmp_mpoint(const void *a, const void *b)
 {
     const tb_mw_masters_point *x = a, *y = b;
     if (x->t_s != y->t_s)
         return x->t_s < y->t_s ? -1 : 1;
-    return (x->delta > y->delta) - (x->delta < y->delta);
+    return (x->delta < y->delta) - (x->delta > y->delta);
 }
 
 /* Root, at the end: the changes in time order, the count after each, the

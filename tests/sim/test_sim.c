@@ -619,6 +619,34 @@ static void test_dynamic_paper_promotes(void)
     TB_ASSERT(dyn.s.first_promotion_s >= 0 && dyn.s.first_promotion_s < 0.1);
 }
 
+/* Messages and tasks that cost nothing: every change of the master count
+ * happens at time 0.  The count still never goes below one master and its
+ * running maximum is masters_max (returns were ordered before promotions at
+ * equal times: the count went 1, 0, -1, ... and masters_max said 1 after 256
+ * promotions). */
+static void test_masters_count_at_equal_times(void)
+{
+    tb_platform *p = spec("hosts=512,speed=1-2", 1);
+    TB_ASSERT(p != NULL);
+    sim_out d = run(p, 512, "dynamic", 5120, 0.0, NULL);
+    tb_platform_destroy(&p);
+    TB_ASSERT_OK(d.rc);
+    TB_ASSERT_EQ_U64(d.missing, 0);
+    TB_ASSERT(d.s.promotions >= 2);
+    int count = 1, most = 1, low = 1;
+    for (size_t i = 0; i < d.ntraj; i++) {
+        count += d.traj[i].delta;
+        most = count > most ? count : most;
+        low = count < low ? count : low;
+    }
+    printf("    %llu promotions, masters_max %d, lowest count %d\n",
+           (unsigned long long)d.s.promotions, d.s.masters_max, low);
+    TB_ASSERT_EQ_INT(low, 1);
+    TB_ASSERT_EQ_INT(count, 1);
+    TB_ASSERT_EQ_INT(most, d.s.masters_max);
+    TB_ASSERT(d.s.masters_max >= 2);
+}
+
 /* Where the master is not overloaded the rule never fires; with P <= 4 it
  * cannot fire: the run is exactly the single-master run.  (With equal tasks
  * on equal hosts the workers finish in synchronised waves, results queue up
@@ -1322,6 +1350,7 @@ static const tb_test tests[] = {
     {"stop_tree", test_stop_tree},
     {"reduce", test_reduce},
     {"dynamic_near_best_k", test_dynamic_near_best_k},
+    {"masters_count_at_equal_times", test_masters_count_at_equal_times},
     {"multi_end", test_multi_end},
     {"ranks_must_fit", test_ranks_must_fit},
     {"setters_refuse_with_a_line", test_setters_refuse_with_a_line},
