@@ -11,7 +11,7 @@
 
 #define MIN_CAP 64
 
-void tb_buf_init(tb_buf *b) { memset(b, 0, sizeof *b); }
+void tb_buf_init(tb_buf *b) { tb__buf_init(b); }
 
 /* cap == 0 with data set is a view: the memory is not ours. */
 void tb_buf_free(tb_buf *b)
@@ -45,20 +45,10 @@ int tb_buf_reserve(tb_buf *b, size_t extra)
     return TB_OK;
 }
 
-void tb_buf_clear(tb_buf *b)
-{
-    b->len = 0;
-    b->pos = 0;
-}
+void tb_buf_clear(tb_buf *b) { tb__buf_clear(b); }
 
-void tb_buf_view(tb_buf *b, const void *data, size_t len)
-{
-    /* The cast drops const: a view is only read (appends are refused). */
-    b->data = (unsigned char *)(uintptr_t)data;
-    b->len = data != NULL ? len : 0;
-    b->cap = 0;
-    b->pos = 0;
-}
+/* The cast drops const: a view is only read (appends are refused). */
+void tb_buf_view(tb_buf *b, const void *data, size_t len) { tb__buf_view(b, data, len); }
 
 int tb_buf_append(tb_buf *b, const void *data, size_t n)
 {

@@ -168,15 +168,21 @@ static int grow_sends(tp_mpi *m)
     return TB_OK;
 }
 
+/* A recycled empty buffer, or a new one. */
+static void pool_get(tp_mpi *m, tb_buf *b)
+{
+    if (m->npool > 0)
+        *b = m->pool[--m->npool];
+    else
+        tb__buf_init(b);
+}
+
 /* Take msg's content into *out and hand back a recycled buffer so the
  * caller can build the next message. */
 static void take_buf(tp_mpi *m, tb_buf *msg, tb_buf *out)
 {
     *out = *msg;
-    if (m->npool > 0)
-        *msg = m->pool[--m->npool];
-    else
-        tb__buf_init(msg);
+    pool_get(m, msg);
 }
 
 /* An MPI_Isend still in flight: its slot (made sure of before the send)
@@ -220,10 +226,7 @@ static int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
 static int post_big(tp_mpi *m, int dst, int tag, tb_buf *buf)
 {
     tb_buf h;
-    if (m->npool > 0)
-        h = m->pool[--m->npool];
-    else
-        tb__buf_init(&h);
+    pool_get(m, &h);
     big_hdr hd = {tag, 0, buf->len};
     int rc = tb_buf_append(&h, &hd, sizeof hd);
     if (rc == TB_OK)
