@@ -86,6 +86,14 @@ void tb__chunker_restart(tb__chunker *c)
     c->batch_left = 0;
 }
 
+/* auto: an unmeasured worker's first chunk at most this many tasks (enough
+ * to estimate its mean task time: within about 1/4 for exponential task
+ * times; a single task's time, the probe, misleads by up to 10x there), and
+ * no chunk above this many times the floor (the chunk whose message costs
+ * 5 % of its compute, or that keeps the master half busy). */
+#define TB__AUTO_FIRST 16
+#define TB__AUTO_CAP 8.0
+
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* Mean task time of worker i, or of the measured workers when it has none
@@ -164,8 +172,11 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
             break;
         if (worker >= 0 && worker < c->nranks && c->n[worker] == 0) {
             /* Not measured yet: a quarter of factoring's chunk, to learn its
-             * speed before it holds a large share. */
+             * speed before it holds a large share; under auto at most
+             * TB__AUTO_FIRST tasks. */
             chunk = (chunk + 3) / 4;
+            if (c->kind == TB__CHUNK_AUTO && chunk > TB__AUTO_FIRST)
+                chunk = TB__AUTO_FIRST;
             break;
         }
         if (c->kind == TB__CHUNK_WF) {
@@ -210,6 +221,11 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
             double floor_chunk = ceil(c->overhead / (0.05 * mi));
             if (c->handler_n) /* the master at most half busy */
                 floor_chunk = fmax(floor_chunk, ceil(2.0 * (double)P * c->handler / mi));
+            /* nor above TB__AUTO_CAP times that floor: a larger chunk saves
+             * under 1/TB__AUTO_CAP of the costs the floor bounds, and risks
+             * its whole length on a host whose speed may drop */
+            if ((double)chunk > TB__AUTO_CAP * floor_chunk)
+                chunk = (uint64_t)(TB__AUTO_CAP * floor_chunk);
             if ((double)chunk < floor_chunk)
                 chunk = (uint64_t)fmin(floor_chunk, (double)wf);
         }

@@ -23,10 +23,14 @@
  *            a message (round trip less the chunk's compute) under 5 % of
  *            the chunk's compute, nor below the chunk that keeps the master
  *            busy at most half the time (2 P h / mu, h its measured time per
- *            result), nor above wf's chunk.  No parameter.
+ *            result), nor above wf's chunk, nor above 8 times the larger
+ *            of those two floors (a larger chunk would save under 1/8 of
+ *            what they bound and risks its whole length on a host whose
+ *            speed drops).  No parameter.
  * Under wf, awf, af and auto a worker's first chunk is a quarter of fac's,
- * to measure it before it holds a large share; workers not measured yet
- * count as the mean of those that are (weight 1).
+ * to measure it before it holds a large share (under auto at most 16
+ * tasks); workers not measured yet count as the mean of those that are
+ * (weight 1).
  * Deterministic: the same observations give the same chunks.
  */
 #ifndef TB_MW_CHUNK_H

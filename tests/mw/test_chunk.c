@@ -128,6 +128,33 @@ static void test_auto_floor(void)
     tb__chunker_free(&c);
 }
 
+/* auto's first chunk for a worker is at most 16 tasks, and no chunk is
+ * above 8 times its floor: tasks of 1 ms with messages costing 20 us (floor
+ * ceil(20 / (0.05 * 1000)) = 1) get chunks of at most 8, where factoring
+ * and wf would hand out a quarter of the bag. */
+static void test_auto_first_and_cap(void)
+{
+    tb__chunker c;
+    TB_ASSERT_OK(tb__chunker_init(&c, TB__CHUNK_AUTO, 1, 0, 2));
+    uint64_t R = 1000000;
+    for (int w = 0; w < 2; w++) {
+        uint64_t x = tb__chunk_next(&c, w, R, 2, 0);
+        TB_ASSERT_EQ_U64(x, 16);
+        R -= x;
+        tb__chunk_observe(&c, w, x, (double)x * 1e-3, (double)x * 1e-6, (double)x * 1e-3 + 2e-5);
+    }
+    for (int i = 0; i < 100; i++) {
+        uint64_t x = tb__chunk_next(&c, i % 2, R, 2, 0);
+        TB_ASSERT(x >= 1 && x <= 8);
+        R -= x;
+    }
+    tb__chunker_free(&c);
+    /* awf, the literature's rule, keeps its chunks: a quarter of fac's first. */
+    TB_ASSERT_OK(tb__chunker_init(&c, TB__CHUNK_AWF, 1, 0, 2));
+    TB_ASSERT_EQ_U64(tb__chunk_next(&c, 0, 1000000, 2, 0), 62500);
+    tb__chunker_free(&c);
+}
+
 static void test_names(void)
 {
     int kind;
@@ -150,6 +177,7 @@ static const tb_test tests[] = {
     {"weighted", test_weighted},
     {"adaptive_factoring", test_adaptive_factoring},
     {"auto_floor", test_auto_floor},
+    {"auto_first_and_cap", test_auto_first_and_cap},
     {"names", test_names},
     {NULL, NULL},
 };
