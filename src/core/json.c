@@ -20,6 +20,22 @@
 static void format_double(char *buf, size_t n, double v)
 {
     if (v == floor(v) && fabs(v) < 1e17) {
+        if (n >= 24) { /* the digits %.17g writes, without printf: a per-rank
+                          table of a million ranks is mostly zeros and counts */
+            char tmp[24];
+            int k = 0;
+            uint64_t u = (uint64_t)fabs(v);
+            do
+                tmp[k++] = (char)('0' + u % 10);
+            while ((u /= 10) != 0);
+            char *d = buf;
+            if (signbit(v))
+                *d++ = '-';
+            while (k > 0)
+                *d++ = tmp[--k];
+            *d = '\0';
+            return;
+        }
         snprintf(buf, n, "%.17g", v);
         return;
     }
@@ -51,6 +67,28 @@ static cJSON *long_item(long v)
     char digits[24];
     snprintf(digits, sizeof digits, "%ld", v);
     return cJSON_CreateRaw(digits);
+}
+
+int tb__json_put_num(tb_buf *out, double v)
+{
+    char text[40];
+    if (isfinite(v))
+        format_double(text, sizeof text, v);
+    else
+        memcpy(text, "null", 5);
+    return tb_buf_append(out, text, strlen(text));
+}
+
+int tb__json_put_u64(tb_buf *out, uint64_t v)
+{
+    char digits[24];
+    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
+    return tb_buf_append(out, digits, (size_t)n);
+}
+
+int tb__json_put_str(tb_buf *out, const char *s)
+{
+    return tb_buf_append(out, s, strlen(s));
 }
 
 /* Adds item (NULL: out of memory) under key; 1 when it could not. */
@@ -246,4 +284,19 @@ int tb__json_emit(cJSON *obj, int bad, const char *extra, tb_buf *out)
     }
     cJSON_Delete(top);
     return rc;
+}
+
+int tb__json_emit_open(cJSON *obj, int bad, const char *extra, tb_buf *out)
+{
+    size_t len0 = out->len;
+    int rc = tb__json_emit(obj, bad, extra, out);
+    if (rc != TB_OK)
+        return rc;
+    /* a non-empty object ends with its last member and '}' */
+    if (out->len < len0 + 3 || out->data[out->len - 1] != '}' || out->data[out->len - 2] == '{') {
+        out->len = len0;
+        return TB_ERR_INVALID;
+    }
+    out->len--;
+    return TB_OK;
 }

@@ -66,5 +66,15 @@ cJSON *tb__json_u64_item(uint64_t v);
  * key obj has; bad (an adder failed) or out of memory: TB_ERR_NOMEM.
  */
 int tb__json_emit(cJSON *obj, int bad, const char *extra, tb_buf *out);
+/* The same, but the object is left open (no closing '}'), for the caller to
+ * append more members as text (", \"key\": value" with the writers below)
+ * and the '}': a table of a million rows written as text, not as a million
+ * cJSON objects.  obj must have a member (TB_ERR_INVALID otherwise). */
+int tb__json_emit_open(cJSON *obj, int bad, const char *extra, tb_buf *out);
+/* Append a value as text, as the adders write it: a double (null when NaN
+ * or infinite), a count, text as it is (a key or a value already quoted). */
+int tb__json_put_num(tb_buf *out, double v);
+int tb__json_put_u64(tb_buf *out, uint64_t v);
+int tb__json_put_str(tb_buf *out, const char *s);
 
 #endif

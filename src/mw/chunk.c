@@ -54,29 +54,15 @@ int tb__chunker_init(tb__chunker *c, int kind, unsigned fixed, int lo, int nrank
     if (!tb__chunk_timed(kind))
         return TB_OK;
     size_t P = (size_t)nranks;
-    c->sum = calloc(P, sizeof *c->sum);
-    c->sumsq = calloc(P, sizeof *c->sumsq);
-    c->n = calloc(P, sizeof *c->n);
-    c->weight = calloc(P, sizeof *c->weight);
-    c->sent_at = calloc(P, sizeof *c->sent_at);
-    c->mu_c = calloc(P, sizeof *c->mu_c);
-    c->var_c = calloc(P, sizeof *c->var_c);
-    if (!c->sum || !c->sumsq || !c->n || !c->weight || !c->sent_at || !c->mu_c || !c->var_c) {
-        tb__chunker_free(c);
+    c->w = calloc(P, sizeof *c->w);
+    if (!c->w)
         return TB_ERR_NOMEM;
-    }
     return TB_OK;
 }
 
 void tb__chunker_free(tb__chunker *c)
 {
-    free(c->sum);
-    free(c->sumsq);
-    free(c->n);
-    free(c->weight);
-    free(c->sent_at);
-    free(c->mu_c);
-    free(c->var_c);
+    free(c->w);
     memset(c, 0, sizeof *c);
 }
 
@@ -100,7 +86,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * (0 when nobody is measured). */
 static double mu_of(const tb__chunker *c, int i, double mean_all)
 {
-    return c->n[i] ? c->sum[i] / (double)c->n[i] : mean_all;
+    return c->w[i].n ? c->w[i].sum / (double)c->w[i].n : mean_all;
 }
 
 /* The measured workers' mean task time and mean variance. */
@@ -125,7 +111,7 @@ static double weight_of(const tb__chunker *c, int w, int workers)
      * measured ones may have left it for another master, some not be
      * measured yet). */
     double inv = c->agg_inv / k * workers;
-    double mw = c->n[w] ? c->mu_c[w] : mu;
+    double mw = c->w[w].n ? c->w[w].mu_c : mu;
     if (!(mw > 0) || !(inv > 0))
         return 1.0;
     return (double)workers * (1 / mw) / inv;
@@ -138,7 +124,7 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
         return 0;
     uint64_t P = workers > 0 ? (uint64_t)workers : 1, chunk = 1;
     if (tb__chunk_timed(c->kind) && worker >= 0 && worker < c->nranks)
-        c->sent_at[worker] = now;
+        c->w[worker].sent_at = now;
     switch (c->kind) {
     case TB__CHUNK_FIXED:
         chunk = c->fixed;
@@ -170,7 +156,7 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
         chunk = c->batch_chunk;
         if (c->kind == TB__CHUNK_FAC)
             break;
-        if (worker >= 0 && worker < c->nranks && c->n[worker] == 0) {
+        if (worker >= 0 && worker < c->nranks && c->w[worker].n == 0) {
             /* Not measured yet: a quarter of factoring's chunk, to learn its
              * speed before it holds a large share; under auto at most
              * TB__AUTO_FIRST tasks. */
@@ -185,12 +171,12 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
                 double w = weight_of(c, worker, workers);
                 if (all) {
                     for (int i = 0; i < c->nranks; i++)
-                        c->weight[i] = weight_of(c, i, workers);
+                        c->w[i].weight = weight_of(c, i, workers);
                     c->weights_fixed = 1;
                 }
                 chunk = (uint64_t)fmax(1, round(w * (double)chunk));
             } else {
-                chunk = (uint64_t)fmax(1, round(c->weight[worker] * (double)chunk));
+                chunk = (uint64_t)fmax(1, round(c->w[worker].weight * (double)chunk));
             }
             break;
         }
@@ -254,31 +240,31 @@ void tb__chunk_observe(tb__chunker *c, int worker, uint64_t tasks, double second
     if (!tb__chunk_timed(c->kind) || worker < 0 || worker >= c->nranks || tasks == 0 ||
         !(seconds >= 0))
         return;
-    int i = worker;
-    if (c->n[i]) { /* take its old terms out of the sums */
+    tb__chunk_worker *x = &c->w[worker];
+    if (x->n) { /* take its old terms out of the sums */
         c->agg_k--;
-        c->agg_mu -= c->mu_c[i];
-        c->agg_var -= c->var_c[i];
-        if (c->mu_c[i] > 0) {
-            c->agg_inv -= 1 / c->mu_c[i];
-            c->agg_D -= c->var_c[i] / c->mu_c[i];
+        c->agg_mu -= x->mu_c;
+        c->agg_var -= x->var_c;
+        if (x->mu_c > 0) {
+            c->agg_inv -= 1 / x->mu_c;
+            c->agg_D -= x->var_c / x->mu_c;
         }
     }
-    c->sum[i] += seconds;
-    c->sumsq[i] += sumsq;
-    c->n[i] += tasks;
-    double m = c->sum[i] / (double)c->n[i];
-    double v = c->n[i] > 1 ? (c->sumsq[i] - (double)c->n[i] * m * m) / (double)(c->n[i] - 1) : 0;
-    c->mu_c[i] = m;
-    c->var_c[i] = v > 0 ? v : 0;
+    x->sum += seconds;
+    x->sumsq += sumsq;
+    x->n += tasks;
+    double m = x->sum / (double)x->n;
+    double v = x->n > 1 ? (x->sumsq - (double)x->n * m * m) / (double)(x->n - 1) : 0;
+    x->mu_c = m;
+    x->var_c = v > 0 ? v : 0;
     c->agg_k++;
     c->agg_mu += m;
-    c->agg_var += c->var_c[i];
+    c->agg_var += x->var_c;
     if (m > 0) {
         c->agg_inv += 1 / m;
-        c->agg_D += c->var_c[i] / m;
+        c->agg_D += x->var_c / m;
     }
-    double rt = now - c->sent_at[worker];
+    double rt = now - x->sent_at;
     if (rt >= seconds && isfinite(rt)) { /* the message's own cost */
         c->overhead_n++;
         c->overhead += (rt - seconds - c->overhead) / (double)c->overhead_n;

@@ -58,6 +58,14 @@ const char *tb__chunk_name(int kind);
 /* Whether it needs the workers' timings. */
 int tb__chunk_timed(int kind);
 
+typedef struct tb__chunk_worker {
+    double sum, sumsq;    /* seconds and squared seconds of its measured tasks */
+    uint64_t n;           /* its measured tasks */
+    double weight;        /* wf's fixed weight */
+    double sent_at;       /* when its current chunk left */
+    double mu_c, var_c;   /* its mean task time and task-time variance, as last summed */
+} tb__chunk_worker;       /* 56 bytes */
+
 typedef struct tb__chunker {
     int kind;
     unsigned fixed;
@@ -67,12 +75,10 @@ typedef struct tb__chunker {
     uint64_t batch_chunk; /* fac, wf, awf: the batch's chunk */
     int batch_left;       /* chunks left in the batch */
     int weights_fixed;    /* wf: the weights are set */
-    /* per worker [nranks], rank r at r - lo */
-    double *sum, *sumsq;  /* seconds and squared seconds of its measured tasks */
-    uint64_t *n;          /* its measured tasks */
-    double *weight;       /* wf's fixed weights */
-    double *sent_at;      /* when its current chunk left */
-    double *mu_c, *var_c; /* its mean task time and task-time variance, as last summed */
+    /* per worker [nranks], rank r at r - lo: one cache line a worker, since a
+     * result touches all of it (at a million simulated ranks seven arrays
+     * were seven cache misses) */
+    tb__chunk_worker *w;
     /* sums over the measured workers, kept up to date in O(1) per chunk */
     int agg_k;            /* workers with a measured task */
     double agg_mu, agg_var, agg_inv, agg_D; /* sum of mu, var, 1/mu, var/mu */

@@ -915,9 +915,7 @@ int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
          * after each change. */
         cJSON *pt = cJSON_AddArrayToObject(o, "promotion_times_s");
         cJSON *mt = cJSON_AddArrayToObject(o, "masters_over_time");
-        cJSON *ta = cJSON_AddArrayToObject(o, "tasks_assigned");
-        cJSON *pr = cJSON_AddArrayToObject(o, "per_rank");
-        bad |= !pt || !mt || !ta || !pr;
+        bad |= !pt || !mt;
         for (size_t i = 0; i < s->nmasters_changes && !bad; i++)
             if (s->masters_changes[i].delta > 0)
                 bad |= !cJSON_AddItemToArray(pt, tb__json_num_item(s->masters_changes[i].t_s));
@@ -931,31 +929,51 @@ int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
                     p, cJSON_CreateNumber(i ? s->masters_changes[i - 1].masters : s->masters));
             }
         }
-        for (int r = 0; r < s->ranks && !bad; r++) {
-            if (!s->rank[r].is_master && s->rank[r].times_master == 0)
-                continue;
-            cJSON *t = cJSON_CreateObject();
-            bad |= !cJSON_AddItemToArray(ta, t);
-            if (!bad) {
-                bad |= tb__json_int(t, "rank", r);
-                bad |= tb__json_u64(t, "tasks", s->rank[r].tasks_assigned);
-            }
-        }
-        for (int r = 0; r < s->ranks && !bad; r++) {
-            const tb_mw_rank_info *ri = &s->rank[r];
-            cJSON *t = cJSON_CreateObject();
-            bad |= !cJSON_AddItemToArray(pr, t);
-            if (bad)
-                break;
-            bad |= tb__json_int(t, "rank", r);
-            bad |= tb__json_str(t, "role", ri->is_master ? "master" : "worker");
-            bad |= tb__json_u64(t, "tasks_computed", ri->tasks_computed);
-            bad |= tb__json_num(t, "busy_s", ri->busy_s);
-            bad |= tb__json_num(t, "idle_s", ri->idle_s);
-            bad |= tb__json_num(t, "total_s", ri->total_s);
-            bad |= tb__json_u64(t, "msgs_sent", ri->msgs_sent);
-            bad |= tb__json_u64(t, "msgs_recv", ri->msgs_recv);
-        }
     }
-    return tb__json_emit(o, bad, extra, out);
+    if (!s->rank)
+        return tb__json_emit(o, bad, extra, out);
+    /* The per-rank tables, a row a rank, as text: at a million simulated
+     * ranks their cJSON objects took 7 s and 480 MB. */
+    size_t len0 = out->len;
+    int rc = tb__json_emit_open(o, bad, extra, out);
+    if (rc != TB_OK)
+        return rc;
+    rc = tb__json_put_str(out, ", \"tasks_assigned\": [");
+    int first = 1;
+    for (int r = 0; r < s->ranks && rc == TB_OK; r++) {
+        if (!s->rank[r].is_master && s->rank[r].times_master == 0)
+            continue;
+        rc |= tb__json_put_str(out, first ? "{\"rank\": " : ", {\"rank\": ");
+        rc |= tb__json_put_u64(out, (uint64_t)r);
+        rc |= tb__json_put_str(out, ", \"tasks\": ");
+        rc |= tb__json_put_u64(out, s->rank[r].tasks_assigned);
+        rc |= tb__json_put_str(out, "}");
+        first = 0;
+    }
+    rc |= tb__json_put_str(out, "], \"per_rank\": [");
+    for (int r = 0; r < s->ranks && rc == TB_OK; r++) {
+        const tb_mw_rank_info *ri = &s->rank[r];
+        rc |= tb__json_put_str(out, r ? ", {\"rank\": " : "{\"rank\": ");
+        rc |= tb__json_put_u64(out, (uint64_t)r);
+        rc |= tb__json_put_str(out, ri->is_master ? ", \"role\": \"master\", \"tasks_computed\": "
+                                                  : ", \"role\": \"worker\", \"tasks_computed\": ");
+        rc |= tb__json_put_u64(out, ri->tasks_computed);
+        rc |= tb__json_put_str(out, ", \"busy_s\": ");
+        rc |= tb__json_put_num(out, ri->busy_s);
+        rc |= tb__json_put_str(out, ", \"idle_s\": ");
+        rc |= tb__json_put_num(out, ri->idle_s);
+        rc |= tb__json_put_str(out, ", \"total_s\": ");
+        rc |= tb__json_put_num(out, ri->total_s);
+        rc |= tb__json_put_str(out, ", \"msgs_sent\": ");
+        rc |= tb__json_put_u64(out, ri->msgs_sent);
+        rc |= tb__json_put_str(out, ", \"msgs_recv\": ");
+        rc |= tb__json_put_u64(out, ri->msgs_recv);
+        rc |= tb__json_put_str(out, "}");
+    }
+    rc |= tb__json_put_str(out, "]}");
+    if (rc != TB_OK) { /* nothing half-written */
+        out->len = len0;
+        return TB_ERR_NOMEM;
+    }
+    return TB_OK;
 }

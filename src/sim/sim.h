@@ -1,9 +1,14 @@
 /*
  * sim.h - the discrete-event kernel and the simulated transport (internal).
  *
- * Kernel: a 4-ary heap of events ordered by (time, sequence number); the
- * sequence number is the order of scheduling, so equal times break ties the
- * same way on every run and the whole simulation is bit-reproducible.
+ * Kernel: events ordered by (time, sequence number); the sequence number is
+ * the order of scheduling, so equal times break ties the same way on every
+ * run and the whole simulation is bit-reproducible.  An event no earlier
+ * than the last one appended to a FIFO run is appended to it (the run stays
+ * sorted, since sequence numbers only grow); the others go to a 4-ary heap;
+ * a pop takes the earlier of the run's head and the heap's top.  Events
+ * scheduled in time order (a burst at one moment, a rank's next step after
+ * its last) cost O(1) and touch memory in order.
  *
  * Simulated transport: P actors on the hosts of a tb_platform.  Each rank
  * handles one thing at a time.  The LogGPS costs (see docs/architecture.md,
@@ -44,6 +49,8 @@ typedef struct tb_sim_event {
 typedef struct tb_sim_queue {
     tb_sim_event *heap;
     size_t n, cap;
+    tb_sim_event *run;      /* the FIFO run: events [run_head, run_end) */
+    size_t run_head, run_end, run_cap;
     uint64_t seq;
     uint64_t popped;
 } tb_sim_queue;

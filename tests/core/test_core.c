@@ -1608,6 +1608,42 @@ static void test_json_writer(void)
     TB_ASSERT_EQ_INT(tb__json_emit(cJSON_CreateObject(), 1, NULL, &b), TB_ERR_NOMEM);
     TB_ASSERT(b.len == len);
     tb_buf_free(&b);
+
+    /* Values written as text (the per-rank tables) read as the adders write
+     * them, integral ones (written without printf) included; an object left
+     * open takes more members. */
+    const double vals[] = {0,    -0.0,  1,     -1,     12345, 1e16, 99999999999999984.0,
+                           1e17, 0.1,   -2.5,  1e-300, 1e300, 4503599627370497.0, NAN,
+                           INFINITY};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        o = cJSON_CreateObject();
+        TB_ASSERT_EQ_INT(tb__json_num(o, "v", vals[i]), 0);
+        tb_buf a = TB_BUF_INIT, t = TB_BUF_INIT;
+        TB_ASSERT_OK(tb__json_emit(o, 0, NULL, &a));
+        TB_ASSERT_OK(tb__json_put_str(&t, "{\"v\": "));
+        TB_ASSERT_OK(tb__json_put_num(&t, vals[i]));
+        TB_ASSERT_OK(tb__json_put_str(&t, "}"));
+        TB_ASSERT(a.len == t.len && memcmp(a.data, t.data, a.len) == 0);
+        if (vals[i] == floor(vals[i]) && fabs(vals[i]) < 1e17) { /* as %.17g writes it */
+            char want_text[48];
+            snprintf(want_text, sizeof want_text, "{\"v\": %.17g}", vals[i]);
+            TB_ASSERT(t.len == strlen(want_text) && memcmp(t.data, want_text, t.len) == 0);
+        }
+        tb_buf_free(&a);
+        tb_buf_free(&t);
+    }
+    o = cJSON_CreateObject();
+    TB_ASSERT_EQ_INT(tb__json_num(o, "a", 0.5), 0);
+    TB_ASSERT_OK(tb__json_emit_open(o, 0, "{\"c\": \"x\"}", &b));
+    TB_ASSERT_OK(tb__json_put_str(&b, ", \"n\": "));
+    TB_ASSERT_OK(tb__json_put_u64(&b, UINT64_MAX));
+    TB_ASSERT_OK(tb__json_put_str(&b, "}"));
+    TB_ASSERT_OK(tb_buf_append(&b, "", 1));
+    TB_ASSERT_STR_EQ((const char *)b.data, "{\"c\": \"x\", \"a\": 0.5, \"n\": 18446744073709551615}");
+    b.len = 0;
+    TB_ASSERT_EQ_INT(tb__json_emit_open(cJSON_CreateObject(), 0, NULL, &b), TB_ERR_INVALID);
+    TB_ASSERT(b.len == 0);
+    tb_buf_free(&b);
 }
 
 /* Read every record of the checkpoint at path: how many, or -1 on error. */

@@ -45,6 +45,60 @@ static void test_queue_order(void)
     TB_ASSERT_EQ_INT(n, N);
 }
 
+/* Pushes and pops interleaved as a simulation makes them (bursts at one
+ * time, runs in time order, times before the run's last, pops in between,
+ * the queue emptied and refilled): every pop gives the earliest pending event
+ * by (time, sequence), found by a linear search of a plain array. */
+static void test_queue_interleaved(void)
+{
+    enum { OPS = 60000, MAXP = 4096 };
+    tb_sim_queue q;
+    tb_sim_queue_init(&q);
+    tb_rng r;
+    tb_rng_seed(&r, 11);
+    static tb_sim_event ref[MAXP];
+    int nref = 0, ok = 1, popped = 0;
+    uint64_t seq = 0;
+    double now = 0;
+    for (int op = 0; op < OPS && ok; op++) {
+        uint64_t k = tb_rng_below(&r, 100);
+        if ((k < 55 || nref == 0) && nref < MAXP) {
+            /* a burst at now, a step after the last, or an event in between */
+            double t = k < 20 ? now : k < 40 ? now + (double)tb_rng_below(&r, 8) : now + 0.5;
+            int burst = k < 5 ? 1 + (int)tb_rng_below(&r, 40) : 1;
+            for (int b = 0; b < burst && nref < MAXP; b++) {
+                TB_ASSERT_OK(tb_sim_queue_push(&q, t, 0, op, (uint64_t)op));
+                ref[nref++] = (tb_sim_event){t, seq++, 0, op, (uint64_t)op};
+            }
+        } else {
+            int m = 0;
+            for (int i = 1; i < nref; i++)
+                if (ref[i].t < ref[m].t || (ref[i].t == ref[m].t && ref[i].seq < ref[m].seq))
+                    m = i;
+            tb_sim_event e;
+            if (!tb_sim_queue_pop(&q, &e) || e.t != ref[m].t || e.seq != ref[m].seq)
+                ok = 0;
+            now = ref[m].t;
+            ref[m] = ref[--nref];
+            popped++;
+        }
+    }
+    tb_sim_event e;
+    while (ok && nref > 0) { /* drain */
+        int m = 0;
+        for (int i = 1; i < nref; i++)
+            if (ref[i].t < ref[m].t || (ref[i].t == ref[m].t && ref[i].seq < ref[m].seq))
+                m = i;
+        if (!tb_sim_queue_pop(&q, &e) || e.seq != ref[m].seq)
+            ok = 0;
+        ref[m] = ref[--nref];
+    }
+    TB_ASSERT(ok);
+    TB_ASSERT(!tb_sim_queue_pop(&q, &e));
+    TB_ASSERT(popped > OPS / 3);
+    tb_sim_queue_free(&q);
+}
+
 /* ---- a synthetic bag on a simulated platform ------------------------------ */
 
 typedef struct bag {
@@ -1330,6 +1384,7 @@ static void test_cleanup(void)
 
 static const tb_test tests[] = {
     {"queue_order", test_queue_order},
+    {"queue_interleaved", test_queue_interleaved},
     {"closed_form_single", test_closed_form_single},
     {"multi_exactly_once", test_multi_exactly_once},
     {"heterogeneous_share", test_heterogeneous_share},
