@@ -13,6 +13,7 @@
 #include "tenbin/core.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +33,25 @@ typedef struct sim_msg {
     unsigned char data[];
 } sim_msg;
 
+/* Last arrival time per (source, destination) pair, so that messages
+ * between two ranks arrive in the order they were sent, as MPI guarantees
+ * (a large message sent first would otherwise be overtaken by a small one),
+ * and how many of the pair's messages the destination has seen arrive. */
+typedef struct pair_slot {
+    uint64_t key; /* src * P + dst + 1; 0 = empty */
+    double last;
+    int seen; /* its messages among those dst has seen arrive (sim_rank.seen) */
+} pair_slot;
+
+/* A rank's state, three cache lines (the array is aligned to 64 bytes):
+ * the first is what every event touches, the second what a message's
+ * receiver touches, the third what its sender touches.  A rank's first pair
+ * as a source (out) and as a destination (in) live here too, beside what a
+ * send touches anyway: a worker's pairs with its master, in the
+ * master-worker runs, then need no lookup in the pairs' table (at a million
+ * ranks each lookup there was a cache miss, 18 % of the run). */
 typedef struct sim_rank {
-    /* What every event touches first, in the struct's first 64 bytes (a
-     * rank is 144 bytes: they may straddle two cache lines). */
+    /* line 1 */
     tb_actor *actor;
     double clock;
     sim_msg *head, *tail;
@@ -44,31 +61,41 @@ typedef struct sim_rank {
     int computing;       /* busy with a computation (its end is scheduled) */
     int compute_asked;   /* the running handler started one */
     int in_fn;           /* a computation's fn is running */
-    /* arrived(): the messages head .. seen (those with arrival <= the
-     * clock when it last looked; NULL: none yet), counted per source in
-     * the pairs' table (pair_slot.seen), `distinct` sources with a count.
-     * Kept up to date as messages come and go, so that a look costs what
-     * came since, not the whole mailbox: a master of many workers looks
-     * after every assignment, with as many results waiting. */
+    /* line 2.  arrived(): the messages head .. seen (those with arrival <=
+     * the clock when it last looked; NULL: none yet), counted per source in
+     * the pairs (pair_slot.seen), `distinct` sources with a count.  Kept up
+     * to date as messages come and go, so that a look costs what came
+     * since, not the whole mailbox: a master of many workers looks after
+     * every assignment, with as many results waiting. */
     sim_msg *seen;
     int distinct;
     int cluster;
     double link_free;    /* its link: the earliest start of its next send */
+    pair_slot in;        /* its first pair as a destination */
+    uint64_t msgs_recv, bytes_recv;
+    /* line 3 */
+    pair_slot out;       /* its first pair as a source */
+    uint64_t msgs_sent, bytes_sent;
     double work;         /* its work, seconds at speed 1 */
     uint64_t job;
     int job_status;
-    uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
 } sim_rank;
 
-/* Last arrival time per (source, destination) pair, so that messages
- * between two ranks arrive in the order they were sent, as MPI guarantees
- * (a large message sent first would otherwise be overtaken by a small one).
- * Open addressing; only pairs that talk take room. */
-typedef struct pair_slot {
-    uint64_t key; /* src * P + dst + 1; 0 = empty */
-    double last;
-    int seen; /* its messages among those dst has seen arrive (sim_rank.seen) */
-} pair_slot;
+_Static_assert(sizeof(sim_rank) == 192, "a rank is three cache lines");
+
+/* n ranks, zeroed, at a cache line's start. */
+static sim_rank *ranks_alloc(size_t n)
+{
+    if (n > SIZE_MAX / sizeof(sim_rank))
+        return NULL;
+    sim_rank *r = aligned_alloc(64, n * sizeof *r);
+    if (r)
+        memset(r, 0, n * sizeof *r);
+    return r;
+}
+
+/* The other pairs: a table, open addressing; only pairs that talk take
+ * room. */
 
 /* Messages of up to SMALL bytes (every message of the master-worker
  * protocols, and timers) come from a free list of equal blocks, kept for the
@@ -202,9 +229,45 @@ static pair_slot *pair_find(tb_sim *s, uint64_t key)
     return &s->pairs[i];
 }
 
-/* The slot of pair (src, dst), created at -infinity if new. */
+static uint64_t pair_key(const tb_sim *s, int src, int dst)
+{
+    return (uint64_t)src * (uint64_t)s->P + (uint64_t)dst + 1;
+}
+
+/* Pair (src, dst): in src's out slot, in dst's in slot, or in the table;
+ * NULL when it has never been sent on. */
+static pair_slot *pair_at(tb_sim *s, int src, int dst)
+{
+    uint64_t key = pair_key(s, src, dst);
+    if (s->r[src].out.key == key)
+        return &s->r[src].out;
+    if (s->r[dst].in.key == key)
+        return &s->r[dst].in;
+    if (!s->cappairs)
+        return NULL;
+    pair_slot *p = pair_find(s, key);
+    return p->key ? p : NULL;
+}
+
+/* The slot of pair (src, dst), created at -infinity if new: in src's out
+ * slot or dst's in slot while free (a pair stays where it was made). */
 static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
 {
+    pair_slot *p = pair_at(s, src, dst);
+    if (p) {
+        *out = p;
+        return TB_OK;
+    }
+    uint64_t key = pair_key(s, src, dst);
+    if (s->r[src].out.key == 0)
+        p = &s->r[src].out;
+    else if (s->r[dst].in.key == 0)
+        p = &s->r[dst].in;
+    if (p) {
+        *p = (pair_slot){key, -INFINITY, 0};
+        *out = p;
+        return TB_OK;
+    }
     if (2 * (s->npairs + 1) > s->cappairs) {
         size_t cap = s->cappairs ? 2 * s->cappairs : 1024;
         pair_slot *old = s->pairs, *fresh = calloc(cap, sizeof *fresh);
@@ -218,22 +281,18 @@ static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
                 *pair_find(s, old[i].key) = old[i];
         free(old);
     }
-    uint64_t key = (uint64_t)src * (uint64_t)s->P + (uint64_t)dst + 1;
-    pair_slot *p = pair_find(s, key);
-    if (p->key == 0) {
-        p->key = key;
-        p->last = -INFINITY;
-        s->npairs++;
-    }
+    p = pair_find(s, key);
+    *p = (pair_slot){key, -INFINITY, 0};
+    s->npairs++;
     *out = p;
     return TB_OK;
 }
 
 /* One more (d = 1) or one fewer (-1) message from src among those dst has
- * seen; its pair has a slot (it was sent). */
+ * seen; its pair exists (it was sent). */
 static void seen_count(tb_sim *s, int src, int dst, int d)
 {
-    pair_slot *p = pair_find(s, (uint64_t)src * (uint64_t)s->P + (uint64_t)dst + 1);
+    pair_slot *p = pair_at(s, src, dst);
     if (d > 0 ? p->seen++ == 0 : --p->seen == 0)
         s->r[dst].distinct += d;
 }
@@ -317,8 +376,8 @@ static int sim_arrived(tb_tp *tp, tb_actor *act, const int *from, int n)
         if (from[i] < 0 || from[i] >= s->P || s->stamp[from[i]] == (int)s->stamp_gen)
             continue;
         s->stamp[from[i]] = (int)s->stamp_gen;
-        count += s->cappairs &&
-                 pair_find(s, (uint64_t)from[i] * (uint64_t)s->P + (uint64_t)act->rank + 1)->seen > 0;
+        const pair_slot *p = pair_at(s, from[i], act->rank);
+        count += p && p->seen > 0;
     }
     return count;
 }
@@ -435,7 +494,7 @@ int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_
     s->cost = cost;
     s->cost_ctx = cost_ctx;
     s->measure_cpu = measure_cpu || cost == NULL;
-    s->r = calloc((size_t)ranks, sizeof *s->r);
+    s->r = ranks_alloc((size_t)ranks);
     s->stamp = calloc((size_t)ranks, sizeof *s->stamp);
     s->rx = calloc((size_t)ranks, sizeof *s->rx);
     s->speed = calloc((size_t)ranks, sizeof *s->speed);
