@@ -286,9 +286,21 @@ int tb__json_emit(cJSON *obj, int bad, const char *extra, tb_buf *out)
     return rc;
 }
 
-int tb__json_emit_open(cJSON *obj, int bad, const char *extra, tb_buf *out)
+int tb__json_emit_open(cJSON *obj, int bad, const char *extra, const char *const *later,
+                       tb_buf *out)
 {
     size_t len0 = out->len;
+    if (extra && later && obj && !bad) { /* extra may not repeat what comes later either */
+        cJSON *x = cJSON_Parse(extra);
+        int dup = 0;
+        for (const char *const *k = later; x && *k && !dup; k++)
+            dup = cJSON_GetObjectItemCaseSensitive(x, *k) != NULL;
+        cJSON_Delete(x);
+        if (dup) {
+            cJSON_Delete(obj);
+            return TB_ERR_INVALID;
+        }
+    }
     int rc = tb__json_emit(obj, bad, extra, out);
     if (rc != TB_OK)
         return rc;

@@ -69,8 +69,11 @@ int tb__json_emit(cJSON *obj, int bad, const char *extra, tb_buf *out);
 /* The same, but the object is left open (no closing '}'), for the caller to
  * append more members as text (", \"key\": value" with the writers below)
  * and the '}': a table of a million rows written as text, not as a million
- * cJSON objects.  obj must have a member (TB_ERR_INVALID otherwise). */
-int tb__json_emit_open(cJSON *obj, int bad, const char *extra, tb_buf *out);
+ * cJSON objects.  later (NULL-terminated, or NULL) names the keys the caller
+ * will append: extra may not have them either (TB_ERR_INVALID).  obj must
+ * have a member (TB_ERR_INVALID otherwise). */
+int tb__json_emit_open(cJSON *obj, int bad, const char *extra, const char *const *later,
+                       tb_buf *out);
 /* Append a value as text, as the adders write it: a double (null when NaN
  * or infinite), a count, text as it is (a key or a value already quoted). */
 int tb__json_put_num(tb_buf *out, double v);

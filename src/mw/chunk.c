@@ -207,6 +207,9 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
             double floor_chunk = ceil(c->overhead / (0.05 * mi));
             if (c->handler_n) /* the master at most half busy */
                 floor_chunk = fmax(floor_chunk, ceil(2.0 * (double)P * c->handler / mi));
+            /* at least one task (messages that cost nothing, in simulation,
+             * give a floor of 0: no cap of 0) */
+            floor_chunk = fmax(floor_chunk, 1);
             /* nor above TB__AUTO_CAP times that floor: a larger chunk saves
              * under 1/TB__AUTO_CAP of the costs the floor bounds, and risks
              * its whole length on a host whose speed may drop */

@@ -935,7 +935,8 @@ int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
     /* The per-rank tables, a row a rank, as text: at a million simulated
      * ranks their cJSON objects took 7 s and 480 MB. */
     size_t len0 = out->len;
-    int rc = tb__json_emit_open(o, bad, extra, out);
+    static const char *const tables[] = {"tasks_assigned", "per_rank", NULL};
+    int rc = tb__json_emit_open(o, bad, extra, tables, out);
     if (rc != TB_OK)
         return rc;
     rc = tb__json_put_str(out, ", \"tasks_assigned\": [");

@@ -18,6 +18,7 @@
  */
 #include "tenbin/core.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,7 @@ static inline int before(const tb_sim_event *x, const tb_sim_event *y)
 /* Append e to the run (its time is no earlier than the run's last). */
 static int run_append(tb_sim_queue *q, const tb_sim_event *e)
 {
-    if (q->run_end == q->run_cap && q->run_head >= q->run_cap / 2) {
+    if (q->run_head > 0 && q->run_end == q->run_cap && q->run_head >= q->run_cap / 2) {
         /* the popped half is free: slide the run down instead of growing */
         memmove(q->run, q->run + q->run_head, (q->run_end - q->run_head) * sizeof *q->run);
         q->run_end -= q->run_head;
@@ -53,6 +54,8 @@ static int run_append(tb_sim_queue *q, const tb_sim_event *e)
 
 int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a)
 {
+    if (isnan(t)) /* no place in the order (every caller checks its times) */
+        return TB_ERR_RANGE;
     tb_sim_event e = {t, q->seq, type, rank, a};
     if (q->run_head == q->run_end || t >= q->run[q->run_end - 1].t) {
         TB_CHECK(run_append(q, &e));

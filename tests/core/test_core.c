@@ -1634,14 +1634,20 @@ static void test_json_writer(void)
     }
     o = cJSON_CreateObject();
     TB_ASSERT_EQ_INT(tb__json_num(o, "a", 0.5), 0);
-    TB_ASSERT_OK(tb__json_emit_open(o, 0, "{\"c\": \"x\"}", &b));
+    static const char *const later[] = {"n", NULL};
+    TB_ASSERT_OK(tb__json_emit_open(o, 0, "{\"c\": \"x\"}", later, &b));
     TB_ASSERT_OK(tb__json_put_str(&b, ", \"n\": "));
     TB_ASSERT_OK(tb__json_put_u64(&b, UINT64_MAX));
     TB_ASSERT_OK(tb__json_put_str(&b, "}"));
     TB_ASSERT_OK(tb_buf_append(&b, "", 1));
     TB_ASSERT_STR_EQ((const char *)b.data, "{\"c\": \"x\", \"a\": 0.5, \"n\": 18446744073709551615}");
     b.len = 0;
-    TB_ASSERT_EQ_INT(tb__json_emit_open(cJSON_CreateObject(), 0, NULL, &b), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb__json_emit_open(cJSON_CreateObject(), 0, NULL, NULL, &b), TB_ERR_INVALID);
+    TB_ASSERT(b.len == 0);
+    /* extra may not name a member the caller appends later */
+    o = cJSON_CreateObject();
+    TB_ASSERT_EQ_INT(tb__json_num(o, "a", 1), 0);
+    TB_ASSERT_EQ_INT(tb__json_emit_open(o, 0, "{\"n\": 2}", later, &b), TB_ERR_INVALID);
     TB_ASSERT(b.len == 0);
     tb_buf_free(&b);
 }

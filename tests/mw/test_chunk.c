@@ -149,6 +149,17 @@ static void test_auto_first_and_cap(void)
         R -= x;
     }
     tb__chunker_free(&c);
+    /* Messages that cost nothing (a floor of 0 tasks) cap nothing at 0:
+     * the floor counts as one task, the chunk as 8. */
+    TB_ASSERT_OK(tb__chunker_init(&c, TB__CHUNK_AUTO, 1, 0, 2));
+    R = 1000000;
+    for (int w = 0; w < 2; w++) {
+        uint64_t x = tb__chunk_next(&c, w, R, 2, 0);
+        R -= x;
+        tb__chunk_observe(&c, w, x, (double)x * 1e-3, (double)x * 1e-6, (double)x * 1e-3);
+    }
+    TB_ASSERT_EQ_U64(tb__chunk_next(&c, 0, R, 2, 0), 8);
+    tb__chunker_free(&c);
     /* awf, the literature's rule, keeps its chunks: a quarter of fac's first. */
     TB_ASSERT_OK(tb__chunker_init(&c, TB__CHUNK_AWF, 1, 0, 2));
     TB_ASSERT_EQ_U64(tb__chunk_next(&c, 0, 1000000, 2, 0), 62500);

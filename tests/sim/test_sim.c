@@ -1364,6 +1364,9 @@ static void test_summary_json_null_and_extra(void)
     TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "[1]", &b), TB_ERR_PARSE);
     TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "{\"a\": ", &b), TB_ERR_PARSE);
     TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "{\"ranks\": 3}", &b), TB_ERR_INVALID);
+    /* the per-rank tables, written as text after the rest, are keys too */
+    TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "{\"per_rank\": 1}", &b), TB_ERR_INVALID);
+    TB_ASSERT_EQ_INT(tb_mw_summary_json(&sm, "{\"tasks_assigned\": 1}", &b), TB_ERR_INVALID);
     TB_ASSERT(b.len == len);
     tb_buf_free(&b);
 }
