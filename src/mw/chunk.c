@@ -80,6 +80,16 @@ void tb__chunker_restart(tb__chunker *c)
 #define TB__AUTO_FIRST 16
 #define TB__AUTO_CAP 8.0
 
+/* A count of tasks from a double: at least 1, NaN as 1, and no more than
+ * 2^63 (a weight from denormal task times can be 1e300: a plain cast of it
+ * is undefined; the caller caps the chunk at the tasks held anyway). */
+static uint64_t tasks_of(double x)
+{
+    if (!(x >= 1))
+        return 1;
+    return x < 9.2e18 ? (uint64_t)x : (uint64_t)9.2e18;
+}
+
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* Mean task time of worker i, or of the measured workers when it has none
@@ -174,14 +184,14 @@ uint64_t tb__chunk_next(tb__chunker *c, int worker, uint64_t remaining, int work
                         c->w[i].weight = weight_of(c, i, workers);
                     c->weights_fixed = 1;
                 }
-                chunk = (uint64_t)fmax(1, round(w * (double)chunk));
+                chunk = tasks_of(round(w * (double)chunk));
             } else {
-                chunk = (uint64_t)fmax(1, round(c->w[worker].weight * (double)chunk));
+                chunk = tasks_of(round(c->w[worker].weight * (double)chunk));
             }
             break;
         }
         double w = weight_of(c, worker, workers);
-        uint64_t wf = (uint64_t)fmax(1, round(w * (double)chunk));
+        uint64_t wf = tasks_of(round(w * (double)chunk));
         if (c->kind == TB__CHUNK_AWF) {
             chunk = wf;
             break;

@@ -166,6 +166,33 @@ static void test_auto_first_and_cap(void)
     tb__chunker_free(&c);
 }
 
+/* Task times far apart (a denormal against a second) make weights near
+ * 1e300: every rule still gives a chunk in [1, remaining]. */
+static void test_extreme_weights(void)
+{
+    static const char *const rules[] = {"wf", "awf", "af", "auto"};
+    for (int r = 0; r < 4; r++) {
+        int kind;
+        unsigned fixed;
+        TB_ASSERT(tb__chunk_parse(rules[r], &kind, &fixed) == 0);
+        tb__chunker c;
+        TB_ASSERT_OK(tb__chunker_init(&c, kind, fixed, 0, 3));
+        uint64_t R = UINT64_MAX / 2;
+        for (int w = 0; w < 3; w++) {
+            uint64_t x = tb__chunk_next(&c, w, R, 3, 0);
+            TB_ASSERT(x >= 1 && x <= R);
+            double t = w == 0 ? 1e-310 : w == 1 ? 1.0 : 1e300;
+            tb__chunk_observe(&c, w, 1, t, t * t, t + 1e-6);
+        }
+        for (int i = 0; i < 30; i++) {
+            uint64_t x = tb__chunk_next(&c, i % 3, R, 3, 1.0);
+            TB_ASSERT(x >= 1 && x <= R);
+        }
+        TB_ASSERT(tb__chunk_next(&c, 0, 5, 3, 1.0) <= 5);
+        tb__chunker_free(&c);
+    }
+}
+
 static void test_names(void)
 {
     int kind;
@@ -189,6 +216,7 @@ static const tb_test tests[] = {
     {"adaptive_factoring", test_adaptive_factoring},
     {"auto_floor", test_auto_floor},
     {"auto_first_and_cap", test_auto_first_and_cap},
+    {"extreme_weights", test_extreme_weights},
     {"names", test_names},
     {NULL, NULL},
 };
