@@ -17,30 +17,29 @@
  * that read back to it exactly; an integral one below 1e17 with all its
  * digits (as %.17g always wrote them: 1e+16 would read as a float).
  */
-static void format_double(char *buf, size_t n, double v)
+enum { NUM_TEXT = 40 }; /* room for any double as text */
+
+static void format_double(char buf[NUM_TEXT], double v)
 {
     if (v == floor(v) && fabs(v) < 1e17) {
-        if (n >= 24) { /* the digits %.17g writes, without printf: a per-rank
-                          table of a million ranks is mostly zeros and counts */
-            char tmp[24];
-            int k = 0;
-            uint64_t u = (uint64_t)fabs(v);
-            do
-                tmp[k++] = (char)('0' + u % 10);
-            while ((u /= 10) != 0);
-            char *d = buf;
-            if (signbit(v))
-                *d++ = '-';
-            while (k > 0)
-                *d++ = tmp[--k];
-            *d = '\0';
-            return;
-        }
-        snprintf(buf, n, "%.17g", v);
+        /* the digits %.17g writes, without printf: a per-rank table of a
+         * million ranks is mostly zeros and counts */
+        char tmp[24];
+        int k = 0;
+        uint64_t u = (uint64_t)fabs(v);
+        do
+            tmp[k++] = (char)('0' + u % 10);
+        while ((u /= 10) != 0);
+        char *d = buf;
+        if (signbit(v))
+            *d++ = '-';
+        while (k > 0)
+            *d++ = tmp[--k];
+        *d = '\0';
         return;
     }
     for (int p = 15; p <= 17; p++) {
-        snprintf(buf, n, "%.*g", p, v);
+        snprintf(buf, NUM_TEXT, "%.*g", p, v);
         if (strtod(buf, NULL) == v)
             return;
     }
@@ -50,8 +49,8 @@ cJSON *tb__json_num_item(double v)
 {
     if (!isfinite(v))
         return cJSON_CreateNull();
-    char text[40];
-    format_double(text, sizeof text, v);
+    char text[NUM_TEXT];
+    format_double(text, v);
     return cJSON_CreateRaw(text);
 }
 
@@ -71,9 +70,9 @@ static cJSON *long_item(long v)
 
 int tb__json_put_num(tb_buf *out, double v)
 {
-    char text[40];
+    char text[NUM_TEXT];
     if (isfinite(v))
-        format_double(text, sizeof text, v);
+        format_double(text, v);
     else
         memcpy(text, "null", 5);
     return tb_buf_append(out, text, strlen(text));
