@@ -4,7 +4,6 @@
  */
 #include "core/json.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,23 +18,27 @@
  */
 enum { NUM_TEXT = 40 }; /* room for any double as text */
 
+/* u's decimal digits at d, without printf (a per-rank table of a million
+ * ranks is mostly counts and integral zeros); the end, not terminated. */
+static char *u64_text(char *d, uint64_t u)
+{
+    char tmp[20];
+    int k = 0;
+    do
+        tmp[k++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    while (k > 0)
+        *d++ = tmp[--k];
+    return d;
+}
+
 static void format_double(char buf[NUM_TEXT], double v)
 {
-    if (v == floor(v) && fabs(v) < 1e17) {
-        /* the digits %.17g writes, without printf: a per-rank table of a
-         * million ranks is mostly zeros and counts */
-        char tmp[24];
-        int k = 0;
-        uint64_t u = (uint64_t)fabs(v);
-        do
-            tmp[k++] = (char)('0' + u % 10);
-        while ((u /= 10) != 0);
+    if (v == floor(v) && fabs(v) < 1e17) { /* the digits %.17g writes */
         char *d = buf;
         if (signbit(v))
             *d++ = '-';
-        while (k > 0)
-            *d++ = tmp[--k];
-        *d = '\0';
+        *u64_text(d, (uint64_t)fabs(v)) = '\0';
         return;
     }
     for (int p = 15; p <= 17; p++) {
@@ -57,7 +60,7 @@ cJSON *tb__json_num_item(double v)
 cJSON *tb__json_u64_item(uint64_t v)
 {
     char digits[24];
-    snprintf(digits, sizeof digits, "%" PRIu64, v);
+    *u64_text(digits, v) = '\0';
     return cJSON_CreateRaw(digits);
 }
 
@@ -81,13 +84,32 @@ int tb__json_put_num(tb_buf *out, double v)
 int tb__json_put_u64(tb_buf *out, uint64_t v)
 {
     char digits[24];
-    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
-    return tb_buf_append(out, digits, (size_t)n);
+    return tb_buf_append(out, digits, (size_t)(u64_text(digits, v) - digits));
 }
 
 int tb__json_put_str(tb_buf *out, const char *s)
 {
     return tb_buf_append(out, s, strlen(s));
+}
+
+/* ", \"key\": " */
+static int put_key(tb_buf *out, const char *key)
+{
+    TB_CHECK(tb__json_put_str(out, ", \""));
+    TB_CHECK(tb__json_put_str(out, key));
+    return tb__json_put_str(out, "\": ");
+}
+
+int tb__json_put_member_num(tb_buf *out, const char *key, double v)
+{
+    TB_CHECK(put_key(out, key));
+    return tb__json_put_num(out, v);
+}
+
+int tb__json_put_member_u64(tb_buf *out, const char *key, uint64_t v)
+{
+    TB_CHECK(put_key(out, key));
+    return tb__json_put_u64(out, v);
 }
 
 /* Adds item (NULL: out of memory) under key; 1 when it could not. */

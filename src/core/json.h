@@ -79,5 +79,8 @@ int tb__json_emit_open(cJSON *obj, int bad, const char *extra, const char *const
 int tb__json_put_num(tb_buf *out, double v);
 int tb__json_put_u64(tb_buf *out, uint64_t v);
 int tb__json_put_str(tb_buf *out, const char *s);
+/* A member after others: ", \"key\": value" (key as it is, not escaped). */
+int tb__json_put_member_num(tb_buf *out, const char *key, double v);
+int tb__json_put_member_u64(tb_buf *out, const char *key, uint64_t v);
 
 #endif

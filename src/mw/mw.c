@@ -946,8 +946,7 @@ int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
             continue;
         rc |= tb__json_put_str(out, first ? "{\"rank\": " : ", {\"rank\": ");
         rc |= tb__json_put_u64(out, (uint64_t)r);
-        rc |= tb__json_put_str(out, ", \"tasks\": ");
-        rc |= tb__json_put_u64(out, s->rank[r].tasks_assigned);
+        rc |= tb__json_put_member_u64(out, "tasks", s->rank[r].tasks_assigned);
         rc |= tb__json_put_str(out, "}");
         first = 0;
     }
@@ -956,19 +955,14 @@ int tb_mw_summary_json(const tb_mw_summary *s, const char *extra, tb_buf *out)
         const tb_mw_rank_info *ri = &s->rank[r];
         rc |= tb__json_put_str(out, r ? ", {\"rank\": " : "{\"rank\": ");
         rc |= tb__json_put_u64(out, (uint64_t)r);
-        rc |= tb__json_put_str(out, ri->is_master ? ", \"role\": \"master\", \"tasks_computed\": "
-                                                  : ", \"role\": \"worker\", \"tasks_computed\": ");
-        rc |= tb__json_put_u64(out, ri->tasks_computed);
-        rc |= tb__json_put_str(out, ", \"busy_s\": ");
-        rc |= tb__json_put_num(out, ri->busy_s);
-        rc |= tb__json_put_str(out, ", \"idle_s\": ");
-        rc |= tb__json_put_num(out, ri->idle_s);
-        rc |= tb__json_put_str(out, ", \"total_s\": ");
-        rc |= tb__json_put_num(out, ri->total_s);
-        rc |= tb__json_put_str(out, ", \"msgs_sent\": ");
-        rc |= tb__json_put_u64(out, ri->msgs_sent);
-        rc |= tb__json_put_str(out, ", \"msgs_recv\": ");
-        rc |= tb__json_put_u64(out, ri->msgs_recv);
+        rc |= tb__json_put_str(out, ri->is_master ? ", \"role\": \"master\""
+                                                  : ", \"role\": \"worker\"");
+        rc |= tb__json_put_member_u64(out, "tasks_computed", ri->tasks_computed);
+        rc |= tb__json_put_member_num(out, "busy_s", ri->busy_s);
+        rc |= tb__json_put_member_num(out, "idle_s", ri->idle_s);
+        rc |= tb__json_put_member_num(out, "total_s", ri->total_s);
+        rc |= tb__json_put_member_u64(out, "msgs_sent", ri->msgs_sent);
+        rc |= tb__json_put_member_u64(out, "msgs_recv", ri->msgs_recv);
         rc |= tb__json_put_str(out, "}");
     }
     rc |= tb__json_put_str(out, "]}");

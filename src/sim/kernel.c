@@ -13,8 +13,9 @@
  *
  * Four children to a node: half the depth of a binary heap, and a node's
  * children (4 x 32 bytes, from index 4i + 1) lie within three cache lines,
- * so a pop touches fewer lines on its way down.  The order (time, then sequence number) is total, so the
- * events come out in the same order whatever the heap's shape.
+ * so a pop touches fewer lines on its way down.  The order (time, then
+ * sequence number) is total, so the events come out in the same order
+ * whatever the heap's shape.
  */
 #include "tenbin/core.h"
 
