@@ -31,5 +31,7 @@
       "tenbin emu: real seconds the coordinator keeps watching after a frame before it sleeps") \
     X("TENBIN_EMU_AHEAD", INT, "32",                                                          \
       "tenbin emu: most answers in advance for a rank's next MPI_ANY_SOURCE receives (0: none)") \
+    X("TENBIN_CLOCK", STRING, "auto",                                                         \
+      "real runs' per-task clock: auto (the time-stamp counter where the kernel keeps time with it) or monotonic") \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \
       "how a rank waits for messages: spin, yield, sleep, or auto (yield when ranks outnumber cores)")

@@ -83,6 +83,7 @@ typedef struct tp_mpi {
     MPI_Comm bulk;        /* bodies of messages longer than PRE_SIZE */
     int rank;
     double t0;
+    tb__fastclock clk;                    /* the per-task clock (clock_inline.h) */
     tb_buf rbuf;          /* receive buffer of long messages, grown as needed */
     unsigned char *pre;   /* receive buffer, PRE_SIZE */
     MPI_Request preq;     /* the receive posted into it, or MPI_REQUEST_NULL */
@@ -255,7 +256,7 @@ static int release_held(tp_mpi *m)
 {
     if (m->nheld == 0)
         return TB_OK;
-    double now = tb__wtime() - m->t0;
+    double now = tb__fastclock_now(&m->clk) - m->t0;
     while (m->nheld > 0 && m->held[m->held_head].at <= now) {
         held_msg *h = &m->held[m->held_head];
         m->held_head = (m->held_head + 1) & (m->capheld - 1);
@@ -282,7 +283,7 @@ static int hold(tp_mpi *m, int dst, int tag, tb_buf *msg)
         m->capheld = cap;
     }
     held_msg *h = &m->held[(m->held_head + m->nheld) & (m->capheld - 1)];
-    h->at = tb__wtime() - m->t0 + m->delay[dst];
+    h->at = tb__fastclock_now(&m->clk) - m->t0 + m->delay[dst];
     h->dst = dst;
     h->tag = tag;
     take_buf(m, msg, &h->buf);
@@ -353,7 +354,8 @@ static int mpi_arrived(tb_tp *tp, tb_actor *a, const int *from, int n)
 static double mpi_now(tb_tp *tp, tb_actor *a)
 {
     (void)a;
-    return tb__wtime() - as_mpi(tp)->t0;
+    tp_mpi *m = as_mpi(tp);
+    return tb__fastclock_now(&m->clk) - m->t0;
 }
 
 static int mpi_timer(tb_tp *tp, tb_actor *a, double at, uint64_t id)
@@ -372,7 +374,7 @@ static int mpi_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
         return TB_ERR_STATE; /* one computation at a time (transport.h) */
     TB_CHECK(tb__guard_enter(c->what ? c->what : "task", c->what ? c->id : job, m->rank,
                              m->task_timeout));
-    m->compute_t0 = c->start_given ? m->t0 + c->start : tb__wtime();
+    m->compute_t0 = c->start_given ? m->t0 + c->start : tb__fastclock_now(&m->clk);
     int status = c->fn(c->arg);
     m->compute_t0 = -1;
     tb__guard_leave();
@@ -418,7 +420,7 @@ static double mpi_spent(tb_tp *tp, tb_actor *a, double modelled)
 {
     (void)a, (void)modelled;
     tp_mpi *m = as_mpi(tp);
-    return m->compute_t0 >= 0 ? tb__wtime() - m->compute_t0 : 0.0;
+    return m->compute_t0 >= 0 ? tb__fastclock_now(&m->clk) - m->compute_t0 : 0.0;
 }
 
 static const tb_tp_ops mpi_ops = {
@@ -500,7 +502,8 @@ int tb_tp_mpi_create(tb_tp **out, MPI_Comm comm)
     m->max_sleep_ns = 1000000;
     MPI_Comm_rank(comm, &m->rank);
     MPI_Comm_size(comm, &m->base.size);
-    m->t0 = tb__wtime();
+    tb__fastclock_init(&m->clk);
+    m->t0 = m->clk.last;
     *out = &m->base;
     return TB_OK;
 }
@@ -544,7 +547,7 @@ static int fire_timer(tp_mpi *m, tb_actor *a, int *fired)
     *fired = 0;
     if (m->ntimers == 0)
         return TB_OK;
-    double now = tb__wtime() - m->t0;
+    double now = tb__fastclock_now(&m->clk) - m->t0;
     size_t best = 0;
     for (size_t i = 1; i < m->ntimers; i++) {
         const tp_timer *t = &m->timers[i], *b = &m->timers[best];
@@ -624,7 +627,7 @@ static void cancel_recv(tp_mpi *m)
 int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
 {
     tp_mpi *m = as_mpi(tp);
-    m->t0 = tb__wtime();
+    m->t0 = tb__fastclock_anchor(&m->clk);
     a->tp = tp;
     a->rank = m->rank;
     TB_CHECK(a->ops->start(a));
@@ -685,7 +688,7 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
             continue;
         /* Spin a little first: most answers come within microseconds, and a
          * yield or sleep on every empty poll costs 3x in dispatch rate. */
-        double now = tb__wtime();
+        double now = tb__fastclock_now(&m->clk);
         if (idle_since < 0)
             idle_since = now;
         if (now - idle_since < 50e-6)
@@ -700,12 +703,12 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
                 backoff = m->max_sleep_ns;
             long ns = backoff;
             if (m->nheld > 0) { /* not past the next held message's time */
-                double due = m->held[m->held_head].at - (tb__wtime() - m->t0);
+                double due = m->held[m->held_head].at - (tb__fastclock_now(&m->clk) - m->t0);
                 if (due * 1e9 < ns)
                     ns = due > 0 ? (long)(due * 1e9) : 0;
             }
             for (size_t i = 0; i < m->ntimers; i++) { /* nor past a timer's */
-                double due = m->timers[i].at - (tb__wtime() - m->t0);
+                double due = m->timers[i].at - (tb__fastclock_now(&m->clk) - m->t0);
                 if (due * 1e9 < ns)
                     ns = due > 0 ? (long)(due * 1e9) : 0;
             }
