@@ -1079,15 +1079,30 @@ void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, 
     out->link_free = self ? link_free : start + n->g + bytes_time(bytes, G);
 }
 
+/* The first span that ends after t (strictly, or at t too when `at`): the
+ * spans are ascending and disjoint, so their ends ascend too.  A binary
+ * search: a link keeps up to TB_NET_SPANS of them, and a linear scan read
+ * both arrays whole for every message (at thousands of ranks, misses). */
+static int span_after(const tb_netlink *l, double t, int at)
+{
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (l->to[mid] < t || (!at && l->to[mid] == t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Mark from..to busy on the link: the union with its spans, merging those it
  * touches; with TB_NET_SPANS spans kept, the oldest is forgotten. */
 static void link_hold(tb_netlink *l, double from, double to)
 {
     if (!(to > from))
         return;
-    int i = 0;
-    while (i < l->n && l->to[i] < from)
-        i++;
+    int i = span_after(l, from, 1); /* the first with to >= from */
     int j = i;
     while (j < l->n && l->from[j] <= to) {
         if (l->from[j] < from)
@@ -1126,7 +1141,8 @@ static void link_hold(tb_netlink *l, double from, double to)
 static double link_through(const tb_netlink *l, double arrival, double need)
 {
     double first = arrival - need, in = arrival, delay = 0.0;
-    for (int i = 0; i < l->n && l->from[i] < in; i++) {
+    /* Spans that end by `first` add nothing (and start before `in`). */
+    for (int i = span_after(l, first, 0); i < l->n && l->from[i] < in; i++) {
         if (l->to[i] <= first)
             continue;
         delay += l->to[i] - (l->from[i] > first ? l->from[i] : first);

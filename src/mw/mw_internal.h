@@ -151,15 +151,14 @@ static inline int tb__mw_group_start(const tb__mw_cfg *c, int k)
 typedef struct tb__mw_master tb__mw_master;
 
 typedef struct tb__mw_node {
+    /* What a worker touches for every task first (the simulator at
+     * thousands of ranks runs out of L2 cache: docs/benchmarks.md), then
+     * its counters, then the rest; nodes start a cache line (run.c). */
     tb_actor base;
     const tb__mw_cfg *cfg;
     tb_trace *trace;          /* may be NULL */
-    double trace_t0;          /* trace clock at transport time zero */
-    tb_progress *progress;    /* root only, may be NULL */
-    tb__queue *root_bag;      /* root only: the tasks added by the user */
     tb__mw_master *master;    /* non-NULL while this node is a master */
     /* worker state */
-    tb_buf in;                /* copy of the task message being worked (chunks of 2 or more) */
     tb_buf in_view;           /* the message itself, for a chunk of one task */
     tb_buf *cur_in;           /* which of the two is being read */
     uint32_t in_left;         /* records still to compute */
@@ -169,20 +168,25 @@ typedef struct tb__mw_node {
     size_t cur_len;
     tb_buf out;               /* result message being built */
     uint32_t out_n;
+    int ending;               /* STOP or FINISH came: no more work */
     tb_buf scratch;           /* the worker function's result */
-    tb_buf spare;             /* a master's own results while it reads them */
     double t_start, t_wait, t_compute;
     double t_arrived;         /* when the current task message arrived */
     double cur_wait;          /* how long the worker waited for it */
     double chunk_sq;          /* sum of the squared task times of the current chunk */
+    /* counters for the summary */
+    tb_mw_rank_info info;
+    /* the rest */
+    tb_buf in;                /* copy of the task message being worked (chunks of 2 or more) */
+    tb_buf spare;             /* a master's own results while it reads them */
+    double trace_t0;          /* trace clock at transport time zero */
+    tb_progress *progress;    /* root only, may be NULL */
+    tb__queue *root_bag;      /* root only: the tasks added by the user */
     int status;               /* final status of the run seen by this node */
     tb_buf partial;           /* tb_mw_set_reduce: this rank's partial */
     int reduce_wait;          /* REDUCE messages still to come before this rank ends */
     int reduce_up;            /* where this rank's partial goes (-1: it is the root) */
     int reduce_failed;        /* a fold or combine of this subtree failed */
-    int ending;               /* STOP or FINISH came: no more work */
-    /* counters for the summary */
-    tb_mw_rank_info info;
 } tb__mw_node;
 
 /* Initialise node `rank` of a run: role from cfg; root_bag is the root's

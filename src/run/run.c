@@ -4,6 +4,7 @@
  */
 #include "run/run.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +39,20 @@ static int abort_job(tb__run *run, int starting, int rc)
 
 static int make_actors(tb__run *run, const tb__run_ops *ops, void *ctx, int first)
 {
-    run->mem = calloc((size_t)run->nactors, ops->actor_size);
-    run->actors = calloc((size_t)run->nactors, sizeof *run->actors);
-    run->counts = calloc((size_t)run->nactors, sizeof *run->counts);
+    /* Each actor starts a cache line: a simulated worker's hot state is its
+     * first lines (tb__mw_node), and thousands of ranks outgrow the L2. */
+    size_t stride = (ops->actor_size + 63) & ~(size_t)63;
+    size_t n = (size_t)run->nactors;
+    if (n > SIZE_MAX / stride)
+        return TB_ERR_NOMEM;
+    run->mem = aligned_alloc(64, (n ? n : 1) * stride);
+    run->actors = calloc(n, sizeof *run->actors);
+    run->counts = calloc(n, sizeof *run->counts);
     if (!run->mem || !run->actors || !run->counts)
         return TB_ERR_NOMEM;
+    memset(run->mem, 0, n * stride);
     for (int i = 0; i < run->nactors; i++) {
-        tb_actor *a = (tb_actor *)(run->mem + (size_t)i * ops->actor_size);
+        tb_actor *a = (tb_actor *)(run->mem + (size_t)i * stride);
         run->actors[i] = a;
         run->made = i + 1;
         TB_CHECK(ops->init(ctx, a, first + i));
