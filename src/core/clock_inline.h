@@ -7,10 +7,8 @@
  * time-stamp counter where the kernel itself keeps time with it (its clock
  * source is "tsc": the counter runs at a constant rate and agrees across
  * cores).  clock_gettime orders the counter's read after every earlier
- * instruction (lfence), which stalls a rank that has just received a
- * message behind that message's loads; a plain read does not.  Measured on
- * the dispatch path: one clock read a task on a worker's critical path cost
- * 10 % of the rate of one task per message at P = 2 (docs/benchmarks.md).
+ * instruction (lfence) and costs 35 ns a read here; a plain read 12.5 ns,
+ * two or three times a task (docs/benchmarks.md, "The clock off the fence").
  *
  * The counter is turned into seconds against clock_gettime: an anchor (a
  * real read and the counter beside it) at least every TB__FASTCLOCK_SPAN
