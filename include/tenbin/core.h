@@ -221,6 +221,10 @@ TB_API int tb_env_int_in(const char *name, long lo, long hi, long *out);
 TB_API int tb_env_double_in(const char *name, double lo, double hi, double *out);
 /* *out points into the environment or the static default; may be NULL. */
 TB_API int tb_env_string(const char *name, const char **out);
+/* A string that must be one of `words` (NULL-terminated): *out is its index.
+ * Another value gives TB_ERR_PARSE, one warning line naming the variable and
+ * the words, and the default's index (-1 if the default is not a word). */
+TB_API int tb_env_word(const char *name, const char *const *words, int *out);
 /* The declared default as text (what `tenbin info --env` shows), for a caller
  * that validates a string itself and falls back to the default; NULL for an
  * undeclared name or a variable without a default. */

@@ -35,13 +35,10 @@ static int kernel_uses_tsc(void)
 void tb__fastclock_init(tb__fastclock *c)
 {
     memset(c, 0, sizeof *c);
-    const char *s = NULL;
-    tb_env_string("TENBIN_CLOCK", &s);
-    if (s && strcmp(s, "auto") != 0 && strcmp(s, "monotonic") != 0) {
-        TB_LOG_WARN("TENBIN_CLOCK=%s is not auto or monotonic; using auto", s);
-        s = NULL;
-    }
-    c->tsc = TB__HAVE_TSC && !(s && strcmp(s, "monotonic") == 0) && kernel_uses_tsc();
+    static const char *const words[] = {"auto", "monotonic", NULL};
+    int w = 0;
+    (void)tb_env_word("TENBIN_CLOCK", words, &w); /* a wrong word: warned, auto */
+    c->tsc = TB__HAVE_TSC && w == 0 && kernel_uses_tsc();
     c->last = -HUGE_VAL;
     (void)tb__fastclock_anchor(c);
 }

@@ -176,6 +176,37 @@ int tb_env_string(const char *name, const char **out)
     return TB_OK;
 }
 
+static int word_index(const char *const *words, const char *s)
+{
+    for (int i = 0; s && words[i]; i++)
+        if (strcmp(s, words[i]) == 0)
+            return i;
+    return -1;
+}
+
+int tb_env_word(const char *name, const char *const *words, int *out)
+{
+    if (!words)
+        return TB_ERR_INVALID;
+    const char *s = NULL;
+    TB_CHECK(tb_env_string(name, &s));
+    const char *deflt = tb_env_default(name);
+    int i = word_index(words, s ? s : deflt);
+    if (i >= 0) {
+        *out = i;
+        return TB_OK;
+    }
+    char list[256] = "";
+    for (int k = 0; words[k]; k++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", k == 0 ? "" : words[k + 1] ? ", " : " or ",
+                 words[k]);
+    }
+    TB_LOG_WARN("%s=%s is not %s; using %s", name, s, list, deflt ? deflt : "none");
+    *out = word_index(words, deflt);
+    return TB_ERR_PARSE;
+}
+
 const char *tb_env_default(const char *name)
 {
     const tb_opt_desc *d = find(name);

@@ -150,27 +150,38 @@ int tb_speed_cursor_seek(tb_speed_cursor *c, double t)
     return TB_OK;
 }
 
+enum { PAST_SEGMENT = 1 };
+
+/* Work `left` from `now` (inside c's segment): TB_OK with *end when it ends
+ * in the segment, PAST_SEGMENT when it runs past it, TB_ERR_RANGE when it
+ * never ends.  Reads c only. */
+static int segment_end(const tb_speed_cursor *c, double now, double left, double *end)
+{
+    if (left <= 0) {
+        *end = now;
+        return TB_OK;
+    }
+    if (c->t1 == INFINITY && !(c->speed > 0))
+        return TB_ERR_RANGE;
+    if (c->t1 == INFINITY || (c->t1 - now) * c->speed >= left) {
+        *end = now + left / c->speed;
+        /* Work too large for the speed: the task would never end. */
+        return isfinite(*end) ? TB_OK : TB_ERR_RANGE;
+    }
+    return PAST_SEGMENT;
+}
+
 /* Integrates on c from t (inside c's segment) until work is done. */
 static int integrate(tb_speed_cursor *c, double t, double work, double *end)
 {
     double left = work, now = t;
-    for (;;) {
-        if (left <= 0) {
-            *end = now;
-            return TB_OK;
-        }
-        if (c->t1 == INFINITY && !(c->speed > 0))
-            return TB_ERR_RANGE;
-        double room = (c->t1 - now) * c->speed;
-        if (c->t1 == INFINITY || room >= left) {
-            *end = now + left / c->speed;
-            /* Work too large for the speed: the task would never end. */
-            return isfinite(*end) ? TB_OK : TB_ERR_RANGE;
-        }
-        left -= room;
+    int rc;
+    while ((rc = segment_end(c, now, left, end)) == PAST_SEGMENT) {
+        left -= (c->t1 - now) * c->speed;
         now = c->t1;
         TB_CHECK(advance(c));
     }
+    return rc;
 }
 
 /* The cursor stays at t; the integration runs on a copy. */
@@ -179,20 +190,11 @@ int tb_speed_finish_time(tb_speed_cursor *c, double t, double work, double *end)
     if (end == NULL || !(work >= 0) || !isfinite(work))
         return TB_ERR_INVALID;
     TB_CHECK(tb_speed_cursor_seek(c, t));
-    /* integrate's first step, on c itself (it reads the segment only):
-     * most work ends in the segment it starts in, and then the copy of the
-     * cursor (three cache lines, for every computation of every rank) is
-     * not needed.  The same operations, so the same end to the bit. */
-    if (!(work > 0)) {
-        *end = t;
-        return TB_OK;
-    }
-    if (c->t1 == INFINITY && !(c->speed > 0))
-        return TB_ERR_RANGE;
-    if (c->t1 == INFINITY || (c->t1 - t) * c->speed >= work) {
-        *end = t + work / c->speed;
-        return isfinite(*end) ? TB_OK : TB_ERR_RANGE;
-    }
+    /* Most work ends in the segment it starts in: then the cursor (three
+     * cache lines, for every computation of every rank) is not copied. */
+    int rc = segment_end(c, t, work, end);
+    if (rc != PAST_SEGMENT)
+        return rc;
     tb_speed_cursor w = *c;
     w.leave = NULL;
     w.cap = 0;
@@ -203,7 +205,7 @@ int tb_speed_finish_time(tb_speed_cursor *c, double t, double work, double *end)
         memcpy(w.leave, c->leave, (size_t)c->dummies * sizeof *w.leave);
         w.cap = c->dummies;
     }
-    int rc = integrate(&w, t, work, end);
+    rc = integrate(&w, t, work, end);
     free(w.leave);
     return rc;
 }

@@ -428,17 +428,7 @@ static const tb_tp_ops mpi_ops = {
     mpi_spent,
 };
 
-/* TENBIN_MPI_WAIT's words: a wait_mode, WAIT_AUTO or -1 for none of them. */
-enum { WAIT_AUTO = WAIT_SLEEP + 1 };
-
-static int wait_named(const char *s)
-{
-    static const char *const names[] = {"spin", "yield", "sleep", "auto"};
-    for (int i = 0; s && i < 4; i++)
-        if (strcmp(s, names[i]) == 0)
-            return i;
-    return -1;
-}
+enum { WAIT_AUTO = WAIT_SLEEP + 1 }; /* TENBIN_MPI_WAIT's words, in wait_mode's order */
 
 /*
  * MPI libraries wait by spinning, which is right on dedicated cores and
@@ -449,8 +439,9 @@ static int wait_named(const char *s)
  */
 static wait_mode choose_wait(MPI_Comm comm)
 {
-    const char *s = NULL;
-    tb_env_string("TENBIN_MPI_WAIT", &s);
+    static const char *const words[] = {"spin", "yield", "sleep", "auto", NULL};
+    int mode = WAIT_AUTO;
+    (void)tb_env_word("TENBIN_MPI_WAIT", words, &mode); /* a wrong word: warned, auto */
     MPI_Comm node;
     int local = 1;
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -468,12 +459,6 @@ static wait_mode choose_wait(MPI_Comm comm)
         cores = CPU_COUNT(&all);
     }
     MPI_Comm_free(&node);
-    int mode = wait_named(s);
-    if (mode < 0 && s != NULL) {
-        const char *deflt = tb_env_default("TENBIN_MPI_WAIT");
-        TB_LOG_WARN("TENBIN_MPI_WAIT=%s is not spin, yield, sleep or auto; using %s", s, deflt);
-        mode = wait_named(deflt);
-    }
     if (mode >= 0 && mode != WAIT_AUTO)
         return (wait_mode)mode;
     return local > cores ? WAIT_YIELD : WAIT_SPIN;

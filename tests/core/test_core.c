@@ -678,6 +678,34 @@ static void test_env_ranges(void)
     TB_ASSERT(tb_env_default("TENBIN_NO_SUCH_THING") == NULL);
 }
 
+/* tb_env_word: the index of the word; unset is the default's; another word
+ * is one warning line naming the variable and the words, and the default. */
+static void test_env_word(void)
+{
+    static const char *const words[] = {"spin", "yield", "sleep", "auto", NULL};
+    capture c;
+    int w = -7;
+    unset_all();
+    capture_start(&c, TB_LOG_WARN);
+    TB_ASSERT_OK(tb_env_word("TENBIN_MPI_WAIT", words, &w));
+    TB_ASSERT_EQ_INT(w, 3);
+    setenv("TENBIN_MPI_WAIT", "yield", 1);
+    TB_ASSERT_OK(tb_env_word("TENBIN_MPI_WAIT", words, &w));
+    TB_ASSERT_EQ_INT(w, 1);
+    setenv("TENBIN_MPI_WAIT", "nap", 1);
+    TB_ASSERT_EQ_INT(tb_env_word("TENBIN_MPI_WAIT", words, &w), TB_ERR_PARSE);
+    TB_ASSERT_EQ_INT(w, 3);
+    w = -7;
+    TB_ASSERT_EQ_INT(tb_env_word("TENBIN_NO_SUCH_THING", words, &w), TB_ERR_NOTFOUND);
+    TB_ASSERT_EQ_INT(tb_env_word("TENBIN_QUIET", words, &w), TB_ERR_INVALID); /* a bool */
+    TB_ASSERT_EQ_INT(w, -7);
+    capture_stop();
+    unset_all();
+    TB_ASSERT_EQ_INT(c.calls, 1);
+    TB_ASSERT(strstr(c.line[0], "TENBIN_MPI_WAIT=nap is not spin, yield, sleep or auto; using auto") !=
+              NULL);
+}
+
 static void test_env_print(void)
 {
     unset_all();
@@ -1832,6 +1860,7 @@ static const tb_test tests[] = {
     {"env_defaults", test_env_defaults},
     {"env_values", test_env_values},
     {"env_errors", test_env_errors},
+    {"env_word", test_env_word},
     {"env_ranges", test_env_ranges},
     {"env_print", test_env_print},
     {"rng_known", test_rng_known},
