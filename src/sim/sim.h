@@ -46,10 +46,21 @@ typedef struct tb_sim_event {
     uint64_t a;    /* event data */
 } tb_sim_event;    /* 32 bytes: two to a cache line */
 
+/* An event as the queue keeps it: its time as an unsigned integer that
+ * orders as the time does (kernel.c), so that the order (time, sequence)
+ * is two integer comparisons that need no branch. */
+typedef struct tb_sim_qent {
+    uint64_t key;
+    uint64_t seq;
+    int type;
+    int rank;
+    uint64_t a;
+} tb_sim_qent;
+
 typedef struct tb_sim_queue {
-    tb_sim_event *heap;
+    tb_sim_qent *heap;
     size_t n, cap;
-    tb_sim_event *run;      /* the FIFO run: events [run_head, run_end) */
+    tb_sim_qent *run;       /* the FIFO run: events [run_head, run_end) */
     size_t run_head, run_end, run_cap;
     uint64_t seq;
     uint64_t popped;
