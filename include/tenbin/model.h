@@ -165,9 +165,12 @@ TB_API void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cl
  * spans (an older one is forgotten, as if the link had been free then).
  */
 #define TB_NET_SPANS 16
+typedef struct tb_netspan {
+    double from, to; /* busy from..to */
+} tb_netspan;
 typedef struct tb_netlink {
-    int n;                                        /* spans kept, ascending, disjoint */
-    double from[TB_NET_SPANS], to[TB_NET_SPANS];  /* busy from..to */
+    int n;                          /* spans kept, ascending, disjoint */
+    tb_netspan span[TB_NET_SPANS];  /* (the count and the first three share a cache line) */
 } tb_netlink;
 
 typedef struct tb_netrecv {
@@ -185,6 +188,19 @@ typedef struct tb_netrecv {
 TB_API void tb_net_recv(const tb_platform *p, int P, int src_cluster, int dst_cluster, int self,
                         size_t bytes, int rendezvous, double clock, double arrival,
                         tb_netlink *link, tb_netrecv *out);
+/* The most any message of the platform needs the receiving link for: the
+ * largest g, plus (k-1)G for the largest eager message (k <= S of its
+ * sender's cluster) over the slowest link it may take; INFINITY when that
+ * has no bound (S infinite and G > 0). */
+TB_API double tb_net_need_max(const tb_platform *p);
+/* Forget the link's spans that end before `t`.  Changes nothing that the
+ * link will answer if every message later passed through it has arrival -
+ * need >= t (need: g + (k-1)G as above, at most tb_net_need_max) and the
+ * data of every later rendezvous arrives after t: a receiver that takes its
+ * messages in order of arrival, from time A on, may forget before A -
+ * tb_net_need_max.  The link then stays a span or two long, in one cache
+ * line, instead of TB_NET_SPANS. */
+TB_API void tb_net_forget(tb_netlink *link, double t);
 /* What taking a message costs the receiver: or + ob*P + O*k of its own
  * cluster and, for a rendezvous, 2L + (k-1)G more (clear to send back, then
  * the data), with the link's L and G. */

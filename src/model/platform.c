@@ -1082,13 +1082,13 @@ void tb_net_send(const tb_platform *p, int P, int src_cluster, int dst_cluster, 
 /* The first span that ends after t (strictly, or at t too when `at`): the
  * spans are ascending and disjoint, so their ends ascend too.  A binary
  * search: a link keeps up to TB_NET_SPANS of them, and a linear scan read
- * both arrays whole for every message (at thousands of ranks, misses). */
+ * them all for every message (at thousands of ranks, misses). */
 static int span_after(const tb_netlink *l, double t, int at)
 {
     int lo = 0, hi = l->n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (l->to[mid] < t || (!at && l->to[mid] == t))
+        if (l->span[mid].to < t || (!at && l->span[mid].to == t))
             lo = mid + 1;
         else
             hi = mid;
@@ -1102,36 +1102,64 @@ static void link_hold(tb_netlink *l, double from, double to)
 {
     if (!(to > from))
         return;
+    tb_netspan *sp = l->span;
     int i = span_after(l, from, 1); /* the first with to >= from */
     int j = i;
-    while (j < l->n && l->from[j] <= to) {
-        if (l->from[j] < from)
-            from = l->from[j];
-        if (l->to[j] > to)
-            to = l->to[j];
+    while (j < l->n && sp[j].from <= to) {
+        if (sp[j].from < from)
+            from = sp[j].from;
+        if (sp[j].to > to)
+            to = sp[j].to;
         j++;
     }
     if (j > i) { /* spans i..j-1 become one */
-        l->from[i] = from;
-        l->to[i] = to;
-        memmove(&l->from[i + 1], &l->from[j], (size_t)(l->n - j) * sizeof l->from[0]);
-        memmove(&l->to[i + 1], &l->to[j], (size_t)(l->n - j) * sizeof l->to[0]);
+        sp[i] = (tb_netspan){from, to};
+        memmove(&sp[i + 1], &sp[j], (size_t)(l->n - j) * sizeof *sp);
         l->n -= j - i - 1;
         return;
     }
     if (l->n == TB_NET_SPANS) { /* full: forget the oldest (maybe this one) */
         if (i == 0)
             return;
-        memmove(&l->from[0], &l->from[1], (size_t)(l->n - 1) * sizeof l->from[0]);
-        memmove(&l->to[0], &l->to[1], (size_t)(l->n - 1) * sizeof l->to[0]);
+        memmove(&sp[0], &sp[1], (size_t)(l->n - 1) * sizeof *sp);
         l->n--;
         i--;
     }
-    memmove(&l->from[i + 1], &l->from[i], (size_t)(l->n - i) * sizeof l->from[0]);
-    memmove(&l->to[i + 1], &l->to[i], (size_t)(l->n - i) * sizeof l->to[0]);
-    l->from[i] = from;
-    l->to[i] = to;
+    memmove(&sp[i + 1], &sp[i], (size_t)(l->n - i) * sizeof *sp);
+    sp[i] = (tb_netspan){from, to};
     l->n++;
+}
+
+void tb_net_forget(tb_netlink *l, double t)
+{
+    int k = 0;
+    while (k < l->n && l->span[k].to < t)
+        k++;
+    if (k > 0) {
+        memmove(&l->span[0], &l->span[k], (size_t)(l->n - k) * sizeof l->span[0]);
+        l->n -= k;
+    }
+}
+
+double tb_net_need_max(const tb_platform *p)
+{
+    double g = 0.0, bytes = 0.0;
+    for (size_t c = 0; c < p->nclusters; c++) {
+        const tb_loggps *n = &p->clusters[c].net;
+        if (n->g > g)
+            g = n->g;
+        /* an eager message has at most S bytes: (S-1)G over its own
+         * cluster's network or the wide-area link */
+        double k1 = n->S > 1.0 ? n->S - 1.0 : 0.0;
+        double Gs[2] = {n->G, p->nclusters > 1 ? p->wan.G : 0.0};
+        for (int w = 0; w < 2; w++) {
+            double b = Gs[w] > 0.0 ? k1 * Gs[w] : 0.0;
+            if (!(b <= bytes)) /* larger, or not a number: no bound */
+                bytes = b == b ? b : INFINITY;
+        }
+    }
+    double need = g + bytes;
+    return need == need ? need : INFINITY;
 }
 
 /* A message that needs the link for `need` and would be through at `arrival`
@@ -1142,10 +1170,11 @@ static double link_through(const tb_netlink *l, double arrival, double need)
 {
     double first = arrival - need, in = arrival, delay = 0.0;
     /* Spans that end by `first` add nothing (and start before `in`). */
-    for (int i = span_after(l, first, 0); i < l->n && l->from[i] < in; i++) {
-        if (l->to[i] <= first)
+    for (int i = span_after(l, first, 0); i < l->n && l->span[i].from < in; i++) {
+        const tb_netspan *sp = &l->span[i];
+        if (sp->to <= first)
             continue;
-        delay += l->to[i] - (l->from[i] > first ? l->from[i] : first);
+        delay += sp->to - (sp->from > first ? sp->from : first);
         in = arrival + delay;
     }
     return in;

@@ -114,6 +114,7 @@ struct tb_sim {
      * touches (its link's busy spans are 260 bytes), so that the fields
      * every event touches stay dense (4,096 ranks' fit in a cache). */
     tb_netlink *rx;         /* its link's receiving side */
+    double need_max;        /* the most a message needs a link for (tb_net_need_max) */
     tb_speed_cursor *speed; /* its host's speed over time */
     tb_sim_queue q;
     tb_sim_cost_fn cost;
@@ -494,6 +495,7 @@ int tb_sim_create(tb_sim **out, const tb_platform *plat, int ranks, tb_sim_cost_
     s->cost = cost;
     s->cost_ctx = cost_ctx;
     s->measure_cpu = measure_cpu || cost == NULL;
+    s->need_max = tb_net_need_max(plat);
     s->r = ranks_alloc((size_t)ranks);
     s->stamp = calloc((size_t)ranks, sizeof *s->stamp);
     s->rx = calloc((size_t)ranks, sizeof *s->rx);
@@ -567,6 +569,11 @@ static int take(tb_sim *s, int rank, double t)
         rc = r->actor->ops->timer ? r->actor->ops->timer(r->actor, m->timer_id) : TB_OK;
     } else {
         tb_netrecv nr;
+        /* m is the earliest of its mailbox, and every later message arrives
+         * after now: the spans that end before m's arrival less the most a
+         * message needs the link for are no longer of use (tb_net_forget). */
+        if (m->src != rank)
+            tb_net_forget(&s->rx[rank], m->arrival - s->need_max);
         tb_net_recv(s->plat, s->P, s->r[m->src].cluster, r->cluster, m->src == rank, m->wire,
                     m->rendezvous, r->clock, m->arrival, &s->rx[rank], &nr);
         r->clock = nr.end;

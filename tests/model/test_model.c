@@ -893,6 +893,58 @@ static void test_net_recv_spans(void)
     tb_platform_destroy(&p);
 }
 
+/* tb_net_forget: a receiver that takes its messages in order of arrival
+ * and forgets, before each, the spans that end before its arrival less
+ * tb_net_need_max gets every message through at the same times, to the
+ * bit, as one that keeps every span (messages of 0 bytes to above S, so
+ * eager and rendezvous, at times that overlap), and its link stays short. */
+static void test_net_forget(void)
+{
+    tb_platform *p = spec_ok("hosts=3,L=3us,o=1us,g=2us,G=1ns,S=4000", 1);
+    TB_ASSERT(p != NULL);
+    /* g + (S-1)G */
+    TB_ASSERT(tb_net_need_max(p) == 2e-6 + 3999.0 * 1e-9);
+    tb_rng r;
+    tb_rng_seed(&r, 5);
+    tb_netlink keep = {0}, short_ = {0};
+    double arrival = 0.0, clock = 0.0;
+    int ok = 1, longest = 0, kept_longest = 0;
+    for (int i = 0; i < 20000 && ok; i++) {
+        arrival += tb_rng_exp(&r, 3e-6); /* 3 us apart on average: a busy link */
+        size_t bytes = (size_t)tb_rng_below(&r, 6000);
+        int rdv = (double)bytes > p->clusters[0].net.S;
+        tb_netrecv a, b;
+        tb_net_recv(p, 3, 0, 0, 0, bytes, rdv, clock, arrival, &keep, &a);
+        tb_net_forget(&short_, arrival - tb_net_need_max(p));
+        tb_net_recv(p, 3, 0, 0, 0, bytes, rdv, clock, arrival, &short_, &b);
+        ok = a.in == b.in && a.taken == b.taken && a.end == b.end;
+        clock = tb_rng_below(&r, 2) ? a.end : clock; /* sometimes behind, sometimes not */
+        longest = short_.n > longest ? short_.n : longest;
+        kept_longest = keep.n > kept_longest ? keep.n : kept_longest;
+    }
+    TB_ASSERT(ok);
+    printf("    longest link: %d spans kept, %d with tb_net_forget\n", kept_longest, longest);
+    TB_ASSERT(longest < kept_longest);
+    /* forgetting more than that does change answers (the test can fail) */
+    tb_netlink l = {0};
+    tb_netrecv x;
+    tb_net_recv(p, 3, 0, 0, 0, 1, 0, 0.0, 10e-6, &l, &x); /* holds 8..10 us */
+    tb_netlink f = l;
+    tb_net_forget(&f, 11e-6);
+    TB_ASSERT_EQ_INT(f.n, 0);
+    tb_net_recv(p, 3, 0, 0, 0, 1, 0, 0.0, 10e-6, &l, &x);
+    TB_ASSERT(x.in > 10e-6); /* waits for the first */
+    tb_net_recv(p, 3, 0, 0, 0, 1, 0, 0.0, 10e-6, &f, &x);
+    TB_ASSERT(x.in == 10e-6); /* the first forgotten */
+    /* no bound on a message's size (a platform built by hand): nothing may
+     * be forgotten */
+    p->clusters[0].net.S = INFINITY;
+    TB_ASSERT(tb_net_need_max(p) == INFINITY);
+    p->clusters[0].net.G = 0.0;
+    TB_ASSERT(tb_net_need_max(p) == 2e-6);
+    tb_platform_destroy(&p);
+}
+
 /* g = G = 0 (pure LogP): neither link ever holds a message back, to the bit. */
 static void test_net_no_gap(void)
 {
@@ -960,6 +1012,7 @@ static const tb_test tests[] = {
     {"net_recv_fill", test_net_recv_fill},
     {"net_recv_rendezvous", test_net_recv_rendezvous},
     {"net_recv_spans", test_net_recv_spans},
+    {"net_forget", test_net_forget},
     {"net_no_gap", test_net_no_gap},
     {"spec_basic", test_spec_basic},
     {"spec_defaults", test_spec_defaults},
