@@ -64,6 +64,7 @@
 #ifndef TB_MW_INTERNAL_H
 #define TB_MW_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/ckpt.h"
@@ -151,30 +152,38 @@ static inline int tb__mw_group_start(const tb__mw_cfg *c, int k)
 typedef struct tb__mw_master tb__mw_master;
 
 typedef struct tb__mw_node {
-    /* What a worker touches for every task first (the simulator at
-     * thousands of ranks runs out of L2 cache: docs/benchmarks.md), then
-     * its counters, then the rest; nodes start a cache line (run.c). */
+    /* What a worker touches for every task, in four cache lines (the
+     * simulator at thousands of ranks waits for memory: each of a task's
+     * two events at a worker touches these four and no other line of it;
+     * docs/benchmarks.md), then the rest; nodes start a cache line
+     * (run.c). */
+    /* line 0 */
     tb_actor base;
     const tb__mw_cfg *cfg;
-    tb_trace *trace;          /* may be NULL */
     tb__mw_master *master;    /* non-NULL while this node is a master */
-    /* worker state */
-    tb_buf in_view;           /* the message itself, for a chunk of one task */
-    tb_buf *cur_in;           /* which of the two is being read */
     uint32_t in_left;         /* records still to compute */
     int reply_to;             /* master that sent it */
-    uint64_t cur_id;
-    const void *cur_data;
-    size_t cur_len;
-    tb_buf out;               /* result message being built */
     uint32_t out_n;
     int ending;               /* STOP or FINISH came: no more work */
+    uint64_t cur_id;
+    /* line 1 */
+    const void *cur_data;
+    size_t cur_len;
+    tb_buf *cur_in;           /* which of in_view and in is being read */
+    tb_trace *trace;          /* may be NULL */
+    double t_wait, t_compute;
+    double busy_s, idle_s;    /* info's, kept here while the node runs (finish_info) */
+    /* line 2 */
+    tb_buf out;               /* result message being built */
     tb_buf scratch;           /* the worker function's result */
-    double t_start, t_wait, t_compute;
+    /* line 3 */
+    tb_buf in_view;           /* the message itself, for a chunk of one task */
+    uint64_t tasks_computed;  /* info's, as busy_s */
+    double t_last_end;        /* when its last computation ended (info.last_task_end_s) */
     double t_arrived;         /* when the current task message arrived */
-    double cur_wait;          /* how long the worker waited for it */
     double chunk_sq;          /* sum of the squared task times of the current chunk */
     /* counters for the summary */
+    double t_start;
     tb_mw_rank_info info;
     /* the rest */
     tb_buf in;                /* copy of the task message being worked (chunks of 2 or more) */
@@ -188,6 +197,10 @@ typedef struct tb__mw_node {
     int reduce_up;            /* where this rank's partial goes (-1: it is the root) */
     int reduce_failed;        /* a fold or combine of this subtree failed */
 } tb__mw_node;
+
+_Static_assert(offsetof(tb__mw_node, cur_data) == 64 && offsetof(tb__mw_node, out) == 128 &&
+                   offsetof(tb__mw_node, in_view) == 192 && offsetof(tb__mw_node, t_start) == 256,
+               "a worker's per-task fields are the node's first four cache lines");
 
 /* Initialise node `rank` of a run: role from cfg; root_bag is the root's
  * queue (rank 0) or NULL.  The node's transport is set when it runs. */

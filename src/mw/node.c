@@ -65,7 +65,7 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
         int kids;
         TB_CHECK(tb__mw_stop_relay(a, status, ranks, cnt, &n->out, &kids));
         double now = tb_tp_now(a);
-        n->info.idle_s += now - n->t_wait;
+        n->idle_s += now - n->t_wait;
         n->info.total_s = now - n->t_start;
         n->status = status;
         return tb__mw_node_end(n, src, kids);
@@ -264,7 +264,7 @@ static int child_start(tb__mw_node *n, int parent, const void *data, size_t len)
     }
     n->master = m;
     double now = tb_tp_now(&n->base);
-    n->info.idle_s += now - n->t_wait;
+    n->idle_s += now - n->t_wait;
     n->info.times_master++;
     m->k = -1;
     m->parent = parent;
@@ -354,6 +354,12 @@ size_t tb__mw_node_masters_changes(const tb__mw_node *n, tb_mw_masters_point *ou
 
 void tb__mw_node_finish_info(tb__mw_node *n)
 {
+    /* kept in the node's first lines while it ran */
+    n->info.busy_s = n->busy_s;
+    n->info.idle_s = n->idle_s;
+    n->info.tasks_computed = n->tasks_computed;
+    if (n->tasks_computed > 0)
+        n->info.last_task_end_s = n->t_last_end - n->t_start;
     if (n->info.total_s <= 0)
         n->info.total_s = tb_tp_now(&n->base) - n->t_start;
 }

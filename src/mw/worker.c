@@ -25,8 +25,7 @@ int tb__mw_worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
      * time starts the next interval). */
     double now = tb_tp_now(&n->base);
     if (n->master == NULL)
-        n->info.idle_s += now - n->t_wait;
-    n->cur_wait = now - n->t_wait;
+        n->idle_s += now - n->t_wait;
     n->t_compute = n->t_arrived = now;
     n->chunk_sq = 0;
     /* A message of one task is computed before this handler returns (both
@@ -51,14 +50,14 @@ int tb__mw_worker_begin(tb__mw_node *n, int src, const void *data, size_t len)
 static int worker_reply(tb__mw_node *n)
 {
     tb__mw_pack_results_end(&n->out, n->out_n);
-    n->t_wait = n->t_compute; /* the end of the last computation */
     if (n->cfg->timed) {
         /* How long this worker waited for the message, how long it
          * computed, and the sum of its tasks' squared times: for
          * dynamic:wait's statistics (S3) and the adaptive chunk rules. */
-        TB_CHECK(tb__mw_pack_result_times(&n->out, n->cur_wait, n->t_compute - n->t_arrived,
-                                          n->chunk_sq));
+        TB_CHECK(tb__mw_pack_result_times(&n->out, n->t_arrived - n->t_wait,
+                                          n->t_compute - n->t_arrived, n->chunk_sq));
     }
+    n->t_wait = n->t_compute; /* the end of the last computation */
     if (n->reply_to == tb__mw_self_rank(n)) {
         /* The master may start the next chunk at once, which rebuilds `out`:
          * hand it the finished message in the spare buffer instead. */
@@ -90,10 +89,10 @@ static int worker_next(tb__mw_node *n)
 /* A task ended at `now`: the worker's accounting. */
 static void worker_account(tb__mw_node *n, uint64_t job, double now)
 {
-    n->info.busy_s += now - n->t_compute;
+    n->busy_s += now - n->t_compute;
     n->chunk_sq += (now - n->t_compute) * (now - n->t_compute);
-    n->info.tasks_computed++;
-    n->info.last_task_end_s = now - n->t_start;
+    n->tasks_computed++;
+    n->t_last_end = now;
     if (n->trace)
         tb_trace_complete_arg(n->trace, 0, "mw", "task", n->trace_t0 + n->t_compute,
                               n->trace_t0 + now, "id", (int64_t)job);
