@@ -44,8 +44,9 @@ typedef struct pair_slot {
 } pair_slot;
 
 /* A rank's state, three cache lines (the array is aligned to 64 bytes):
- * the first is what every event touches, the second what a message's
- * receiver touches, the third what its sender touches.  A rank's first pair
+ * the first is what every event touches (with the computation it runs:
+ * its start and its end are events of their own), the second what a
+ * message's receiver touches, the third what its sender touches.  A rank's first pair
  * as a source (out) and as a destination (in) live here too, beside what a
  * send touches anyway: a worker's pairs with its master, in the
  * master-worker runs, then need no lookup in the pairs' table (at a million
@@ -56,11 +57,13 @@ typedef struct sim_rank {
     double clock;
     sim_msg *head, *tail;
     double wake_at;      /* time of the pending wake */
-    uint64_t wake_gen;   /* only the newest wake counts */
-    int wake_pending;
-    int computing;       /* busy with a computation (its end is scheduled) */
-    int compute_asked;   /* the running handler started one */
-    int in_fn;           /* a computation's fn is running */
+    uint64_t job;        /* the computation it runs (what `computed` is told) */
+    uint32_t wake_gen;   /* only the newest wake counts */
+    int job_status;
+    unsigned char wake_pending;
+    unsigned char computing;     /* busy with a computation (its end is scheduled) */
+    unsigned char compute_asked; /* the running handler started one */
+    unsigned char in_fn;         /* a computation's fn is running */
     /* line 2.  arrived(): the messages head .. seen (those with arrival <=
      * the clock when it last looked; NULL: none yet), counted per source in
      * the pairs (pair_slot.seen), `distinct` sources with a count.  Kept up
@@ -76,9 +79,7 @@ typedef struct sim_rank {
     /* line 3 */
     pair_slot out;       /* its first pair as a source */
     uint64_t msgs_sent, bytes_sent;
-    double work;         /* its work, seconds at speed 1 */
-    uint64_t job;
-    int job_status;
+    unsigned char pad_[24]; /* to the line's end: ranks do not share lines */
 } sim_rank;
 
 _Static_assert(sizeof(sim_rank) == 192, "a rank is three cache lines");
@@ -123,6 +124,7 @@ struct tb_sim {
     int *stamp; /* per-source marks for arrived() */
     unsigned stamp_gen;
     int running; /* rank whose handler runs now, or -1 */
+    double ask_work; /* the work of the computation the running handler asked for */
     int measure_cpu;
 };
 
@@ -404,8 +406,8 @@ static int sim_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
 {
     tb_sim *s = as_sim(tp);
     sim_rank *r = &s->r[a->rank];
-    if (r->computing || r->compute_asked)
-        return TB_ERR_STATE; /* one computation at a time per rank */
+    if (r->computing || r->compute_asked || a->rank != s->running)
+        return TB_ERR_STATE; /* one computation at a time per rank, asked by its handler */
     double cpu0 = s->measure_cpu ? tb_thread_cputime() : 0.0;
     r->in_fn = 1;
     int status = c->fn(c->arg);
@@ -420,7 +422,7 @@ static int sim_compute(tb_tp *tp, tb_actor *a, uint64_t job, const tb_compute *c
     /* It starts when the handler returns: anything the handler does after
      * this call (sends) comes first on this rank's CPU. */
     r->compute_asked = 1;
-    r->work = work;
+    s->ask_work = work;
     r->job = job;
     r->job_status = status;
     return TB_OK;
@@ -434,10 +436,10 @@ static int start_compute(tb_sim *s, int rank)
         return TB_OK;
     r->compute_asked = 0;
     double end;
-    int rc = tb_speed_finish_time(&s->speed[rank], r->clock, r->work, &end);
+    int rc = tb_speed_finish_time(&s->speed[rank], r->clock, s->ask_work, &end);
     if (rc != TB_OK) {
         TB_LOG_ERR("simulation: rank %d: a computation of %g s at t=%.9g s never ends "
-                   "(check the host's speed and the task's cost)", rank, r->work, r->clock);
+                   "(check the host's speed and the task's cost)", rank, s->ask_work, r->clock);
         return rc;
     }
     r->computing = 1;
