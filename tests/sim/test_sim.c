@@ -23,6 +23,26 @@
 
 /* ---- kernel ------------------------------------------------------------ */
 
+/* Pop every event of q (then free it): ok stays 1 if they came in (time,
+ * sequence) order and, with ts, each with the time ts[rank] to the bit
+ * (+0.0 for -0.0).  Returns how many. */
+static int drain_ordered(tb_sim_queue *q, const double *ts, int *ok)
+{
+    tb_sim_event e, prev = {-INFINITY, 0, 0, -1, 0};
+    int n = 0;
+    while (tb_sim_queue_pop(q, &e)) {
+        double want = ts && ts[e.rank] != 0.0 ? ts[e.rank] : 0.0;
+        if (ts && memcmp(&e.t, &want, sizeof want) != 0)
+            *ok = 0;
+        if (n > 0 && (e.t < prev.t || (e.t == prev.t && e.seq <= prev.seq)))
+            *ok = 0;
+        prev = e;
+        n++;
+    }
+    tb_sim_queue_free(q);
+    return n;
+}
+
 static void test_queue_order(void)
 {
     tb_sim_queue q;
@@ -33,17 +53,9 @@ static void test_queue_order(void)
     enum { N = 20000 };
     for (int i = 0; i < N; i++)
         TB_ASSERT_OK(tb_sim_queue_push(&q, (double)tb_rng_below(&r, 50), 0, i, (uint64_t)i));
-    tb_sim_event e, prev = {-1.0, 0, 0, -1, 0};
-    int n = 0, ok = 1;
-    while (tb_sim_queue_pop(&q, &e)) {
-        if (e.t < prev.t || (e.t == prev.t && e.seq <= prev.seq))
-            ok = 0;
-        prev = e;
-        n++;
-    }
-    tb_sim_queue_free(&q);
+    int ok = 1;
+    TB_ASSERT_EQ_INT(drain_ordered(&q, NULL, &ok), N);
     TB_ASSERT(ok);
-    TB_ASSERT_EQ_INT(n, N);
 }
 
 /* Pushes and pops interleaved as a simulation makes them (bursts at one
@@ -116,20 +128,9 @@ static void test_queue_any_time(void)
     TB_ASSERT_EQ_INT(tb_sim_queue_push(&q, NAN, 0, 0, 0), TB_ERR_RANGE);
     for (int i = 0; i < N; i++)
         TB_ASSERT_OK(tb_sim_queue_push(&q, ts[i], 0, i, 0));
-    tb_sim_event e, prev = {-INFINITY, 0, 0, -1, 0};
-    int n = 0, ok = 1;
-    while (tb_sim_queue_pop(&q, &e)) {
-        double want = ts[e.rank] == 0.0 ? 0.0 : ts[e.rank];
-        if (memcmp(&e.t, &want, sizeof want) != 0) /* bit for bit, +0.0 for -0.0 */
-            ok = 0;
-        if (n > 0 && (e.t < prev.t || (e.t == prev.t && e.seq <= prev.seq)))
-            ok = 0;
-        prev = e;
-        n++;
-    }
-    tb_sim_queue_free(&q);
+    int ok = 1;
+    TB_ASSERT_EQ_INT(drain_ordered(&q, ts, &ok), N);
     TB_ASSERT(ok);
-    TB_ASSERT_EQ_INT(n, N);
 }
 
 /* ---- a synthetic bag on a simulated platform ------------------------------ */
