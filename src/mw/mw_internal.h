@@ -198,9 +198,11 @@ typedef struct tb__mw_node {
     int reduce_failed;        /* a fold or combine of this subtree failed */
 } tb__mw_node;
 
+#if UINTPTR_MAX == UINT64_MAX /* the layout above counts 8-byte pointers and sizes */
 _Static_assert(offsetof(tb__mw_node, cur_data) == 64 && offsetof(tb__mw_node, out) == 128 &&
                    offsetof(tb__mw_node, in_view) == 192 && offsetof(tb__mw_node, t_start) == 256,
                "a worker's per-task fields are the node's first four cache lines");
+#endif
 
 /* Initialise node `rank` of a run: role from cfg; root_bag is the root's
  * queue (rank 0) or NULL.  The node's transport is set when it runs. */

@@ -82,7 +82,9 @@ typedef struct sim_rank {
     unsigned char pad_[24]; /* to the line's end: ranks do not share lines */
 } sim_rank;
 
+#if UINTPTR_MAX == UINT64_MAX /* the lines above count 8-byte pointers */
 _Static_assert(sizeof(sim_rank) == 192, "a rank is three cache lines");
+#endif
 
 /* n ranks, zeroed, at a cache line's start. */
 static sim_rank *ranks_alloc(size_t n)
