@@ -114,7 +114,7 @@ struct tb_sim {
     int P;
     sim_rank *r;
     /* Per rank too, apart from sim_rank: what only a take or a computation
-     * touches (its link's busy spans are 260 bytes), so that the fields
+     * touches (its link: up to 16 busy spans, usually one in use), so that the fields
      * every event touches stay dense (4,096 ranks' fit in a cache). */
     tb_netlink *rx;         /* its link's receiving side */
     double need_max;        /* the most a message needs a link for (tb_net_need_max) */
