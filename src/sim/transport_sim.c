@@ -41,6 +41,7 @@ typedef struct pair_slot {
     uint64_t key; /* src * P + dst + 1; 0 = empty */
     double last;
     int seen; /* its messages among those dst has seen arrive (sim_rank.seen) */
+    uint32_t used; /* in a rank's slot: the event count when it was last looked up */
 } pair_slot;
 
 /* A rank's state, three cache lines (the array is aligned to 64 bytes):
@@ -239,19 +240,68 @@ static uint64_t pair_key(const tb_sim *s, int src, int dst)
     return (uint64_t)src * (uint64_t)s->P + (uint64_t)dst + 1;
 }
 
-/* Pair (src, dst): in src's out slot, in dst's in slot, or in the table;
- * NULL when it has never been sent on. */
+/* Take p out of the table (linear probing: the entries after it that may
+ * move back, move back). */
+static void pair_delete(tb_sim *s, pair_slot *p)
+{
+    size_t mask = s->cappairs - 1, i = (size_t)(p - s->pairs), j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (s->pairs[j].key == 0)
+            break;
+        size_t home = (size_t)mix(s->pairs[j].key) & mask;
+        /* j may fill the hole at i unless its home lies after i, up to j */
+        if (j > i ? (home <= i || home > j) : (home <= i && home > j)) {
+            s->pairs[i] = s->pairs[j];
+            i = j;
+        }
+    }
+    s->pairs[i] = (pair_slot){0, 0.0, 0, 0};
+    s->npairs--;
+}
+
+static uint32_t pair_tick(const tb_sim *s) { return (uint32_t)s->q.popped; }
+
+/* Pair p (in the table) is looked up: it moves into whichever of its two
+ * slots, src's out and dst's in, was looked up less recently, and what was
+ * there into the table.  A worker that changes masters (the dynamic
+ * policies) then finds its new pairs in its own lines again, not in the
+ * table (a cache miss a lookup at thousands of ranks).  Where a pair lives
+ * changes nothing it holds. */
+static pair_slot *pair_promote(tb_sim *s, int src, int dst, pair_slot *p)
+{
+    pair_slot *a = &s->r[src].out, *b = &s->r[dst].in;
+    pair_slot *v = a->key == 0                              ? a
+                   : b->key == 0                            ? b
+                   : (int32_t)(b->used - a->used) < 0 ? b
+                                                            : a;
+    pair_slot mine = *p;
+    pair_delete(s, p);
+    if (v->key != 0) {
+        *pair_find(s, v->key) = *v; /* the room p left */
+        s->npairs++;
+    }
+    *v = mine;
+    return v;
+}
+
+/* Pair (src, dst): in src's out slot, in dst's in slot, or in the table
+ * (then moved to one of the slots); NULL when it has never been sent on.
+ * The pointer holds until the next lookup. */
 static pair_slot *pair_at(tb_sim *s, int src, int dst)
 {
     uint64_t key = pair_key(s, src, dst);
+    pair_slot *p = NULL;
     if (s->r[src].out.key == key)
-        return &s->r[src].out;
-    if (s->r[dst].in.key == key)
-        return &s->r[dst].in;
-    if (!s->cappairs)
+        p = &s->r[src].out;
+    else if (s->r[dst].in.key == key)
+        p = &s->r[dst].in;
+    else if (s->cappairs && (p = pair_find(s, key))->key != 0)
+        p = pair_promote(s, src, dst, p);
+    else
         return NULL;
-    pair_slot *p = pair_find(s, key);
-    return p->key ? p : NULL;
+    p->used = pair_tick(s);
+    return p;
 }
 
 /* The slot of pair (src, dst), created at -infinity if new: in src's out
@@ -269,7 +319,7 @@ static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
     else if (s->r[dst].in.key == 0)
         p = &s->r[dst].in;
     if (p) {
-        *p = (pair_slot){key, -INFINITY, 0};
+        *p = (pair_slot){key, -INFINITY, 0, pair_tick(s)};
         *out = p;
         return TB_OK;
     }
@@ -287,7 +337,7 @@ static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
         free(old);
     }
     p = pair_find(s, key);
-    *p = (pair_slot){key, -INFINITY, 0};
+    *p = (pair_slot){key, -INFINITY, 0, 0};
     s->npairs++;
     *out = p;
     return TB_OK;
