@@ -6,7 +6,8 @@
  * run and the whole simulation is bit-reproducible.  An event no earlier
  * than the last one appended to a FIFO run is appended to it (the run stays
  * sorted, since sequence numbers only grow); the others go to a 4-ary heap;
- * a pop takes the earlier of the run's head and the heap's top.  Events
+ * a pop takes the earliest of the runs' heads and the heap's top (runs:
+ * one for any event, a few for streams the caller names).  Events
  * scheduled in time order (a burst at one moment, a rank's next step after
  * its last) cost O(1) and touch memory in order.
  *
@@ -57,11 +58,18 @@ typedef struct tb_sim_qent {
     uint64_t a;
 } tb_sim_qent;
 
+/* FIFO runs beside the heap (kernel.c): the first for any event, the others
+ * for streams of events a caller knows come in time order. */
+#define TB_SIM_RUNS 4
+
 typedef struct tb_sim_queue {
     tb_sim_qent *heap;
     size_t n, cap;
-    tb_sim_qent *run;       /* the FIFO run: events [run_head, run_end) */
-    size_t run_head, run_end, run_cap;
+    struct tb_sim_run {     /* a FIFO run: events [head, end), in order */
+        tb_sim_qent *v;
+        size_t head, end, cap;
+    } run[TB_SIM_RUNS];     /* 0: any event; the others: streams (push_stream) */
+    int nrun;               /* runs in use: 1 + the highest stream's */
     uint64_t seq;
     uint64_t popped;
 } tb_sim_queue;
@@ -69,6 +77,12 @@ typedef struct tb_sim_queue {
 void tb_sim_queue_init(tb_sim_queue *q);
 void tb_sim_queue_free(tb_sim_queue *q);
 int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a);
+/* The same, for an event of stream `stream` (>= 0): a caller's hint that
+ * the stream's events tend to come in time order (the wakes a rank's sends
+ * cause, say).  Such an event goes to its stream's run when it is no earlier
+ * than that run's last; the order of pops is the same either way. */
+int tb_sim_queue_push_stream(tb_sim_queue *q, double t, int type, int rank, uint64_t a,
+                             unsigned stream);
 /* Pop the earliest event; returns 0 when empty. */
 int tb_sim_queue_pop(tb_sim_queue *q, tb_sim_event *out);
 

@@ -216,7 +216,10 @@ static int maybe_wake(tb_sim *s, int rank)
         return TB_OK;
     r->wake_pending = 1;
     r->wake_at = t;
-    return tb_sim_queue_push(&s->q, t, EV_WAKE, rank, ++r->wake_gen);
+    /* Wakes come in streams in time order: those a rank's sends cause (its
+     * clock only grows), and a rank's own after each of its handlers. */
+    unsigned stream = s->running >= 0 ? 2u * (unsigned)s->running : 2u * (unsigned)rank + 1u;
+    return tb_sim_queue_push_stream(&s->q, t, EV_WAKE, rank, ++r->wake_gen, stream);
 }
 
 static uint64_t mix(uint64_t x)

@@ -80,7 +80,10 @@ static void test_queue_interleaved(void)
             double t = k < 20 ? now : k < 40 ? now + (double)tb_rng_below(&r, 8) : now + 0.5;
             int burst = k < 5 ? 1 + (int)tb_rng_below(&r, 40) : 1;
             for (int b = 0; b < burst && nref < MAXP; b++) {
-                TB_ASSERT_OK(tb_sim_queue_push(&q, t, 0, op, (uint64_t)op));
+                /* some as streams (kernel.c's runs), in order or not */
+                unsigned stream = (unsigned)tb_rng_below(&r, 8);
+                TB_ASSERT_OK(stream < 5 ? tb_sim_queue_push_stream(&q, t, 0, op, (uint64_t)op, stream)
+                                        : tb_sim_queue_push(&q, t, 0, op, (uint64_t)op));
                 ref[nref++] = (tb_sim_event){t, seq++, 0, op, (uint64_t)op};
             }
         } else {
