@@ -1151,15 +1151,11 @@ double tb_net_need_max(const tb_platform *p)
         /* an eager message has at most S bytes: (S-1)G over its own
          * cluster's network or the wide-area link */
         double k1 = n->S > 1.0 ? n->S - 1.0 : 0.0;
-        double Gs[2] = {n->G, p->nclusters > 1 ? p->wan.G : 0.0};
-        for (int w = 0; w < 2; w++) {
-            double b = Gs[w] > 0.0 ? k1 * Gs[w] : 0.0;
-            if (!(b <= bytes)) /* larger, or not a number: no bound */
-                bytes = b == b ? b : INFINITY;
-        }
+        double G = p->nclusters > 1 && p->wan.G > n->G ? p->wan.G : n->G;
+        if (G > 0.0 && k1 * G > bytes) /* S infinite: INFINITY */
+            bytes = k1 * G;
     }
-    double need = g + bytes;
-    return need == need ? need : INFINITY;
+    return g + bytes;
 }
 
 /* A message that needs the link for `need` and would be through at `arrival`

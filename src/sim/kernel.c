@@ -107,43 +107,8 @@ static int fits(const struct tb_sim_run *r, const tb_sim_qent *e)
     return r->head == r->end || e->key >= r->v[r->end - 1].key;
 }
 
-static int heap_push(tb_sim_queue *q, const tb_sim_qent *e);
-
-/* e to run i if it fits there, else to the heap. */
-static int push_to(tb_sim_queue *q, int i, const tb_sim_qent *e)
+static int heap_push(tb_sim_queue *q, tb_sim_qent e)
 {
-    struct tb_sim_run *r = &q->run[i];
-    if (fits(r, e)) {
-        TB_CHECK(run_append(r, e));
-        if (i >= q->nrun)
-            q->nrun = i + 1;
-    } else {
-        TB_CHECK(heap_push(q, e));
-    }
-    q->seq++;
-    return TB_OK;
-}
-
-int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a)
-{
-    if (isnan(t)) /* no place in the order (every caller checks its times) */
-        return TB_ERR_RANGE;
-    tb_sim_qent e = {time_key(t), q->seq, type, rank, a};
-    return push_to(q, 0, &e);
-}
-
-int tb_sim_queue_push_stream(tb_sim_queue *q, double t, int type, int rank, uint64_t a,
-                             unsigned stream)
-{
-    if (isnan(t))
-        return TB_ERR_RANGE;
-    tb_sim_qent e = {time_key(t), q->seq, type, rank, a};
-    return push_to(q, 1 + (int)(stream % (TB_SIM_RUNS - 1)), &e);
-}
-
-static int heap_push(tb_sim_queue *q, const tb_sim_qent *ep)
-{
-    tb_sim_qent e = *ep;
     if (q->n == q->cap)
         TB_CHECK(tb_grow(&q->heap, &q->cap, q->n, sizeof *q->heap, 1024));
     size_t i = q->n++;
@@ -156,6 +121,36 @@ static int heap_push(tb_sim_queue *q, const tb_sim_qent *ep)
     }
     q->heap[i] = e;
     return TB_OK;
+}
+
+/* An event at t to run i if it fits there (no earlier than the run's
+ * last), else to the heap. */
+static int push_to(tb_sim_queue *q, int i, double t, int type, int rank, uint64_t a)
+{
+    if (isnan(t)) /* no place in the order (every caller checks its times) */
+        return TB_ERR_RANGE;
+    tb_sim_qent e = {time_key(t), q->seq, type, rank, a};
+    struct tb_sim_run *r = &q->run[i];
+    if (fits(r, &e)) {
+        TB_CHECK(run_append(r, &e));
+        if (i >= q->nrun)
+            q->nrun = i + 1;
+    } else {
+        TB_CHECK(heap_push(q, e));
+    }
+    q->seq++;
+    return TB_OK;
+}
+
+int tb_sim_queue_push(tb_sim_queue *q, double t, int type, int rank, uint64_t a)
+{
+    return push_to(q, 0, t, type, rank, a);
+}
+
+int tb_sim_queue_push_stream(tb_sim_queue *q, double t, int type, int rank, uint64_t a,
+                             unsigned stream)
+{
+    return push_to(q, 1 + (int)(stream % (TB_SIM_RUNS - 1)), t, type, rank, a);
 }
 
 /* Take the heap's top: the hole it leaves goes down to a leaf along the

@@ -47,11 +47,11 @@ typedef struct pair_slot {
 /* A rank's state, three cache lines (the array is aligned to 64 bytes):
  * the first is what every event touches (with the computation it runs:
  * its start and its end are events of their own), the second what a
- * message's receiver touches, the third what its sender touches.  A rank's first pair
- * as a source (out) and as a destination (in) live here too, beside what a
- * send touches anyway: a worker's pairs with its master, in the
- * master-worker runs, then need no lookup in the pairs' table (at a million
- * ranks each lookup there was a cache miss, 18 % of the run). */
+ * message's receiver touches, the third what its sender touches.  A pair
+ * as a source (out) and one as a destination (in) live here too, beside
+ * what a send touches anyway (pair_slot_for): a worker's pairs with its
+ * master then need no lookup in the pairs' table (at a million ranks each
+ * lookup there was a cache miss, 18 % of the run). */
 typedef struct sim_rank {
     /* line 1 */
     tb_actor *actor;
@@ -265,83 +265,86 @@ static void pair_delete(tb_sim *s, pair_slot *p)
 
 static uint32_t pair_tick(const tb_sim *s) { return (uint32_t)s->q.popped; }
 
-/* Pair p (in the table) is looked up: it moves into whichever of its two
- * slots, src's out and dst's in, was looked up less recently, and what was
- * there into the table.  A worker that changes masters (the dynamic
- * policies) then finds its new pairs in its own lines again, not in the
- * table (a cache miss a lookup at thousands of ranks).  Where a pair lives
- * changes nothing it holds. */
-static pair_slot *pair_promote(tb_sim *s, int src, int dst, pair_slot *p)
+/* Where pair (src, dst) goes in the ranks' own lines: src's out slot or
+ * dst's in slot, a free one, else the one looked up less recently.  A
+ * worker that changes masters (the dynamic policies) then finds its new
+ * pairs in its own lines again, not in the table (a cache miss a lookup at
+ * thousands of ranks).  Where a pair lives changes nothing it holds. */
+static pair_slot *pair_slot_for(tb_sim *s, int src, int dst)
 {
     pair_slot *a = &s->r[src].out, *b = &s->r[dst].in;
-    pair_slot *v = a->key == 0                              ? a
-                   : b->key == 0                            ? b
-                   : (int32_t)(b->used - a->used) < 0 ? b
-                                                            : a;
-    pair_slot mine = *p;
-    pair_delete(s, p);
-    if (v->key != 0) {
-        *pair_find(s, v->key) = *v; /* the room p left */
-        s->npairs++;
-    }
-    *v = mine;
-    return v;
+    if (a->key == 0)
+        return a;
+    if (b->key == 0)
+        return b;
+    return (int32_t)(b->used - a->used) < 0 ? b : a;
+}
+
+/* Room in the table for one more pair. */
+static int pairs_room(tb_sim *s)
+{
+    if (2 * (s->npairs + 1) <= s->cappairs)
+        return TB_OK;
+    size_t cap = s->cappairs ? 2 * s->cappairs : 1024;
+    pair_slot *old = s->pairs, *fresh = calloc(cap, sizeof *fresh);
+    if (!fresh)
+        return TB_ERR_NOMEM;
+    size_t oldcap = s->cappairs;
+    s->pairs = fresh;
+    s->cappairs = cap;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].key)
+            *pair_find(s, old[i].key) = old[i];
+    free(old);
+    return TB_OK;
+}
+
+/* Slot v's pair, if any, into the table (which has room). */
+static void pair_evict(tb_sim *s, const pair_slot *v)
+{
+    if (v->key == 0)
+        return;
+    *pair_find(s, v->key) = *v;
+    s->npairs++;
 }
 
 /* Pair (src, dst): in src's out slot, in dst's in slot, or in the table
- * (then moved to one of the slots); NULL when it has never been sent on.
- * The pointer holds until the next lookup. */
+ * (then moved to a slot, pair_slot_for); NULL when it has never been sent
+ * on.  The pointer holds until the next lookup. */
 static pair_slot *pair_at(tb_sim *s, int src, int dst)
 {
     uint64_t key = pair_key(s, src, dst);
     pair_slot *p = NULL;
-    if (s->r[src].out.key == key)
+    if (s->r[src].out.key == key) {
         p = &s->r[src].out;
-    else if (s->r[dst].in.key == key)
+    } else if (s->r[dst].in.key == key) {
         p = &s->r[dst].in;
-    else if (s->cappairs && (p = pair_find(s, key))->key != 0)
-        p = pair_promote(s, src, dst, p);
-    else
+    } else if (s->cappairs && (p = pair_find(s, key))->key != 0) {
+        pair_slot mine = *p, *v = pair_slot_for(s, src, dst);
+        pair_delete(s, p);
+        pair_evict(s, v); /* into the room p left */
+        *v = mine;
+        p = v;
+    } else {
         return NULL;
+    }
     p->used = pair_tick(s);
     return p;
 }
 
-/* The slot of pair (src, dst), created at -infinity if new: in src's out
- * slot or dst's in slot while free (a pair stays where it was made). */
+/* The slot of pair (src, dst), created at -infinity if new (in a slot:
+ * pair_slot_for). */
 static int pair_get(tb_sim *s, int src, int dst, pair_slot **out)
 {
     pair_slot *p = pair_at(s, src, dst);
-    if (p) {
-        *out = p;
-        return TB_OK;
+    if (!p) {
+        p = pair_slot_for(s, src, dst);
+        if (p->key != 0) {
+            TB_CHECK(pairs_room(s));
+            pair_evict(s, p);
+        }
+        *p = (pair_slot){pair_key(s, src, dst), -INFINITY, 0, pair_tick(s)};
     }
-    uint64_t key = pair_key(s, src, dst);
-    if (s->r[src].out.key == 0)
-        p = &s->r[src].out;
-    else if (s->r[dst].in.key == 0)
-        p = &s->r[dst].in;
-    if (p) {
-        *p = (pair_slot){key, -INFINITY, 0, pair_tick(s)};
-        *out = p;
-        return TB_OK;
-    }
-    if (2 * (s->npairs + 1) > s->cappairs) {
-        size_t cap = s->cappairs ? 2 * s->cappairs : 1024;
-        pair_slot *old = s->pairs, *fresh = calloc(cap, sizeof *fresh);
-        if (!fresh)
-            return TB_ERR_NOMEM;
-        size_t oldcap = s->cappairs;
-        s->pairs = fresh;
-        s->cappairs = cap;
-        for (size_t i = 0; i < oldcap; i++)
-            if (old[i].key)
-                *pair_find(s, old[i].key) = old[i];
-        free(old);
-    }
-    p = pair_find(s, key);
-    *p = (pair_slot){key, -INFINITY, 0, 0};
-    s->npairs++;
     *out = p;
     return TB_OK;
 }
