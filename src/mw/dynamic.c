@@ -142,11 +142,14 @@ static int master_predict_gain(tb__mw_node *n, int p)
      * promotion's messages and the merge-back at the end. */
     int gain = t_new < 0.95 * t_now;
     int yes = gain && master_slow_enough(m, p);
-    tb_log(yes ? TB_LOG_INFO : TB_LOG_DEBUG,
-           "rank %d: promote %d? W=%d T=%.3g s service=%.3g s queue=%.0f: %.4g s now, "
-           "%.4g s with one more master: %s",
-           tb__mw_self_rank(n), p, W, T, s, Q, t_now, t_new,
-           yes ? "yes" : gain ? "not this one (a fast worker)" : "no");
+    /* Asked on most results: the line is made only when it is shown. */
+    tb_log_level lv = yes ? TB_LOG_INFO : TB_LOG_DEBUG;
+    if (lv <= tb_log_get_level())
+        tb_log(lv,
+               "rank %d: promote %d? W=%d T=%.3g s service=%.3g s queue=%.0f: %.4g s now, "
+               "%.4g s with one more master: %s",
+               tb__mw_self_rank(n), p, W, T, s, Q, t_now, t_new,
+               yes ? "yes" : gain ? "not this one (a fast worker)" : "no");
     return yes;
 }
 

@@ -63,7 +63,8 @@ typedef struct tb_sim_qent {
 #define TB_SIM_RUNS 4
 
 typedef struct tb_sim_queue {
-    tb_sim_qent *heap;
+    tb_sim_qent *heap;      /* within heap_mem, so that children share lines */
+    void *heap_mem;
     size_t n, cap;
     struct tb_sim_run {     /* a FIFO run: events [head, end), in order */
         tb_sim_qent *v;
