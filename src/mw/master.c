@@ -14,11 +14,9 @@
 
 static int master_fail(tb__mw_node *n, uint64_t task, int rank, int code);
 
-void tb__mw_master_counter(tb__mw_node *n, int force)
+void tb__mw_master_counter_now(tb__mw_node *n, int force)
 {
     tb__mw_master *m = n->master;
-    if (!n->trace)
-        return;
     double now = tb_tp_now(&n->base);
     if (!force && now - m->last_counter < 1e-3)
         return;
@@ -456,13 +454,13 @@ static int master_on_result(tb__mw_node *n, int src, const void *data, size_t le
     return rc;
 }
 
-int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, size_t len)
+/* A master's messages other than RESULT. */
+TB__MW_COLD static int master_message_rare(tb__mw_node *n, int src, int tag, const void *data,
+                                           size_t len)
 {
     tb__mw_master *m = n->master;
     tb_buf in;
     switch (tag) {
-    case TB__TAG_RESULT:
-        return master_on_result(n, src, data, len);
     case TB__TAG_FWD: { /* results of another master */
         uint32_t cnt;
         if (!m->is_root)
@@ -561,4 +559,12 @@ int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, si
                    tb__mw_self_rank(n), tb__mw_tag_name(tag), tag, src);
         return TB_ERR_PROTOCOL;
     }
+}
+
+int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, size_t len)
+{
+    /* A worker's results: on the path of every task (a tail call). */
+    if (tag == TB__TAG_RESULT)
+        return master_on_result(n, src, data, len);
+    return master_message_rare(n, src, tag, data, len);
 }

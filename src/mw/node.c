@@ -37,15 +37,13 @@ static int node_start(tb_actor *a)
     return TB_OK;
 }
 
-static int node_message(tb_actor *a, int src, int tag, const void *data, size_t len)
+/* A worker's messages other than TASK (and REDUCE for anyone). */
+TB__MW_COLD static int node_message_rare(tb__mw_node *n, int src, int tag, const void *data,
+                                         size_t len)
 {
-    tb__mw_node *n = (tb__mw_node *)a;
+    tb_actor *a = &n->base;
     if (tag == TB__TAG_REDUCE)
         return tb__mw_node_reduce(n, src, data, len);
-    if (n->master)
-        return tb__mw_master_message(n, src, tag, data, len);
-    if (tag == TB__TAG_TASK)
-        return tb__mw_worker_begin(n, src, data, len);
     if (tag == TB__TAG_MSTART)
         return child_start(n, src, data, len);
     if (tag == TB__TAG_REQ) {
@@ -73,6 +71,18 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
     TB_LOG_ERR("worker rank %d: unexpected message '%s' (tag %d) from rank %d", a->rank,
                tb__mw_tag_name(tag), tag, src);
     return TB_ERR_PROTOCOL;
+}
+
+/* Every message: a task to a worker and a master's messages pass on at once
+ * (tail calls; the rest is out of line). */
+static int node_message(tb_actor *a, int src, int tag, const void *data, size_t len)
+{
+    tb__mw_node *n = (tb__mw_node *)a;
+    if (n->master && tag != TB__TAG_REDUCE)
+        return tb__mw_master_message(n, src, tag, data, len);
+    if (tag == TB__TAG_TASK && !n->master)
+        return tb__mw_worker_begin(n, src, data, len);
+    return node_message_rare(n, src, tag, data, len);
 }
 
 static int node_timer(tb_actor *a, uint64_t id)

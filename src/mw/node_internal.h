@@ -182,6 +182,14 @@ static inline double tb__mw_ewma(double mean, double x, uint64_t k)
     return mean + a * (x - mean);
 }
 
+/* A handler's rare cases out of line, so that the common case's function
+ * stays small (no frame to build: a tail call). */
+#if defined(__GNUC__)
+#define TB__MW_COLD __attribute__((noinline, cold))
+#else
+#define TB__MW_COLD
+#endif
+
 /* node.c */
 void tb__mw_master_free(tb__mw_master *m);
 
@@ -191,7 +199,7 @@ int tb__mw_worker_begin(tb__mw_node *n, int src, const void *data, size_t len);
 int tb__mw_worker_computed(tb_actor *a, uint64_t job, int status);
 
 /* master.c */
-void tb__mw_master_counter(tb__mw_node *n, int force);
+void tb__mw_master_counter_now(tb__mw_node *n, int force);
 int tb__mw_master_workers(const tb__mw_master *m);
 int tb__mw_master_dispatch_idle(tb__mw_node *n);
 int tb__mw_master_flush_fwd(tb__mw_node *n);
@@ -203,7 +211,7 @@ int tb__mw_master_start(tb__mw_node *n);
 int tb__mw_master_message(tb__mw_node *n, int src, int tag, const void *data, size_t len);
 
 /* request.c */
-int tb__mw_master_maybe_request(tb__mw_node *n);
+int tb__mw_master_request_now(tb__mw_node *n);
 void tb__mw_master_drop_target(tb__mw_master *m, int r);
 int tb__mw_master_answer_request(tb__mw_node *n, int src, uint32_t workers, uint32_t epoch);
 int tb__mw_master_give(tb__mw_node *n, int src, const void *data, size_t len);
@@ -230,6 +238,39 @@ int tb__mw_node_reduce(tb__mw_node *n, int src, const void *data, size_t len);
 int tb__mw_master_pass_finish(tb__mw_node *n, int32_t status);
 int tb__mw_root_maybe_finish(tb__mw_node *n);
 int tb__mw_master_report_done(tb__mw_node *n);
-int tb__mw_master_check_done(tb__mw_node *n);
+int tb__mw_master_check_done_now(tb__mw_node *n);
+
+/*
+ * Three questions a master asks after every result, with their usual
+ * answers (no trace; no one to ask for work, or tasks still queued; workers
+ * still busy) settled here, inline, before a call: they are on the path of
+ * every task (bench/dispatch-instr).
+ */
+
+/* The trace's queue and busy-worker counters, at most every millisecond
+ * unless forced. */
+static inline void tb__mw_master_counter(tb__mw_node *n, int force)
+{
+    if (n->trace)
+        tb__mw_master_counter_now(n, force);
+}
+
+/* Out of tasks and with a request target: ask it (one request at a time). */
+static inline int tb__mw_master_maybe_request(tb__mw_node *n)
+{
+    const tb__mw_master *m = n->master;
+    if (m->nR == 0 || m->failed || m->rflag || !m->have_initial || tb__queue_count(m->q) > 0)
+        return TB_OK;
+    return tb__mw_master_request_now(n);
+}
+
+/* Is this master's share done?  Then tell the parent or the root. */
+static inline int tb__mw_master_check_done(tb__mw_node *n)
+{
+    const tb__mw_master *m = n->master;
+    if (m->nbusy > 0 || m->done_sent || m->hold_done)
+        return TB_OK;
+    return tb__mw_master_check_done_now(n);
+}
 
 #endif /* TB_MW_NODE_INTERNAL_H */

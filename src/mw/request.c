@@ -12,11 +12,9 @@
 
 #include "mw/node_internal.h"
 
-int tb__mw_master_maybe_request(tb__mw_node *n)
+int tb__mw_master_request_now(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
-    if (m->failed || m->rflag || !m->have_initial || m->nR == 0 || tb__queue_count(m->q) > 0)
-        return TB_OK;
     m->rflag = 1;
     m->req_at = tb_tp_now(&n->base);
     TB_CHECK(

@@ -190,7 +190,7 @@ int tb__mw_master_report_done(tb__mw_node *n)
                       TB__TAG_DONE, &m->msg);
 }
 
-int tb__mw_master_check_done(tb__mw_node *n)
+int tb__mw_master_check_done_now(tb__mw_node *n)
 {
     tb__mw_master *m = n->master;
     if (m->done_sent || m->hold_done || m->resume || !m->have_initial || m->nbusy > 0 || m->nleaving > 0 ||

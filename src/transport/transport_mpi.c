@@ -199,7 +199,7 @@ static void park(tp_mpi *m, MPI_Request req, tb_buf *buf)
  * eager message, the common case) leaves buf empty with its memory, ready
  * for the next message; one still in flight is parked.  Either way buf's
  * content is taken. */
-static int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
+static inline int post_send_on(tp_mpi *m, MPI_Comm comm, int dst, int tag, tb_buf *buf)
 {
     /* A slot for the send in case it stays in flight, before it starts (a
      * failure here must not leave a send that only the peer can finish). */
