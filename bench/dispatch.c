@@ -45,8 +45,9 @@ typedef struct run_out {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: bench_dispatch --mode tenbin|auto|hand|raw --tasks N\n"
-                 "  (mpiexec -n P with P >= 2; rank 0 prints one JSON line)\n");
+    fprintf(out, "usage: bench_dispatch --mode tenbin|auto|hand|raw --tasks N [--pairs K]\n"
+                 "  (mpiexec -n P with P >= 2; rank 0 prints one JSON line;\n"
+                 "   --pairs K: K rounds of tenbin and hand in this one job, in turn)\n");
 }
 
 /* ---- tenbin: tb_mw, policy single, chunk 1 (or auto) -------------------- */
@@ -188,6 +189,64 @@ static int run_raw(uint64_t nmsgs, run_out *out)
     return TB_OK;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* --pairs K: tenbin (fn) and hand in turn within this job, the order
+ * swapped every round; one JSON line a round and a summary (rank 0).  Both
+ * loops then run on the same ranks, placed once, seconds apart instead of
+ * a process start apart: the per-round ratios spread less than those of
+ * separate jobs.  Every run is checked as in one-mode use. */
+static int run_pairs(int (*fn)(uint64_t, run_out *), const char *mode, uint64_t ntasks, long pairs,
+                     int rank, int size)
+{
+    double *ratio = malloc((size_t)pairs * sizeof *ratio);
+    double *rt = malloc((size_t)pairs * sizeof *rt), *rh = malloc((size_t)pairs * sizeof *rh);
+    int status = ratio && rt && rh ? 0 : 1;
+    for (long k = 0; k < pairs && status == 0; k++) {
+        run_out o[2] = {{0, 0, 0}, {0, 0, 0}}; /* [0] tenbin, [1] hand */
+        for (int j = 0; j < 2 && status == 0; j++) {
+            int which = (int)((k + j) % 2);
+            int rc = which == 0 ? fn(ntasks, &o[0]) : run_hand(ntasks, &o[1]);
+            if (rank == 0 && (rc != TB_OK || o[which].done != ntasks)) {
+                fprintf(stderr, "bench_dispatch: round %ld, %s: %s\n", k,
+                        which == 0 ? mode : "hand",
+                        rc != TB_OK ? tb_strerror(rc) : "not every result arrived");
+                status = 1;
+            } else if (rc != TB_OK) {
+                status = 1;
+            }
+        }
+        if (rank == 0 && status == 0) {
+            rt[k] = (double)ntasks / o[0].wall_s;
+            rh[k] = (double)ntasks / o[1].wall_s;
+            ratio[k] = rt[k] / rh[k];
+            printf("{\"mode\": \"pair\", \"round\": %ld, \"%s\": %.1f, \"hand\": %.1f, "
+                   "\"ratio\": %.4f}\n",
+                   k, mode, rt[k], rh[k], ratio[k]);
+        }
+    }
+    if (rank == 0 && status == 0) {
+        qsort(ratio, (size_t)pairs, sizeof *ratio, cmp_double);
+        qsort(rt, (size_t)pairs, sizeof *rt, cmp_double);
+        qsort(rh, (size_t)pairs, sizeof *rh, cmp_double);
+        long h = pairs / 2;
+        printf("{\"mode\": \"pairs\", \"ranks\": %d, \"tasks\": %" PRIu64 ", \"pairs\": %ld, "
+               "\"ratio_median\": %.4f, \"ratio_q1\": %.4f, \"ratio_q3\": %.4f, "
+               "\"%s_median\": %.1f, \"hand_median\": %.1f}\n",
+               size, ntasks, pairs, ratio[h], ratio[pairs / 4], ratio[(3 * pairs) / 4], mode,
+               rt[h], rh[h]);
+        fflush(stdout);
+    }
+    free(ratio);
+    free(rt);
+    free(rh);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -196,13 +255,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     const char *mode = NULL;
-    long ntasks = 200000;
+    long ntasks = 200000, pairs = 0;
     int bad = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
             mode = argv[++i];
         } else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc) {
             if (tb_parse_long(argv[++i], 1, 1L << 40, &ntasks) != TB_OK)
+                bad = 1;
+        } else if (strcmp(argv[i], "--pairs") == 0 && i + 1 < argc) {
+            if (tb_parse_long(argv[++i], 1, 100000, &pairs) != TB_OK)
                 bad = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (rank == 0)
@@ -224,6 +286,8 @@ int main(int argc, char **argv)
         fn = run_hand;
     else if (mode && strcmp(mode, "raw") == 0)
         fn = run_raw;
+    if (pairs > 0 && fn != run_tenbin)
+        bad = 1; /* pairs: tenbin or auto against hand */
     if (bad || !fn || size < 2) {
         if (rank == 0) {
             if (size < 2)
@@ -234,6 +298,11 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (pairs > 0) {
+        int st = run_pairs(fn, mode, (uint64_t)ntasks, pairs, rank, size);
+        MPI_Finalize();
+        return st;
+    }
     run_out r = {0, 0, 0};
     int rc = fn((uint64_t)ntasks, &r);
     int status = 0;
