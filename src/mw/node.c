@@ -80,7 +80,7 @@ static int node_message(tb_actor *a, int src, int tag, const void *data, size_t 
     tb__mw_node *n = (tb__mw_node *)a;
     if (n->master && tag != TB__TAG_REDUCE)
         return tb__mw_master_message(n, src, tag, data, len);
-    if (tag == TB__TAG_TASK && !n->master)
+    if (tag == TB__TAG_TASK)
         return tb__mw_worker_begin(n, src, data, len);
     return node_message_rare(n, src, tag, data, len);
 }

@@ -24,9 +24,8 @@
  * Four children to a node: half the depth of a binary heap, and a node's
  * children (4 x 32 bytes, from index 4i + 1) fill two whole cache lines
  * (the heap is placed so: heap_grow), so a pop touches fewer lines on its
- * way down.  The order (time, then
- * sequence number) is total, so the events come out in the same order
- * whatever the heap's shape.
+ * way down.  The order (time, then sequence number) is total, so the
+ * events come out in the same order whatever the heap's shape.
  *
  * Comparisons are the kernel's cost: an event's time is kept as an integer
  * that orders as the time does (time_key), the order is one 128-bit integer
@@ -118,6 +117,8 @@ static int fits(const struct tb_sim_run *r, const tb_sim_qent *e)
 /* Twice the room (1,024 events at first), placed so that every node's four
  * children (4 x 32 bytes from index 4i + 1) fill two whole cache lines:
  * the heap starts half a line into a line-aligned block. */
+_Static_assert(sizeof(tb_sim_qent) == 32, "heap_grow places four 32-byte entries on two lines");
+
 static int heap_grow(tb_sim_queue *q)
 {
     enum { LINE = 64 };
