@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/web/browser.py URL TOKEN SCREENSHOT - the live view of a running
+"""tests/web/browser.py URL TOKEN SCREENSHOT [CITIES] - the live view of a running
 `tenbin bnb --web` in Debian's headless Chromium (selenium + chromedriver):
 the page loads, the bounds change while we watch, the charts are drawn, a
 screenshot is saved, the stop button (with its confirmation) ends the run
@@ -10,6 +10,7 @@ import sys
 import time
 
 URL, TOKEN, SHOT = sys.argv[1], sys.argv[2], sys.argv[3]
+CITIES = int(sys.argv[4]) if len(sys.argv) > 4 else 100 # the TSP's, drawn as circles
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
 
@@ -70,8 +71,8 @@ try:
         fail("no group rows")
     if "tour of length" not in text("inc"):
         fail("no incumbent tour shown: '%s'" % text("inc")[:100])
-    if len(driver.find_elements(By.CSS_SELECTOR, "#tour circle")) != 100:
-        fail("the tour is not drawn on kroA100's 100 cities")
+    if len(driver.find_elements(By.CSS_SELECTOR, "#tour circle")) != CITIES:
+        fail("the tour is not drawn on the instance's %d cities" % CITIES)
     if not driver.find_elements(By.CSS_SELECTOR, "#tour polyline"):
         fail("the tour is not drawn")
     driver.save_screenshot(SHOT)
