@@ -199,13 +199,16 @@ static int cmp_double(const void *a, const void *b)
  * swapped every round; one JSON line a round and a summary (rank 0).  Both
  * loops then run on the same ranks, placed once, seconds apart instead of
  * a process start apart: the per-round ratios spread less than those of
- * separate jobs.  Every run is checked as in one-mode use. */
+ * separate jobs.  Every run is checked as in one-mode use, and the ranks
+ * agree after each round whether to go on (a failure seen on rank 0 alone
+ * must not leave the others waiting in the next round). */
 static int run_pairs(int (*fn)(uint64_t, run_out *), const char *mode, uint64_t ntasks, long pairs,
                      int rank, int size)
 {
     double *ratio = malloc((size_t)pairs * sizeof *ratio);
     double *rt = malloc((size_t)pairs * sizeof *rt), *rh = malloc((size_t)pairs * sizeof *rh);
     int status = ratio && rt && rh ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     for (long k = 0; k < pairs && status == 0; k++) {
         run_out o[2] = {{0, 0, 0}, {0, 0, 0}}; /* [0] tenbin, [1] hand */
         for (int j = 0; j < 2 && status == 0; j++) {
@@ -220,6 +223,7 @@ static int run_pairs(int (*fn)(uint64_t, run_out *), const char *mode, uint64_t 
                 status = 1;
             }
         }
+        MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0 && status == 0) {
             rt[k] = (double)ntasks / o[0].wall_s;
             rh[k] = (double)ntasks / o[1].wall_s;
@@ -286,8 +290,11 @@ int main(int argc, char **argv)
         fn = run_hand;
     else if (mode && strcmp(mode, "raw") == 0)
         fn = run_raw;
-    if (pairs > 0 && fn != run_tenbin)
-        bad = 1; /* pairs: tenbin or auto against hand */
+    if (pairs > 0 && fn != run_tenbin) { /* pairs: tenbin or auto against hand */
+        if (rank == 0)
+            fprintf(stderr, "bench_dispatch: --pairs needs --mode tenbin or auto\n");
+        bad = 1;
+    }
     if (bad || !fn || size < 2) {
         if (rank == 0) {
             if (size < 2)
