@@ -189,12 +189,6 @@ static int run_raw(uint64_t nmsgs, run_out *out)
     return TB_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* --pairs K: tenbin (fn) and hand in turn within this job, the order
  * swapped every round; one JSON line a round and a summary (rank 0).  Both
  * loops then run on the same ranks, placed once, seconds apart instead of
@@ -233,16 +227,14 @@ static int run_pairs(int (*fn)(uint64_t, run_out *), const char *mode, uint64_t 
                    k, mode, rt[k], rh[k], ratio[k]);
         }
     }
-    if (rank == 0 && status == 0) {
-        qsort(ratio, (size_t)pairs, sizeof *ratio, cmp_double);
-        qsort(rt, (size_t)pairs, sizeof *rt, cmp_double);
-        qsort(rh, (size_t)pairs, sizeof *rh, cmp_double);
-        long h = pairs / 2;
+    tb_stats sr, st, sh;
+    if (rank == 0 && status == 0 && tb_stats_compute(ratio, (size_t)pairs, &sr) == TB_OK &&
+        tb_stats_compute(rt, (size_t)pairs, &st) == TB_OK &&
+        tb_stats_compute(rh, (size_t)pairs, &sh) == TB_OK) {
         printf("{\"mode\": \"pairs\", \"ranks\": %d, \"tasks\": %" PRIu64 ", \"pairs\": %ld, "
-               "\"ratio_median\": %.4f, \"ratio_q1\": %.4f, \"ratio_q3\": %.4f, "
+               "\"ratio_median\": %.4f, \"ratio_min\": %.4f, \"ratio_max\": %.4f, "
                "\"%s_median\": %.1f, \"hand_median\": %.1f}\n",
-               size, ntasks, pairs, ratio[h], ratio[pairs / 4], ratio[(3 * pairs) / 4], mode,
-               rt[h], rh[h]);
+               size, ntasks, pairs, sr.median, sr.min, sr.max, mode, st.median, sh.median);
         fflush(stdout);
     }
     free(ratio);

@@ -186,6 +186,11 @@ static void test_generator_failure(void)
     tb__queue_free(&q);
 }
 
+static int is_marked(const unsigned char *marked, uint64_t id)
+{
+    return marked[id / 8] >> (id % 8) & 1;
+}
+
 static void test_resume_marks(void)
 {
     gen_ctx g = {0, UINT64_MAX};
@@ -199,7 +204,7 @@ static void test_resume_marks(void)
     TB_ASSERT_EQ_U64(tb__queue_count(&q), 14);
     tb_buf msg = TB_BUF_INIT;
     for (uint64_t id = 0; id < 20; id++) {
-        if (marked[id / 8] >> (id % 8) & 1)
+        if (is_marked(marked, id))
             continue;
         pop_expect(&q, &msg, id, 0);
     }
@@ -210,7 +215,7 @@ static void test_resume_marks(void)
     tb__queue_drop_marked(&q, marked);
     TB_ASSERT_EQ_U64(tb__queue_count(&q), 14);
     for (uint64_t id = 0; id < 20; id++) {
-        if (marked[id / 8] >> (id % 8) & 1)
+        if (is_marked(marked, id))
             continue;
         pop_expect(&q, &msg, id, 1);
     }
