@@ -509,7 +509,20 @@ static void web_run_free(web_run *w)
     tb_buf_free(&w->problem);
 }
 
-static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
+/* The problem's counters (tb_bnb_problem.counts), n of them, in counts. */
+static int print_counts(tb_buf *j, const bnb_opts *o, const uint64_t *counts, int json)
+{
+    int rc = TB_OK;
+    for (int k = 0; k < o->prob->ncounts; k++)
+        rc |= json ? tb_buf_printf(j, "%s\"%s\": %" PRIu64, k ? ", " : "", o->prob->count_names[k],
+                                   counts[k])
+                   : tb_buf_printf(j, "%s%s %" PRIu64, k ? ", " : "", o->prob->count_names[k],
+                                   counts[k]);
+    return rc;
+}
+
+static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s,
+                         const uint64_t *counts)
 {
     tb_buf j = TB_BUF_INIT;
     tb_buf sol = TB_BUF_INIT;
@@ -532,6 +545,11 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
         }
         if (o->sim)
             rc |= tb_buf_printf(&x, ", \"node_cost_s\": %.17g", o->node_cost);
+        if (o->prob->ncounts > 0) {
+            rc |= tb_buf_printf(&x, ", \"%s\": {", o->prob->name);
+            rc |= print_counts(&x, o, counts, 1);
+            rc |= tb_buf_printf(&x, "}");
+        }
         rc |= tb_buf_printf(&x, "}") | tb_buf_append(&x, "", 1); /* a C string */
         if (!rc)
             rc = tb_bnb_summary_json(s, (const char *)x.data, &j);
@@ -567,6 +585,11 @@ static void print_result(const bnb_opts *o, void *ctx, const tb_bnb_summary *s)
                       s->ranks, s->ngroups, s->ngroups == 1 ? "" : "s", s->messages);
         if (o->sim)
             tb_buf_printf(&j, "node cost %.3g s at speed 1 (--node-cost)\n", o->node_cost);
+        if (o->prob->ncounts > 0) {
+            tb_buf_printf(&j, "%s: ", o->prob->name);
+            print_counts(&j, o, counts, 0);
+            tb_buf_printf(&j, "\n");
+        }
         for (int g = 0; g < s->ngroups; g++) {
             const tb_bnb_group *G = &s->groups[g];
             tb_buf_printf(&j,
@@ -1313,6 +1336,17 @@ static int run_and_report(bnb_run *r)
             tb_cli_error(cmd, "run failed: %s", tb_strerror(rc));
         return TB_EXIT_FAIL;
     }
+    /* the problem's counters, summed over the ranks (a simulated run's
+     * ranks share this process's) */
+    uint64_t counts[16] = {0}, total[16] = {0};
+    int nc = o->prob->ncounts < 16 ? o->prob->ncounts : 16;
+    if (nc > 0) {
+        o->prob->counts(r->ctx, counts);
+        if (o->sim)
+            memcpy(total, counts, sizeof counts);
+        else
+            MPI_Reduce(counts, total, nc, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    }
     if (r->rank != 0)
         return TB_EXIT_OK;
     int exit_code = TB_EXIT_OK;
@@ -1324,7 +1358,7 @@ static int run_and_report(bnb_run *r)
                      s.optimum);
         exit_code = TB_EXIT_FAIL;
     } else {
-        print_result(o, r->ctx, &s);
+        print_result(o, r->ctx, &s, total);
     }
     if (r->web.web || o->history)
         web_final(&r->web, &s);

@@ -8,12 +8,18 @@
  * JSON: {"m", "nx", "ny", "F00": [[...]], "Fx": [F10, ...], "Fy": [F01, ...],
  * "Fxy": [[F11, ..., F1ny], ...], "x": [[lo, hi], ...], "y": [[lo, hi], ...]}.
  *
- * A subproblem is a box (nx + ny pairs of doubles).  Branch: bisect the
- * side that is longest relative to its side in the whole box.  Evaluate:
- * the box's centre (c, d), a feasible point, worth lambda_max(F(c, d)).
+ * A subproblem is a box (nx + ny pairs of doubles), with what its
+ * semidefinite bound found when it has one (see box_len).  Branch: bisect
+ * the side whose products that bound approximated worst, else the side
+ * that is longest relative to its side in the whole box; each half gets
+ * its bounds there (the costly one only where the cheap ones do not prune).
+ * Evaluate: the box's centre (c, d), a feasible point, worth
+ * lambda_max(F(c, d)), and the relaxation's point when it is better.
  *
- * Bound, two valid lower bounds of lambda_max(F(x, y)) over the box, the
- * larger taken (both tend to lambda_max(F(c, d)) as the box shrinks):
+ * Bound, three valid lower bounds of lambda_max(F(x, y)) over the box, the
+ * largest taken (all tend to lambda_max(F(c, d)) as the box shrinks; the
+ * third, an LMI relaxation solved by DSDP, is far the strongest on wide
+ * boxes and costs a semidefinite program, below):
  *
  * 1. Weyl.  F(x, y) = F(c, d) + B with B = sum_i (x_i - c_i) Fi0 +
  *    sum_j (y_j - d_j) F0j + sum_ij (x_i y_j - c_i d_j) Fij, and
@@ -36,7 +42,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
+#include <dsdp/dsdp5.h>
 #include <errno.h>
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +60,15 @@ typedef struct bmi {
     double *lo, *hi; /* the whole box: nx + ny */
     double *A, *w, *z, *work, *c;
     lapack_int *isuppz;
+    /* the semidefinite bound (sdp_bound) */
+    int sdp;           /* used at all (TENBIN_BMI_BOUND, and the size) */
+    int nv;            /* its variables: t, x, y, w = 1 + nx + ny + nx ny */
+    int sdp_its;       /* most iterations of a solve (TENBIN_BMI_SDP_ITERATIONS) */
+    double *packed;    /* -F00, then every other Fij, lower triangles by rows (DSDP's 'P') */
+    int *ik, *rows;    /* the McCormick rows, by columns: c, then one column per variable */
+    double *vals, *yv; /* their values; the solver's variables */
+    double *X, *U, *ev; /* m x m: its matrix, the eigenvectors; m eigenvalues */
+    uint64_t solves, failed, skipped;
 } bmi;
 
 static const double *mat(const bmi *B, int i, int j)
@@ -89,9 +106,34 @@ static void f_at(bmi *B, const double *x, const double *y)
         }
 }
 
+/* A subproblem is its box: lo and hi of each of the nx + ny coordinates, 16
+ * bytes each.  A child whose semidefinite bound was computed carries after
+ * the box what that solve found (its hint): the coordinate to branch on
+ * (-1: the widest) and the relaxation's point (x, y), worth evaluating:
+ * 8 + 8 (nx + ny) bytes more. */
+static size_t box_len(const bmi *B) { return (size_t)(B->nx + B->ny) * 16; }
+static size_t hint_len(const bmi *B) { return box_len(B) + 8 + (size_t)(B->nx + B->ny) * 8; }
+
 static int check_len(const bmi *B, size_t len)
 {
-    return len == (size_t)(B->nx + B->ny) * 16 ? TB_OK : TB_ERR_PARSE;
+    return len == box_len(B) || len == hint_len(B) ? TB_OK : TB_ERR_PARSE;
+}
+
+/* s's hint, if it has one: *var (-1 if none or not a coordinate) and the
+ * point into pt; 0 if s is a plain box. */
+static int hint_of(const bmi *B, const void *s, size_t len, int *var, double *pt)
+{
+    *var = -1;
+    if (len != hint_len(B))
+        return 0;
+    const unsigned char *p = (const unsigned char *)s + box_len(B);
+    int n = B->nx + B->ny;
+    double v;
+    memcpy(&v, p, 8);
+    if (v >= 0 && v < n && v == floor(v))
+        *var = (int)v;
+    memcpy(pt, p + 8, (size_t)n * 8);
+    return 1;
 }
 
 static int b_root(void *ctx, tb_buf *sub)
@@ -148,13 +190,12 @@ static double rayleigh_min(const bmi *B, const double *q, const double *lo, cons
     return best;
 }
 
-static int b_bound(void *ctx, const void *s, size_t len, double *bound)
+/* The eigenvalue bounds (1. and 2. above) of the box [lo, hi], and the top
+ * eigenvalue at its centre in *lam_c. */
+static int cheap_bound(bmi *B, const double *lo, const double *hi, double *bound, double *lam_c)
 {
-    bmi *B = ctx;
-    TB_CHECK(check_len(B, len));
     int nx = B->nx, ny = B->ny, m = B->m;
-    double lo[128], hi[128], c[128], r[128];
-    box_of(B, s, lo, hi);
+    double c[128], r[128];
     for (int k = 0; k < nx + ny; k++) {
         c[k] = 0.5 * (lo[k] + hi[k]);
         r[k] = 0.5 * (hi[k] - lo[k]);
@@ -162,6 +203,7 @@ static int b_bound(void *ctx, const void *s, size_t len, double *bound)
     f_at(B, c, c + nx);
     double lam;
     TB_CHECK(lambda_max(B, B->A, &lam, B->z));
+    *lam_c = lam;
     /* 1. Weyl */
     double norm = 0;
     for (int i = 1; i <= nx; i++)
@@ -194,24 +236,260 @@ static int b_bound(void *ctx, const void *s, size_t len, double *bound)
     return TB_OK;
 }
 
+/*
+ * 3. The semidefinite bound.  With w_ij standing for x_i y_j, bounded by
+ * its McCormick envelope over the box (four linear inequalities each),
+ *
+ *     min t  s.t.  t I - F00 - sum x_i Fi0 - sum y_j F0j - sum w_ij Fij >= 0
+ *
+ * is a relaxation (every (x, y) of the box with w = xy is feasible, at
+ * t = lambda_max(F(x, y))).  DSDP solves it; what is used of its answer is
+ * the matrix X of the other side, which is positive semidefinite with
+ * trace 1 at any accuracy of the solve: for every such X and every (x, y),
+ * lambda_max(F(x, y)) >= tr(X F(x, y)), a bilinear function of (x, y)
+ * whose exact minimum over the box rayleigh_min finds (2. is the case
+ * X = vv').  So the bound is valid however far the solver stopped from the
+ * optimum, and at the optimum it is at least the relaxation's value (the
+ * box minimum of the bilinear function is above the envelope's).  X is
+ * rebuilt from its eigenvectors with the negative eigenvalues dropped and
+ * its trace made 1, so that it is semidefinite as computed; the rounding
+ * of the sums is covered by a margin of m^2 eps times the largest value
+ * the terms can take on the box.  A solve that fails leaves the eigenvalue
+ * bounds, counted (sdp_failed).
+ *
+ * The solver sees the box mapped onto [-1, 1]^n (x = c + r u, y = d + s v):
+ * F = G00 + sum u_i Gi0 + sum v_j G0j + sum u_i v_j Gij with G00 = F(c, d),
+ * Gi0 = r_i (Fi0 + sum_j d_j Fij), G0j = s_j (F0j + sum_i c_i Fij),
+ * Gij = r_i s_j Fij, all divided by their largest entry: the same
+ * relaxation (the envelope is unchanged by an affine map of each
+ * variable), as well scaled on a box of 1e-6 as on the whole, with
+ * envelope rows that never change and a strictly feasible start (u = v =
+ * w = 0, t above lambda_max(G00)), which halves the solver's iterations.
+ *
+ * The solve also says where to branch: the coordinate whose products the
+ * envelope approximates worst at the relaxation's point, |w_ij - u_i v_j|
+ * ||Gij|| summed over each coordinate's products; and the point, which
+ * evaluate tries besides the centre.
+ */
+static int sdp_bound(bmi *B, const double *lo, const double *hi, double lam_c, double *bound,
+                     int *var, double *pt)
+{
+    int nx = B->nx, ny = B->ny, m = B->m, nv = B->nv, n = nx + ny;
+    size_t np = (size_t)m * (size_t)(m + 1) / 2, nmat = (size_t)(nx + 1) * (size_t)(ny + 1);
+    size_t mm = (size_t)m * (size_t)m;
+    *bound = -INFINITY;
+    *var = -1;
+    B->solves++;
+    double c[128], r[128];
+    for (int k = 0; k < n; k++) {
+        c[k] = 0.5 * (lo[k] + hi[k]);
+        r[k] = 0.5 * (hi[k] - lo[k]);
+    }
+    /* the G's, lower triangles by rows, G00 negated (DSDP's C) */
+    double top = 0;
+    for (size_t e = 0, a = 0; a < (size_t)m; a++)
+        for (size_t b = 0; b <= a; b++, e++) {
+            size_t ab = a * (size_t)m + b;
+            double g00 = B->F[ab];
+            for (int i = 1; i <= nx; i++) {
+                double gi = mat(B, i, 0)[ab];
+                for (int j = 1; j <= ny; j++)
+                    gi += c[nx + j - 1] * mat(B, i, j)[ab];
+                g00 += c[i - 1] * mat(B, i, 0)[ab];
+                B->packed[(size_t)i * (size_t)(ny + 1) * np + e] = r[i - 1] * gi;
+            }
+            for (int j = 1; j <= ny; j++) {
+                double gj = mat(B, 0, j)[ab];
+                for (int i = 1; i <= nx; i++) {
+                    gj += c[i - 1] * mat(B, i, j)[ab];
+                    g00 += c[i - 1] * c[nx + j - 1] * mat(B, i, j)[ab];
+                    B->packed[((size_t)i * (size_t)(ny + 1) + (size_t)j) * np + e] =
+                        r[i - 1] * r[nx + j - 1] * mat(B, i, j)[ab];
+                }
+                g00 += c[nx + j - 1] * mat(B, 0, j)[ab];
+                B->packed[(size_t)j * np + e] = r[nx + j - 1] * gj;
+            }
+            B->packed[e] = -g00;
+        }
+    for (size_t e = 0; e < nmat * np; e++)
+        top = fmax(top, fabs(B->packed[e]));
+    if (!(top > 0) || !isfinite(top)) { /* F constant on the box: 2. is exact */
+        B->failed += !(top == 0);
+        return TB_OK;
+    }
+    for (size_t e = 0; e < nmat * np; e++)
+        B->packed[e] /= top;
+    /* DSDP: maximise b'v s.t. C - sum v_k A_k >= 0 and the envelope's rows:
+     * v = (t, u, v, w), b = -e_t, C = -G00, A_t = -I, A of u_i, v_j, w_ij =
+     * Gi0, G0j, Gij */
+    DSDP d = NULL;
+    SDPCone sc = NULL;
+    LPCone lc = NULL;
+    int bad = DSDPCreate(nv, &d);
+    if (!bad)
+        bad = DSDPSetDualObjective(d, 1, -1.0) || DSDPCreateSDPCone(d, 1, &sc) ||
+              SDPConeSetBlockSize(sc, 0, m) || SDPConeSetSparsity(sc, 0, nv + 1) ||
+              SDPConeSetADenseVecMat(sc, 0, 0, m, 1.0, B->packed, (int)np) ||
+              SDPConeSetIdentity(sc, 0, 1, m, -1.0);
+    for (int i = 0; !bad && i <= nx; i++)
+        for (int j = 0; !bad && j <= ny; j++) {
+            if (i == 0 && j == 0)
+                continue;
+            int v = i == 0 ? 1 + nx + j : j == 0 ? 1 + i : 1 + nx + ny + (i - 1) * ny + j;
+            size_t k = (size_t)i * (size_t)(ny + 1) + (size_t)j;
+            bad = SDPConeSetADenseVecMat(sc, 0, v, m, 1.0, B->packed + k * np, (int)np);
+        }
+    /* the start: the centre (everything 0 but t) */
+    if (!bad)
+        bad = DSDPSetY0(d, 1, lam_c / top + 0.1 * (1.0 + fabs(lam_c / top))) ||
+              DSDPSetR0(d, 0.0) || DSDPCreateLPCone(d, &lc) ||
+              LPConeSetData(lc, 4 * nx * ny, B->ik, B->rows, B->vals) ||
+              DSDPSetGapTolerance(d, 1e-4) || DSDPSetMaxIts(d, B->sdp_its) || DSDPSetup(d) ||
+              DSDPSolve(d) || DSDPComputeX(d) || DSDPGetY(d, B->yv, nv);
+    double *xa = NULL;
+    int xn = 0;
+    if (!bad)
+        bad = SDPConeGetXArray(sc, 0, &xa, &xn) || xn != (int)np;
+    if (!bad)
+        for (int a = 0; a < m; a++)
+            for (int b = 0; b <= a; b++)
+                B->X[(size_t)a * (size_t)m + (size_t)b] = B->X[(size_t)b * (size_t)m + (size_t)a] =
+                    xa[(size_t)a * (size_t)(a + 1) / 2 + (size_t)b];
+    if (d)
+        DSDPDestroy(d);
+    /* X = sum_k p_k u_k u_k' / sum_k p_k |u_k|^2, p_k = max(eigenvalue, 0) */
+    lapack_int found = 0;
+    if (!bad)
+        bad = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', m, B->X, m, 0, 0, 0, 0, 0.0, &found,
+                             B->ev, B->U, m, B->isuppz) != 0 ||
+              found != m;
+    double tr = 0;
+    for (int k = 0; !bad && k < m; k++) {
+        B->ev[k] = B->ev[k] > 0 ? B->ev[k] : 0;
+        for (int a = 0; a < m; a++)
+            tr += B->ev[k] * B->U[(size_t)a * (size_t)m + (size_t)k] *
+                  B->U[(size_t)a * (size_t)m + (size_t)k];
+    }
+    if (bad || !(tr > 0) || !isfinite(tr)) {
+        B->failed++;
+        return TB_OK;
+    }
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b <= a; b++) {
+            double v = 0;
+            for (int k = 0; k < m; k++)
+                v += B->ev[k] * B->U[(size_t)a * (size_t)m + (size_t)k] *
+                     B->U[(size_t)b * (size_t)m + (size_t)k];
+            B->X[(size_t)a * (size_t)m + (size_t)b] = B->X[(size_t)b * (size_t)m + (size_t)a] =
+                v / tr;
+        }
+    /* q_ij = tr(X Fij), and the largest a term can be on the box */
+    double *q = B->c, scale = 0;
+    for (size_t k = 0; k < nmat; k++) {
+        const double *M = B->F + k * mm;
+        double acc = 0;
+        for (size_t e = 0; e < mm; e++)
+            acc += B->X[e] * M[e];
+        q[k] = acc;
+        int i = (int)(k / (size_t)(ny + 1)), j = (int)(k % (size_t)(ny + 1));
+        double big = B->rho[k];
+        if (i)
+            big *= fmax(fabs(lo[i - 1]), fabs(hi[i - 1]));
+        if (j)
+            big *= fmax(fabs(lo[nx + j - 1]), fabs(hi[nx + j - 1]));
+        scale += big;
+    }
+    double lb = rayleigh_min(B, q, lo, hi) - (double)m * (double)m * DBL_EPSILON * scale;
+    if (!isfinite(lb)) {
+        B->failed++;
+        return TB_OK;
+    }
+    *bound = lb;
+    /* the point, and where to branch */
+    double score[128] = {0}, most = 0;
+    for (int k = 0; k < n; k++) {
+        double u = B->yv[1 + k];
+        u = u >= -1.0 ? (u <= 1.0 ? u : 1.0) : -1.0; /* NAN: -1 */
+        pt[k] = c[k] + r[k] * u;
+        pt[k] = pt[k] >= lo[k] ? (pt[k] <= hi[k] ? pt[k] : hi[k]) : lo[k];
+    }
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++) {
+            double u = B->yv[1 + i], v = B->yv[1 + nx + j], w = B->yv[1 + n + i * ny + j];
+            double e = fabs(w - u * v) * r[i] * r[nx + j] *
+                       B->rho[(size_t)(i + 1) * (size_t)(ny + 1) + (size_t)(j + 1)];
+            if (isfinite(e)) {
+                score[i] += e;
+                score[nx + j] += e;
+            }
+        }
+    for (int k = 0; k < n; k++)
+        if (score[k] > most) {
+            most = score[k];
+            *var = k;
+        }
+    return TB_OK;
+}
+
+static int b_bound(void *ctx, const void *s, size_t len, double *bound)
+{
+    bmi *B = ctx;
+    TB_CHECK(check_len(B, len));
+    double lo[128], hi[128], pt[128], lam_c, sb;
+    int var;
+    box_of(B, s, lo, hi);
+    TB_CHECK(cheap_bound(B, lo, hi, bound, &lam_c));
+    if (B->sdp) {
+        TB_CHECK(sdp_bound(B, lo, hi, lam_c, &sb, &var, pt));
+        if (sb > *bound)
+            *bound = sb;
+    }
+    return TB_OK;
+}
+
+/* lambda_max(F(x, y)), (x, y) in xy. */
+static int value_at(bmi *B, const double *xy, double *value)
+{
+    f_at(B, xy, xy + B->nx);
+    return lambda_max(B, B->A, value, NULL);
+}
+
+/* The centre, and the relaxation's point where the subproblem has one: the
+ * better of the two. */
 static int b_evaluate(void *ctx, const void *s, size_t len, double *value, tb_buf *sol)
 {
     bmi *B = ctx;
     TB_CHECK(check_len(B, len));
-    double lo[128], hi[128], c[128];
+    int n = B->nx + B->ny, var;
+    double lo[128], hi[128], c[128], pt[128];
     box_of(B, s, lo, hi);
-    for (int k = 0; k < B->nx + B->ny; k++)
+    for (int k = 0; k < n; k++)
         c[k] = 0.5 * (lo[k] + hi[k]);
-    f_at(B, c, c + B->nx);
-    TB_CHECK(lambda_max(B, B->A, value, NULL));
-    for (int k = 0; k < B->nx + B->ny; k++)
-        TB_CHECK(tb_buf_pack_f64(sol, c[k]));
+    const double *best = c;
+    TB_CHECK(value_at(B, c, value));
+    if (hint_of(B, s, len, &var, pt)) {
+        int inside = 1;
+        for (int k = 0; k < n; k++)
+            inside &= pt[k] >= lo[k] && pt[k] <= hi[k];
+        double v;
+        if (inside && value_at(B, pt, &v) == TB_OK && v < *value) {
+            *value = v;
+            best = pt;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        TB_CHECK(tb_buf_pack_f64(sol, best[k]));
     return TB_OK;
 }
 
-/* Bisect box q (its bytes) along its widest side relative to the whole
- * box, as b_branch does: the halves in a and b; 0 if it is a point. */
-static int bisect(const bmi *B, const unsigned char *q, size_t len, unsigned char *a,
+/* Cut the box of q in two along coordinate `var` at `at` (kept within the
+ * middle 80 % of the side), or (var < 0) in halves along its widest side
+ * relative to the whole box: the two boxes in a and b; 0 if it is a point.
+ * Cutting at the relaxation's point makes that point's envelope exact in
+ * both children (the envelope of x y is exact where x is at an end), so
+ * the semidefinite bound cannot stay where it was; a midpoint can leave
+ * the point feasible in one half and the bound unmoved. */
+static int bisect(const bmi *B, const unsigned char *q, int var, double at, unsigned char *a,
                   unsigned char *b)
 {
     int n = B->nx + B->ny, best = -1;
@@ -227,6 +505,14 @@ static int bisect(const bmi *B, const unsigned char *q, size_t len, unsigned cha
     if (best < 0 || wbest < 1e-12)
         return 0;
     double mid = 0.5 * (lo[best] + hi[best]);
+    if (var >= 0 && (hi[var] - lo[var]) / (B->hi[var] - B->lo[var]) >= 1e-12) {
+        double w = hi[var] - lo[var];
+        best = var;
+        mid = isnan(at) ? 0.5 * (lo[var] + hi[var])
+              : at >= lo[var] + 0.1 * w ? (at <= hi[var] - 0.1 * w ? at : hi[var] - 0.1 * w)
+                                        : lo[var] + 0.1 * w;
+    }
+    size_t len = box_len(B);
     memmove(a, q, len);
     memcpy(b, a, len);
     memcpy(a + 16 * (size_t)best + 8, &mid, 8); /* [lo, mid] */
@@ -234,25 +520,65 @@ static int bisect(const bmi *B, const unsigned char *q, size_t len, unsigned cha
     return 1;
 }
 
+/* Each half gets the eigenvalue bounds, and the semidefinite one unless
+ * they already prune it (tb_bnb_children_cutoff); then it carries the
+ * solve's hint. */
 static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
 {
     bmi *B = ctx;
     TB_CHECK(check_len(B, len));
-    unsigned char lo[128 * 16], hi[128 * 16];
-    if (!bisect(B, s, len, lo, hi)) /* a point, for all purposes */
+    int n = B->nx + B->ny, var;
+    double pt[128];
+    unsigned char half[2][128 * 24 + 8];
+    hint_of(B, s, len, &var, pt);
+    if (!bisect(B, s, var, NAN, half[0], half[1])) /* a point, for all purposes */
         return TB_OK;
-    TB_CHECK(tb_bnb_child(kids, lo, len, NAN));
-    return tb_bnb_child(kids, hi, len, NAN);
+    double cut = tb_bnb_children_cutoff(kids);
+    for (int h = 0; h < 2; h++) {
+        double lo[128], hi[128], bound, sb, lam_c;
+        box_of(B, half[h], lo, hi);
+        TB_CHECK(cheap_bound(B, lo, hi, &bound, &lam_c));
+        if (!B->sdp || bound >= cut) {
+            B->skipped += (uint64_t)B->sdp;
+            TB_CHECK(tb_bnb_child(kids, half[h], box_len(B), bound));
+            continue;
+        }
+        TB_CHECK(sdp_bound(B, lo, hi, lam_c, &sb, &var, pt));
+        if (sb == -INFINITY) { /* failed: the box alone */
+            TB_CHECK(tb_bnb_child(kids, half[h], box_len(B), bound));
+            continue;
+        }
+        unsigned char *p = half[h] + box_len(B);
+        double v = var;
+        memcpy(p, &v, 8);
+        memcpy(p + 8, pt, (size_t)n * 8);
+        TB_CHECK(tb_bnb_child(kids, half[h], hint_len(B), sb > bound ? sb : bound));
+    }
+    return TB_OK;
 }
 
-static const tb_bnb_ops bmi_ops;
+/* Bisection by the widest side with no bound: what the start-up's split
+ * is made of. */
+static int b_bisect(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
+{
+    bmi *B = ctx;
+    TB_CHECK(check_len(B, len));
+    unsigned char lo[128 * 16], hi[128 * 16];
+    if (!bisect(B, s, -1, NAN, lo, hi))
+        return TB_OK;
+    TB_CHECK(tb_bnb_child(kids, lo, box_len(B), NAN));
+    return tb_bnb_child(kids, hi, box_len(B), NAN);
+}
 
-/* The start-up's split: b_branch breadth first (a box cut along several
- * sides at once).  No bound is computed (each costs an eigenvalue problem):
- * the boxes keep the parent's. */
+static const tb_bnb_ops bisect_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, b_root, b_bound,
+                                      b_bisect, b_evaluate, NULL};
+
+/* The start-up's split: the box cut along several sides at once (bisection
+ * breadth first).  No bound is computed (each costs an eigenvalue problem
+ * and a semidefinite one): the boxes keep the parent's. */
 static int b_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_children *kids)
 {
-    return tb_bnb_split_by_branch(&bmi_ops, ctx, s, len, ways, kids);
+    return tb_bnb_split_by_branch(&bisect_ops, ctx, s, len, ways, kids);
 }
 
 static const tb_bnb_ops bmi_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, b_root, b_bound, b_branch,
@@ -275,6 +601,14 @@ static void b_destroy(void *ctx)
     free(B->work);
     free(B->c);
     free(B->isuppz);
+    free(B->packed);
+    free(B->ik);
+    free(B->rows);
+    free(B->vals);
+    free(B->yv);
+    free(B->X);
+    free(B->U);
+    free(B->ev);
     free(B);
 }
 
@@ -417,6 +751,75 @@ static int read_box(const cJSON *root, const char *key, int n, double *lo, doubl
     return TB_OK;
 }
 
+/* The semidefinite bound's data: the matrices as DSDP takes them, room for
+ * the envelope's rows.  TENBIN_BMI_BOUND=eigen leaves it out (the bounds
+ * 1. and 2. alone), and so does an instance with more than 1,024 variables
+ * in the relaxation (nx ny > ~1,000), where one solve would take seconds. */
+static int sdp_prepare(bmi *B, const char *path, char *err, size_t errlen)
+{
+    static const char *const words[] = {"sdp", "eigen", NULL};
+    int which = 0;
+    long its = 60;
+    (void)tb_env_word("TENBIN_BMI_BOUND", words, &which); /* a wrong word: warned, sdp */
+    if (tb_env_int_in("TENBIN_BMI_SDP_ITERATIONS", 0, 1000, &its) == TB_ERR_RANGE)
+        TB_LOG_WARN("TENBIN_BMI_SDP_ITERATIONS is not from 0 to 1000; using 60");
+    if (its < 0 || its > 1000) /* (not a number: warned) */
+        its = 60;
+    B->sdp_its = (int)its;
+    B->nv = 1 + B->nx + B->ny + B->nx * B->ny;
+    B->sdp = which == 0 && B->nv <= 1024;
+    if (!B->sdp)
+        return TB_OK;
+    int m = B->m, nrows = 4 * B->nx * B->ny;
+    size_t np = (size_t)m * (size_t)(m + 1) / 2, nmat = (size_t)(B->nx + 1) * (size_t)(B->ny + 1);
+    B->packed = malloc(nmat * np * sizeof *B->packed);
+    B->ik = malloc((size_t)(B->nv + 2) * sizeof *B->ik);
+    B->rows = malloc((size_t)nrows * 4 * sizeof *B->rows);
+    B->vals = malloc((size_t)nrows * 4 * sizeof *B->vals);
+    B->yv = malloc((size_t)B->nv * sizeof *B->yv);
+    B->X = malloc((size_t)m * (size_t)m * sizeof *B->X);
+    B->U = malloc((size_t)m * (size_t)m * sizeof *B->U);
+    B->ev = malloc((size_t)m * sizeof *B->ev);
+    if (!B->packed || !B->ik || !B->rows || !B->vals || !B->yv || !B->X || !B->U || !B->ev) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return TB_ERR_NOMEM;
+    }
+    /* The envelope of w = uv on [-1, 1]^2 (sdp_bound's variables), rows
+     * r..r+3 of c - A'(t, u, v, w) >= 0:
+     *   w + u + v + 1 >= 0,  w - u - v + 1 >= 0,
+     *  -w + u - v + 1 >= 0, -w - u + v + 1 >= 0;
+     * by columns (DSDP's LP cone): the constant, t (none), u_i, v_j, w_ij. */
+    int nx = B->nx, ny = B->ny, at = 0, col = 0;
+#define ROW(r, v) (B->rows[at] = (r), B->vals[at++] = (v))
+    B->ik[col++] = at;
+    for (int r = 0; r < nrows; r++)
+        ROW(r, 1.0);
+    B->ik[col++] = at; /* t */
+    for (int i = 0; i < nx; i++) {
+        B->ik[col++] = at;
+        for (int j = 0; j < ny; j++) {
+            int r = 4 * (i * ny + j);
+            ROW(r, -1.0), ROW(r + 1, 1.0), ROW(r + 2, -1.0), ROW(r + 3, 1.0);
+        }
+    }
+    for (int j = 0; j < ny; j++) {
+        B->ik[col++] = at;
+        for (int i = 0; i < nx; i++) {
+            int r = 4 * (i * ny + j);
+            ROW(r, -1.0), ROW(r + 1, 1.0), ROW(r + 2, 1.0), ROW(r + 3, -1.0);
+        }
+    }
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++) {
+            B->ik[col++] = at;
+            int r = 4 * (i * ny + j);
+            ROW(r, -1.0), ROW(r + 1, -1.0), ROW(r + 2, 1.0), ROW(r + 3, 1.0);
+        }
+    B->ik[col] = at;
+#undef ROW
+    return TB_OK;
+}
+
 static int b_load(const char *path, void **out, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -533,6 +936,8 @@ static int b_load(const char *path, void **out, char *err, size_t errlen)
         }
         free(wall);
     }
+    if (rc == TB_OK)
+        rc = sdp_prepare(B, path, err, errlen);
     if (rc != TB_OK) {
         if (rc == TB_ERR_NOMEM && B)
             snprintf(err, errlen, "%s: out of memory", path);
@@ -576,6 +981,19 @@ static int b_check(void *ctx, const void *sol, size_t len, double value)
     return lam == value ? TB_OK : TB_ERR_RANGE;
 }
 
+static const char *const bmi_count_names[] = {"sdp_bounds", "sdp_failed", "sdp_skipped"};
+
+/* The semidefinite bounds computed, those whose solve failed (the
+ * eigenvalue bounds stood alone), and those not computed because the
+ * eigenvalue bounds already pruned. */
+static void b_counts(void *ctx, uint64_t *out)
+{
+    const bmi *B = ctx;
+    out[0] = B->solves;
+    out[1] = B->failed;
+    out[2] = B->skipped;
+}
+
 const tb_bnb_problem tb_bnb_bmi = {.name = "bmi",
                                    .ops = &bmi_ops,
                                    .load = b_load,
@@ -583,7 +1001,10 @@ const tb_bnb_problem tb_bnb_bmi = {.name = "bmi",
                                    .solution_json = b_solution_json,
                                    .check = b_check,
                                    .default_gap = 1e-3,
-                                   .solution_at_top = 1};
+                                   .solution_at_top = 1,
+                                   .ncounts = 3,
+                                   .count_names = bmi_count_names,
+                                   .counts = b_counts};
 
 /* ---- generator ---------------------------------------------------------- */
 

@@ -34,6 +34,12 @@ typedef struct tb_bnb_problem {
     /* Optional: what the live view draws the incumbent on, as a JSON object
      * (tsp: the cities' coordinates). */
     int (*view_json)(void *ctx, tb_buf *out);
+    /* Optional: counters of the problem's own work (bmi: its semidefinite
+     * bounds), ncounts of them named by count_names; counts() writes this
+     * rank's (at most 16).  The result shows them summed over the ranks. */
+    int ncounts;
+    const char *const *count_names;
+    void (*counts)(void *ctx, uint64_t *out);
 } tb_bnb_problem;
 
 extern const tb_bnb_problem tb_bnb_knapsack;

@@ -71,6 +71,14 @@ typedef struct tb_bnb_children tb_bnb_children;
  * call ops->bound on it.  A bound weaker than the parent's is replaced by
  * the parent's (a child's solutions are the parent's). */
 TB_API int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, double bound);
+/* What a child's bound must beat to be kept, in the problem's sense: the
+ * incumbent less the gap, +inf (minimisation) or -inf (maximisation) while
+ * there is none; NAN when branch() is called where it is not known (a
+ * split).  A child whose bound reaches it is pruned unseen, so a problem
+ * with a cheap and a costly bound may skip the costly one when the cheap
+ * one already does (bmi: the eigenvalue bounds before the semidefinite
+ * one). */
+TB_API double tb_bnb_children_cutoff(const tb_bnb_children *kids);
 
 /*
  * A problem.  Values and bounds are in the problem's own sense: for

@@ -66,6 +66,7 @@ struct tb_bnb_children {
         double bound;
     } *k;
     size_t n, cap;
+    double cutoff; /* tb_bnb_children_cutoff's: the problem's sense, NAN if none known */
 };
 
 /* Expansion engine: the problem, the incumbent, counters. */

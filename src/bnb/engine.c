@@ -166,6 +166,11 @@ int tb_bnb_child(tb_bnb_children *kids, const void *sub, size_t len, double boun
     return TB_OK;
 }
 
+double tb_bnb_children_cutoff(const tb_bnb_children *kids)
+{
+    return kids ? kids->cutoff : NAN;
+}
+
 int tb_bnb_split_by_branch(const tb_bnb_ops *ops, void *ctx, const void *sub, size_t len,
                            int ways, tb_bnb_children *kids)
 {
@@ -174,7 +179,8 @@ int tb_bnb_split_by_branch(const tb_bnb_ops *ops, void *ctx, const void *sub, si
     size_t want = ways < 2 ? 2 : ways > (1 << 20) ? (size_t)1 << 20 : (size_t)ways;
     /* q: every piece so far in order, q.k[head ..] not cut yet; leaves go
      * to kids at once (kept first, as found) */
-    tb_bnb_children q = {TB_BUF_INIT, NULL, 0, 0}, one = {TB_BUF_INIT, NULL, 0, 0};
+    tb_bnb_children q = {TB_BUF_INIT, NULL, 0, 0, NAN}, one = {TB_BUF_INIT, NULL, 0, 0, NAN};
+    one.cutoff = kids->cutoff;
     size_t head = 0, leaves = 0;
     int rc = tb_bnb_child(&q, sub, len, NAN);
     while (rc == TB_OK && head < q.n && leaves + (q.n - head) < want) {
@@ -209,6 +215,7 @@ void tb__bnb_engine_init(tb__bnb_engine *e, const tb_bnb_ops *ops, void *ctx, do
     e->max = ops->sense == TB_BNB_MAXIMIZE;
     e->gap = gap;
     e->inc = INFINITY;
+    e->kids.cutoff = NAN;
 }
 
 void tb__bnb_engine_free(tb__bnb_engine *e)
@@ -291,8 +298,10 @@ static int step(tb__bnb_engine *e, double b)
         TB_CHECK(tb_buf_append(&e->sol, e->tmp.data, e->tmp.len));
         e->improved = 1;
     }
-    if (!(b < tb__bnb_cutoff(e)))
+    double cut = tb__bnb_cutoff(e);
+    if (!(b < cut))
         return TB_OK;
+    e->kids.cutoff = e->max ? -cut : cut;
     TB_CHECK(e->ops->branch(e->ctx, e->cur.data, e->cur.len, &e->kids));
     for (size_t i = 0; i < e->kids.n; i++) {
         struct tb__bnb_kid *k = &e->kids.k[i];

@@ -31,6 +31,10 @@
       "tenbin emu: real seconds the coordinator keeps watching after a frame before it sleeps") \
     X("TENBIN_EMU_AHEAD", INT, "32",                                                          \
       "tenbin emu: most answers in advance for a rank's next MPI_ANY_SOURCE receives (0: none)") \
+    X("TENBIN_BMI_BOUND", STRING, "sdp",                                                      \
+      "tenbin bnb bmi: sdp (the eigenvalue bounds, then the semidefinite one where they do not prune) or eigen (those alone)") \
+    X("TENBIN_BMI_SDP_ITERATIONS", INT, "60",                                                 \
+      "tenbin bnb bmi: most iterations of a semidefinite bound's solve (fewer: a weaker, still valid bound)") \
     X("TENBIN_CLOCK", STRING, "auto",                                                         \
       "real runs' per-task clock: auto (the time-stamp counter where the kernel keeps time with it) or monotonic") \
     X("TENBIN_MPI_WAIT", STRING, "auto",                                                      \

@@ -634,6 +634,24 @@ int tb_tp_mpi_run(tb_tp *tp, tb_actor *a)
             m->done_head = (m->done_head + 1) & (m->done_cap - 1);
             m->done_len--;
             TB_CHECK(a->ops->computed(a, c.job, c.status));
+            /* An actor that starts its next computation from this one's
+             * end (a branch-and-bound master that expands its own tasks)
+             * would hold the loop here for as long as it has work: a timer
+             * due and a message waiting get their turn between two. */
+            if (m->ntimers > 0 && !a->finished) {
+                int fired = 0;
+                TB_CHECK(fire_timer(m, a, &fired));
+            }
+            if (m->done_len > 0 && !a->finished) {
+                MPI_Status st;
+                int flag = 0;
+                if (m->preq == MPI_REQUEST_NULL)
+                    TB_CHECK(post_recv(m));
+                if (MPI_Test(&m->preq, &flag, &st) != MPI_SUCCESS)
+                    return TB_ERR_MPI;
+                if (flag)
+                    TB_CHECK(deliver(m, a, &st));
+            }
             continue;
         }
         if (m->ntimers > 0) {

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -389,6 +390,49 @@ static int stop_at_second(void *arg, const tb_bnb_state *st)
 {
     (void)st;
     return ++*(int *)arg >= 2;
+}
+
+/* A node of 200 us, and a watch that stops the run once the supervisor
+ * has heard of 100 nodes. */
+static int t_evaluate_slow(void *ctx, const void *sub, size_t len, double *v, tb_buf *sol)
+{
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+    return t_evaluate(ctx, sub, len, v, sol);
+}
+
+static int stop_at_100_nodes(void *arg, const tb_bnb_state *st)
+{
+    (void)arg;
+    return st->nodes >= 100;
+}
+
+/* A master without workers (each group one rank) expands its own tasks one
+ * after the other: its statuses and the supervisor's messages must still
+ * get through between two, or the supervisor hears nothing until the group
+ * runs dry and cannot stop it (a tree of 26 s here). */
+static void test_mpi_lone_master_heard(void)
+{
+    if (size < 2)
+        return;
+    tree t;
+    tree_init(&t, 16, 0);
+    tb_bnb_ops ops = tree_ops;
+    ops.evaluate = t_evaluate_slow;
+    tb_bnb *b = NULL;
+    TB_ASSERT_OK(tb_bnb_create(&b, MPI_COMM_WORLD, &ops, &t));
+    TB_ASSERT_OK(tb_bnb_set_groups(b, size - 1));
+    TB_ASSERT_OK(tb_bnb_set_status_interval(b, 1e-3));
+    TB_ASSERT_OK(tb_bnb_set_watch(b, stop_at_100_nodes, NULL, 1e-3));
+    TB_ASSERT_OK(tb_bnb_run(b));
+    if (rank == 0) {
+        tb_bnb_summary s;
+        TB_ASSERT_OK(tb_bnb_get_summary(b, &s));
+        TB_ASSERT(!s.proven);
+        TB_ASSERT(s.nodes >= 100 && s.nodes < 20000);
+    }
+    tb_bnb_destroy(&b);
+    free(t.visits);
 }
 
 static double kept_interval; /* checkpoint rounds during the run (0: none) */
@@ -1150,6 +1194,242 @@ static void test_bmi_bound_sampling(void)
     tb_bnb_bmi.destroy(ctx);
 }
 
+/* ---- the BMI problem's semidefinite bound --------------------------------- */
+
+/* One symmetric m x m matrix as JSON rows. */
+static void bmi_print(FILE *f, const double *M, int m)
+{
+    fprintf(f, "[");
+    for (int a = 0; a < m; a++) {
+        fprintf(f, "%s[", a ? ", " : "");
+        for (int b = 0; b < m; b++)
+            fprintf(f, "%s%.17g", b ? ", " : "", M[a * m + b]);
+        fprintf(f, "]");
+    }
+    fprintf(f, "]");
+}
+
+/* A random instance (entries uniform in [-scale, scale], the box [-1, 1]^n)
+ * written to path. */
+static int bmi_write(const char *path, int m, int nx, int ny, uint64_t seed, double scale)
+{
+    int nmat = (nx + 1) * (ny + 1);
+    double *F = malloc((size_t)nmat * (size_t)m * (size_t)m * sizeof *F);
+    FILE *f = fopen(path, "w");
+    if (!F || !f) {
+        free(F);
+        if (f)
+            fclose(f);
+        return TB_ERR_IO;
+    }
+    tb_rng r;
+    tb_rng_seed(&r, seed);
+    for (int k = 0; k < nmat; k++)
+        for (int a = 0; a < m; a++)
+            for (int b = a; b < m; b++)
+                F[(k * m + a) * m + b] = F[(k * m + b) * m + a] =
+                    scale * tb_rng_uniform(&r, -1.0, 1.0);
+#define AT(i, j) (F + (size_t)(((i) * (ny + 1) + (j)) * m * m))
+    fprintf(f, "{\"m\": %d, \"nx\": %d, \"ny\": %d, \"F00\": ", m, nx, ny);
+    bmi_print(f, AT(0, 0), m);
+    fprintf(f, ", \"Fx\": [");
+    for (int i = 1; i <= nx; i++) {
+        fprintf(f, "%s", i > 1 ? ", " : "");
+        bmi_print(f, AT(i, 0), m);
+    }
+    fprintf(f, "], \"Fy\": [");
+    for (int j = 1; j <= ny; j++) {
+        fprintf(f, "%s", j > 1 ? ", " : "");
+        bmi_print(f, AT(0, j), m);
+    }
+    fprintf(f, "], \"Fxy\": [");
+    for (int i = 1; i <= nx; i++) {
+        fprintf(f, "%s[", i > 1 ? ", " : "");
+        for (int j = 1; j <= ny; j++) {
+            fprintf(f, "%s", j > 1 ? ", " : "");
+            bmi_print(f, AT(i, j), m);
+        }
+        fprintf(f, "]");
+    }
+#undef AT
+    fprintf(f, "], \"x\": [");
+    for (int i = 0; i < nx; i++)
+        fprintf(f, "%s[-1, 1]", i ? ", " : "");
+    fprintf(f, "], \"y\": [");
+    for (int j = 0; j < ny; j++)
+        fprintf(f, "%s[-1, 1]", j ? ", " : "");
+    fprintf(f, "]}\n");
+    free(F);
+    return fclose(f) == 0 ? TB_OK : TB_ERR_IO;
+}
+
+/* The instance in path, its bounds chosen by TENBIN_BMI_BOUND = bound and
+ * TENBIN_BMI_SDP_ITERATIONS = its (NULL: unset); NULL if it does not load. */
+static void *bmi_open(const char *path, const char *bound, const char *its)
+{
+    setenv("TENBIN_BMI_BOUND", bound, 1);
+    if (its)
+        setenv("TENBIN_BMI_SDP_ITERATIONS", its, 1);
+    void *ctx = NULL;
+    char err[256];
+    if (tb_bnb_bmi.load(path, &ctx, err, sizeof err) != TB_OK)
+        ctx = NULL;
+    unsetenv("TENBIN_BMI_BOUND");
+    unsetenv("TENBIN_BMI_SDP_ITERATIONS");
+    return ctx;
+}
+
+enum { BMI_SDP_BOUNDS, BMI_SDP_FAILED, BMI_SDP_SKIPPED };
+
+static uint64_t bmi_count(void *ctx, int which)
+{
+    uint64_t c[3];
+    tb_bnb_bmi.counts(ctx, c);
+    return c[which];
+}
+
+/* The semidefinite bound: below lambda_max at every point sampled in random
+ * boxes (also when the solver is stopped after two iterations: the bound
+ * comes from the solver's matrix, valid at any accuracy), never below the
+ * eigenvalue bounds, far above them on a wide box; a subproblem's hint (the
+ * relaxation's point) is evaluated when it lies in the box, ignored when
+ * not. */
+static void test_bmi_sdp_bound(void)
+{
+    if (size != 1)
+        return;
+    char path[600];
+    tb_test_path(path, sizeof path, "bmi_sdp.json");
+    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 17, 1.0));
+    void *sdp = bmi_open(path, "sdp", NULL), *eig = bmi_open(path, "eigen", NULL);
+    void *rough = bmi_open(path, "sdp", "2");
+    remove(path);
+    TB_ASSERT(sdp && eig && rough);
+    enum { N = 4, G = 9 };
+    tb_rng r;
+    tb_rng_seed(&r, 8);
+    int calls = 0;
+    for (int t = 0; t < 30; t++) {
+        double lo[N], hi[N], box[2 * N];
+        double w = t < 10 ? 2.0 : t < 20 ? 0.5 : 0.05;
+        for (int k = 0; k < N; k++) {
+            lo[k] = tb_rng_uniform(&r, -1.0, 1.0 - w);
+            hi[k] = lo[k] + w;
+            box[2 * k] = lo[k];
+            box[2 * k + 1] = hi[k];
+        }
+        double bs = NAN, be = NAN, br = NAN;
+        TB_ASSERT_OK(tb_bnb_bmi.ops->bound(sdp, box, sizeof box, &bs));
+        TB_ASSERT_OK(tb_bnb_bmi.ops->bound(eig, box, sizeof box, &be));
+        TB_ASSERT_OK(tb_bnb_bmi.ops->bound(rough, box, sizeof box, &br));
+        calls++;
+        double least = INFINITY;
+        for (int g = 0; g < G * G * G * G; g++) {
+            double xy[N];
+            for (int k = 0, q = g; k < N; k++, q /= G)
+                xy[k] = lo[k] + (hi[k] - lo[k]) * (q % G) / (G - 1);
+            double v = bmi_value(eig, xy, N);
+            if (v < least)
+                least = v;
+        }
+        TB_ASSERT(bs <= least + 1e-9);
+        TB_ASSERT(br <= least + 1e-9);
+        TB_ASSERT(bs >= be);
+        if (w == 2.0) /* the whole box: the relaxation is far better */
+            TB_ASSERT(bs > be + 0.5);
+    }
+    TB_ASSERT(bmi_count(sdp, BMI_SDP_BOUNDS) == (uint64_t)calls);
+    TB_ASSERT(bmi_count(sdp, BMI_SDP_FAILED) == 0);
+    TB_ASSERT(bmi_count(eig, BMI_SDP_BOUNDS) == 0);
+    /* a hint: 8 bytes of the coordinate to cut, then the point */
+    unsigned char sub[N * 16 + 8 + N * 8];
+    double whole[2 * N] = {-1, 1, -1, 1, -1, 1, -1, 1}, cut = 1, centre = NAN, at = NAN;
+    double pt[N] = {0.5, -0.25, 0.75, 0.125};
+    memcpy(sub, whole, sizeof whole);
+    memcpy(sub + N * 16, &cut, 8);
+    memcpy(sub + N * 16 + 8, pt, sizeof pt);
+    tb_buf sol = TB_BUF_INIT;
+    TB_ASSERT_OK(tb_bnb_bmi.ops->evaluate(sdp, whole, sizeof whole, &centre, &sol));
+    tb_buf_clear(&sol);
+    TB_ASSERT_OK(tb_bnb_bmi.ops->evaluate(sdp, sub, sizeof sub, &at, &sol));
+    double there = bmi_value(eig, pt, N);
+    TB_ASSERT(at == fmin(centre, there));
+    TB_ASSERT_OK(tb_bnb_bmi.check(sdp, sol.data, sol.len, at));
+    pt[2] = 3.0; /* outside the box: the centre alone */
+    memcpy(sub + N * 16 + 8, pt, sizeof pt);
+    tb_buf_clear(&sol);
+    TB_ASSERT_OK(tb_bnb_bmi.ops->evaluate(sdp, sub, sizeof sub, &at, &sol));
+    TB_ASSERT(at == centre);
+    double b = NAN; /* a length that is neither a box nor a box and a hint */
+    TB_ASSERT(tb_bnb_bmi.ops->bound(sdp, sub, sizeof sub - 8, &b) == TB_ERR_PARSE);
+    tb_buf_free(&sol);
+    /* the search on both bounds: the same answer within the gap, the
+     * semidefinite one in far fewer nodes */
+    uint64_t nodes[2];
+    double lower[2], upper[2];
+    void *ctxs[2] = {sdp, eig};
+    for (int k = 0; k < 2; k++) {
+        tb_platform *plat = NULL;
+        char err[256];
+        TB_ASSERT_OK(tb_platform_parse_spec("hosts=4", 1, &plat, err, sizeof err));
+        tb_bnb *bb = NULL;
+        TB_ASSERT_OK(tb_bnb_create_sim(&bb, plat, 4, tb_bnb_bmi.ops, ctxs[k]));
+        TB_ASSERT_OK(tb_bnb_set_gap(bb, 1e-3));
+        TB_ASSERT_OK(tb_bnb_run(bb));
+        tb_bnb_summary s;
+        TB_ASSERT_OK(tb_bnb_get_summary(bb, &s));
+        TB_ASSERT(s.found);
+        TB_ASSERT_OK(tb_bnb_bmi.check(ctxs[k], s.solution, s.solution_len, s.optimum));
+        nodes[k] = s.nodes;
+        lower[k] = s.bound;
+        upper[k] = s.optimum;
+        tb_bnb_destroy(&bb);
+        tb_platform_destroy(&plat);
+    }
+    TB_ASSERT(lower[0] <= upper[1] && lower[1] <= upper[0]);
+    TB_ASSERT(nodes[0] * 4 < nodes[1]);
+    TB_ASSERT(bmi_count(sdp, BMI_SDP_FAILED) == 0);
+    tb_bnb_bmi.destroy(sdp);
+    tb_bnb_bmi.destroy(eig);
+    tb_bnb_bmi.destroy(rough);
+}
+
+/* A solve that fails (matrices near the largest double: the solver's data
+ * overflows) leaves the eigenvalue bounds, counted; the search still ends
+ * within the gap with a feasible answer. */
+static void test_bmi_sdp_fallback(void)
+{
+    if (size != 1)
+        return;
+    char path[600];
+    tb_test_path(path, sizeof path, "bmi_big.json");
+    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 3, 1e307));
+    void *sdp = bmi_open(path, "sdp", NULL), *eig = bmi_open(path, "eigen", NULL);
+    remove(path);
+    TB_ASSERT(sdp && eig);
+    double box[8] = {-1, 1, -1, 1, -1, 1, -1, 1}, bs = NAN, be = NAN;
+    TB_ASSERT_OK(tb_bnb_bmi.ops->bound(sdp, box, sizeof box, &bs));
+    TB_ASSERT_OK(tb_bnb_bmi.ops->bound(eig, box, sizeof box, &be));
+    TB_ASSERT(bmi_count(sdp, BMI_SDP_FAILED) == 1);
+    TB_ASSERT(bs == be);
+    tb_platform *plat = NULL;
+    char err[256];
+    TB_ASSERT_OK(tb_platform_parse_spec("hosts=3", 1, &plat, err, sizeof err));
+    tb_bnb *bb = NULL;
+    TB_ASSERT_OK(tb_bnb_create_sim(&bb, plat, 3, tb_bnb_bmi.ops, sdp));
+    TB_ASSERT_OK(tb_bnb_set_gap(bb, 1e-3));
+    TB_ASSERT_OK(tb_bnb_run(bb));
+    tb_bnb_summary s;
+    TB_ASSERT_OK(tb_bnb_get_summary(bb, &s));
+    TB_ASSERT(s.found && s.bound <= s.optimum);
+    TB_ASSERT_OK(tb_bnb_bmi.check(sdp, s.solution, s.solution_len, s.optimum));
+    TB_ASSERT(bmi_count(sdp, BMI_SDP_FAILED) > 1);
+    tb_bnb_destroy(&bb);
+    tb_platform_destroy(&plat);
+    tb_bnb_bmi.destroy(sdp);
+    tb_bnb_bmi.destroy(eig);
+}
+
 /* A problem function that fails stops the run with its error (simulated
  * and sequential: under MPI the job is aborted with a message). */
 static int fail_at = -1; /* the depth at which branch fails */
@@ -1338,6 +1618,7 @@ static const tb_test tests[] = {
     {"mpi_prunes", test_mpi_prunes},
     {"mpi_interrupted", test_mpi_interrupted},
     {"mpi_checkpoint_resume_exactly_once", test_mpi_checkpoint_resume_exactly_once},
+    {"mpi_lone_master_heard", test_mpi_lone_master_heard},
     {"mpi_checkpoint_rounds_exactly_once", test_mpi_checkpoint_rounds_exactly_once},
     {"seq_checkpoint_resume_exactly_once", test_seq_checkpoint_resume_exactly_once},
     {"seq_checkpoint_rounds_exactly_once", test_seq_checkpoint_rounds_exactly_once},
@@ -1356,6 +1637,8 @@ static const tb_test tests[] = {
     {"sim_sub_pad", test_sim_sub_pad},
     {"sim_gap", test_sim_gap},
     {"bmi_bound_sampling", test_bmi_bound_sampling},
+    {"bmi_sdp_bound", test_bmi_sdp_bound},
+    {"bmi_sdp_fallback", test_bmi_sdp_fallback},
     {"problem_error", test_problem_error},
     {"api_errors", test_api_errors},
     {"summary_json", test_summary_json},

@@ -131,14 +131,26 @@ done
     --task-time 0.01 > bmi_dear.txt || fail "bmi, nodes as dear as a task"
 "$TENBIN" bnb bmi bmi.json --json -q --sim "hosts=32,clusters=2,wan-L=2ms" --no-split \
     > bmi_nosplit.txt || fail "bmi --no-split"
-for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt; do
+# the eigenvalue bounds alone (no semidefinite one), as before it existed
+TENBIN_BMI_BOUND=eigen "$TENBIN" bnb bmi bmi.json --json -q > bmi_eigen.txt ||
+    fail "bmi with TENBIN_BMI_BOUND=eigen"
+for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt bmi_eigen.txt; do
     tail -n 1 $f | grep -q '"x": \[[-0-9.e, ]*\], "y": \[[-0-9.e, ]*\]' || fail "$f: no x and y: $(tail -n 1 $f)"
 done
+# the semidefinite bounds, summed over the ranks, none failed; none when off
+for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt; do
+    tail -n 1 $f | grep -q '"bmi": {"sdp_bounds": [1-9][0-9]*, "sdp_failed": 0, "sdp_skipped": [0-9]*}' ||
+        fail "$f: no semidefinite bounds counted: $(tail -n 1 $f)"
+done
+tail -n 1 bmi_eigen.txt | grep -q '"bmi": {"sdp_bounds": 0, "sdp_failed": 0, "sdp_skipped": 0}' ||
+    fail "TENBIN_BMI_BOUND=eigen computed semidefinite bounds: $(tail -n 1 bmi_eigen.txt)"
+"$TENBIN" bnb bmi bmi.json -q | grep -q '^bmi: sdp_bounds [1-9][0-9]*, sdp_failed 0, sdp_skipped [0-9]*$' ||
+    fail "the text result does not count the semidefinite bounds"
 # every run's lower bound is below every run's upper bound, each within the gap
-cat bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt | grep '^{' | awk '
+cat bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt bmi_eigen.txt | grep '^{' | awk '
     { match($0, /"upper": [-0-9.e+]+/); u[NR] = substr($0, RSTART + 9, RLENGTH - 9) + 0
       match($0, /"lower": [-0-9.e+]+/); l[NR] = substr($0, RSTART + 9, RLENGTH - 9) + 0 }
-    END { if (NR != 6) { print "want 6 results, got " NR; exit 1 }
+    END { if (NR != 7) { print "want 7 results, got " NR; exit 1 }
           for (i = 1; i <= NR; i++) {
               if (u[i] - l[i] > 1e-3 * (u[i] < 0 ? -u[i] : u[i]) * (1 + 1e-9)) { print "gap of run " i; exit 1 }
               for (j = 1; j <= NR; j++) if (l[i] > u[j]) { print "lower " l[i] " above upper " u[j]; exit 1 } } }' ||
