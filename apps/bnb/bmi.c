@@ -8,13 +8,13 @@
  * JSON: {"m", "nx", "ny", "F00": [[...]], "Fx": [F10, ...], "Fy": [F01, ...],
  * "Fxy": [[F11, ..., F1ny], ...], "x": [[lo, hi], ...], "y": [[lo, hi], ...]}.
  *
- * A subproblem is a box (nx + ny pairs of doubles), with what its
- * semidefinite bound found when it has one (see box_len).  Branch: bisect
- * the side whose products that bound approximated worst, else the side
- * that is longest relative to its side in the whole box; each half gets
- * its bounds there (the costly one only where the cheap ones do not prune).
- * Evaluate: the box's centre (c, d), a feasible point, worth
- * lambda_max(F(c, d)), and the relaxation's point when it is better.
+ * A subproblem is a box (nx + ny pairs of doubles).  Evaluate: the box's
+ * centre (c, d), a feasible point, worth lambda_max(F(c, d)), and the
+ * point of the semidefinite bound below, solved there, when it is better.
+ * Branch: none if that bound prunes the box; else bisect the side whose
+ * products the relaxation approximated worst (else the side longest
+ * relative to its side in the whole box); each half gets the cheap bounds
+ * and its parent's semidefinite one.
  *
  * Bound, three valid lower bounds of lambda_max(F(x, y)) over the box, the
  * largest taken (all tend to lambda_max(F(c, d)) as the box shrinks; the
@@ -68,7 +68,10 @@ typedef struct bmi {
     int *ik, *rows;    /* the McCormick rows, by columns: c, then one column per variable */
     double *vals, *yv; /* their values; the solver's variables */
     double *X, *U, *ev; /* m x m: its matrix, the eigenvectors; m eigenvalues */
-    uint64_t solves, failed, skipped;
+    unsigned char *last; /* node_sdp's cache: the box, its bound and cut */
+    int have_last, last_var;
+    double last_sb;
+    uint64_t solves, failed, pruned;
 } bmi;
 
 static const double *mat(const bmi *B, int i, int j)
@@ -107,34 +110,10 @@ static void f_at(bmi *B, const double *x, const double *y)
 }
 
 /* A subproblem is its box: lo and hi of each of the nx + ny coordinates, 16
- * bytes each.  A child whose semidefinite bound was computed carries after
- * the box what that solve found (its hint): the coordinate to branch on
- * (-1: the widest) and the relaxation's point (x, y), worth evaluating:
- * 8 + 8 (nx + ny) bytes more. */
+ * bytes each. */
 static size_t box_len(const bmi *B) { return (size_t)(B->nx + B->ny) * 16; }
-static size_t hint_len(const bmi *B) { return box_len(B) + 8 + (size_t)(B->nx + B->ny) * 8; }
 
-static int check_len(const bmi *B, size_t len)
-{
-    return len == box_len(B) || len == hint_len(B) ? TB_OK : TB_ERR_PARSE;
-}
-
-/* s's hint, if it has one: *var (-1 if none or not a coordinate) and the
- * point into pt; 0 if s is a plain box. */
-static int hint_of(const bmi *B, const void *s, size_t len, int *var, double *pt)
-{
-    *var = -1;
-    if (len != hint_len(B))
-        return 0;
-    const unsigned char *p = (const unsigned char *)s + box_len(B);
-    int n = B->nx + B->ny;
-    double v;
-    memcpy(&v, p, 8);
-    if (v >= 0 && v < n && v == floor(v))
-        *var = (int)v;
-    memcpy(pt, p + 8, (size_t)n * 8);
-    return 1;
-}
+static int check_len(const bmi *B, size_t len) { return len == box_len(B) ? TB_OK : TB_ERR_PARSE; }
 
 static int b_root(void *ctx, tb_buf *sub)
 {
@@ -454,25 +433,58 @@ static int value_at(bmi *B, const double *xy, double *value)
     return lambda_max(B, B->A, value, NULL);
 }
 
-/* The centre, and the relaxation's point where the subproblem has one: the
- * better of the two. */
+/* The semidefinite bound of the box s (its bytes) and where to cut it,
+ * from the one-box cache that evaluate fills for branch (the runtime calls
+ * them one after the other on a subproblem it expands), else solved now.
+ * The relaxation's point into pt when solved now (NAN otherwise). */
+static int node_sdp(bmi *B, const void *s, const double *lo, const double *hi, double *sb,
+                    int *var, double *pt)
+{
+    size_t len = box_len(B);
+    pt[0] = NAN;
+    if (B->have_last && memcmp(B->last, s, len) == 0) {
+        *sb = B->last_sb;
+        *var = B->last_var;
+        return TB_OK;
+    }
+    double c[128] = {0}, lam_c;
+    for (int k = 0; k < B->nx + B->ny; k++)
+        c[k] = 0.5 * (lo[k] + hi[k]);
+    TB_CHECK(value_at(B, c, &lam_c));
+    TB_CHECK(sdp_bound(B, lo, hi, lam_c, sb, var, pt));
+    memcpy(B->last, s, len);
+    B->last_sb = *sb;
+    B->last_var = *var;
+    B->have_last = 1;
+    return TB_OK;
+}
+
+/* The centre, and where the semidefinite bound is used the relaxation's
+ * point: the better of the two.  That bound is solved here, once per
+ * expanded subproblem, for branch to use next: a subproblem gets only the
+ * eigenvalue bounds when it is made (cheap, and enough to prune many), its
+ * semidefinite one when it is expanded -- so none is solved for the
+ * subproblems still queued when the search ends, or pruned first. */
 static int b_evaluate(void *ctx, const void *s, size_t len, double *value, tb_buf *sol)
 {
     bmi *B = ctx;
     TB_CHECK(check_len(B, len));
-    int n = B->nx + B->ny, var;
-    double lo[128], hi[128], c[128], pt[128];
+    int n = B->nx + B->ny;
+    double lo[128], hi[128], c[128] = {0}, pt[128];
     box_of(B, s, lo, hi);
     for (int k = 0; k < n; k++)
         c[k] = 0.5 * (lo[k] + hi[k]);
     const double *best = c;
     TB_CHECK(value_at(B, c, value));
-    if (hint_of(B, s, len, &var, pt)) {
-        int inside = 1;
-        for (int k = 0; k < n; k++)
-            inside &= pt[k] >= lo[k] && pt[k] <= hi[k];
-        double v;
-        if (inside && value_at(B, pt, &v) == TB_OK && v < *value) {
+    int wide = 0; /* a point needs no bound */
+    for (int k = 0; k < n; k++)
+        wide |= hi[k] > lo[k];
+    if (B->sdp && wide) {
+        double sb, v;
+        int var;
+        B->have_last = 0;
+        TB_CHECK(node_sdp(B, s, lo, hi, &sb, &var, pt));
+        if (!isnan(pt[0]) && value_at(B, pt, &v) == TB_OK && v < *value) {
             *value = v;
             best = pt;
         }
@@ -482,14 +494,10 @@ static int b_evaluate(void *ctx, const void *s, size_t len, double *value, tb_bu
     return TB_OK;
 }
 
-/* Cut the box of q in two along coordinate `var` at `at` (kept within the
- * middle 80 % of the side), or (var < 0) in halves along its widest side
- * relative to the whole box: the two boxes in a and b; 0 if it is a point.
- * Cutting at the relaxation's point makes that point's envelope exact in
- * both children (the envelope of x y is exact where x is at an end), so
- * the semidefinite bound cannot stay where it was; a midpoint can leave
- * the point feasible in one half and the bound unmoved. */
-static int bisect(const bmi *B, const unsigned char *q, int var, double at, unsigned char *a,
+/* Cut the box of q in halves along coordinate `var`, or (var < 0, or a side
+ * already a point) along its widest side relative to the whole box: the
+ * two boxes in a and b; 0 if it is a point. */
+static int bisect(const bmi *B, const unsigned char *q, int var, unsigned char *a,
                   unsigned char *b)
 {
     int n = B->nx + B->ny, best = -1;
@@ -504,14 +512,9 @@ static int bisect(const bmi *B, const unsigned char *q, int var, double at, unsi
     }
     if (best < 0 || wbest < 1e-12)
         return 0;
-    double mid = 0.5 * (lo[best] + hi[best]);
-    if (var >= 0 && (hi[var] - lo[var]) / (B->hi[var] - B->lo[var]) >= 1e-12) {
-        double w = hi[var] - lo[var];
+    if (var >= 0 && (hi[var] - lo[var]) / (B->hi[var] - B->lo[var]) >= 1e-12)
         best = var;
-        mid = isnan(at) ? 0.5 * (lo[var] + hi[var])
-              : at >= lo[var] + 0.1 * w ? (at <= hi[var] - 0.1 * w ? at : hi[var] - 0.1 * w)
-                                        : lo[var] + 0.1 * w;
-    }
+    double mid = 0.5 * (lo[best] + hi[best]);
     size_t len = box_len(B);
     memmove(a, q, len);
     memcpy(b, a, len);
@@ -520,39 +523,32 @@ static int bisect(const bmi *B, const unsigned char *q, int var, double at, unsi
     return 1;
 }
 
-/* Each half gets the eigenvalue bounds, and the semidefinite one unless
- * they already prune it (tb_bnb_children_cutoff); then it carries the
- * solve's hint. */
+/* A subproblem whose semidefinite bound (node_sdp) already prunes it
+ * (tb_bnb_children_cutoff) gets no children; else it is cut where that bound
+ * says, and each half gets the eigenvalue bounds and, as a lower bound of
+ * every part of the box, the parent's semidefinite one. */
 static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
 {
     bmi *B = ctx;
     TB_CHECK(check_len(B, len));
-    int n = B->nx + B->ny, var;
-    double pt[128];
-    unsigned char half[2][128 * 24 + 8];
-    hint_of(B, s, len, &var, pt);
-    if (!bisect(B, s, var, NAN, half[0], half[1])) /* a point, for all purposes */
+    int var = -1;
+    double lo[128], hi[128], pt[128], sb = -INFINITY;
+    box_of(B, s, lo, hi);
+    if (B->sdp) {
+        TB_CHECK(node_sdp(B, s, lo, hi, &sb, &var, pt));
+        if (sb >= tb_bnb_children_cutoff(kids)) {
+            B->pruned++;
+            return TB_OK;
+        }
+    }
+    unsigned char half[2][128 * 16];
+    if (!bisect(B, s, var, half[0], half[1])) /* a point, for all purposes */
         return TB_OK;
-    double cut = tb_bnb_children_cutoff(kids);
     for (int h = 0; h < 2; h++) {
-        double lo[128], hi[128], bound, sb, lam_c;
+        double bound, lam_c;
         box_of(B, half[h], lo, hi);
         TB_CHECK(cheap_bound(B, lo, hi, &bound, &lam_c));
-        if (!B->sdp || bound >= cut) {
-            B->skipped += (uint64_t)B->sdp;
-            TB_CHECK(tb_bnb_child(kids, half[h], box_len(B), bound));
-            continue;
-        }
-        TB_CHECK(sdp_bound(B, lo, hi, lam_c, &sb, &var, pt));
-        if (sb == -INFINITY) { /* failed: the box alone */
-            TB_CHECK(tb_bnb_child(kids, half[h], box_len(B), bound));
-            continue;
-        }
-        unsigned char *p = half[h] + box_len(B);
-        double v = var;
-        memcpy(p, &v, 8);
-        memcpy(p + 8, pt, (size_t)n * 8);
-        TB_CHECK(tb_bnb_child(kids, half[h], hint_len(B), sb > bound ? sb : bound));
+        TB_CHECK(tb_bnb_child(kids, half[h], box_len(B), bound > sb ? bound : sb));
     }
     return TB_OK;
 }
@@ -564,7 +560,7 @@ static int b_bisect(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
     bmi *B = ctx;
     TB_CHECK(check_len(B, len));
     unsigned char lo[128 * 16], hi[128 * 16];
-    if (!bisect(B, s, -1, NAN, lo, hi))
+    if (!bisect(B, s, -1, lo, hi))
         return TB_OK;
     TB_CHECK(tb_bnb_child(kids, lo, box_len(B), NAN));
     return tb_bnb_child(kids, hi, box_len(B), NAN);
@@ -609,6 +605,7 @@ static void b_destroy(void *ctx)
     free(B->X);
     free(B->U);
     free(B->ev);
+    free(B->last);
     free(B);
 }
 
@@ -780,7 +777,9 @@ static int sdp_prepare(bmi *B, const char *path, char *err, size_t errlen)
     B->X = malloc((size_t)m * (size_t)m * sizeof *B->X);
     B->U = malloc((size_t)m * (size_t)m * sizeof *B->U);
     B->ev = malloc((size_t)m * sizeof *B->ev);
-    if (!B->packed || !B->ik || !B->rows || !B->vals || !B->yv || !B->X || !B->U || !B->ev) {
+    B->last = malloc(box_len(B));
+    if (!B->packed || !B->ik || !B->rows || !B->vals || !B->yv || !B->X || !B->U || !B->ev ||
+        !B->last) {
         snprintf(err, errlen, "%s: out of memory", path);
         return TB_ERR_NOMEM;
     }
@@ -981,17 +980,17 @@ static int b_check(void *ctx, const void *sol, size_t len, double value)
     return lam == value ? TB_OK : TB_ERR_RANGE;
 }
 
-static const char *const bmi_count_names[] = {"sdp_bounds", "sdp_failed", "sdp_skipped"};
+static const char *const bmi_count_names[] = {"sdp_bounds", "sdp_failed", "sdp_pruned"};
 
 /* The semidefinite bounds computed, those whose solve failed (the
- * eigenvalue bounds stood alone), and those not computed because the
- * eigenvalue bounds already pruned. */
+ * eigenvalue bounds stood alone), and the subproblems they pruned after
+ * the eigenvalue bounds had not. */
 static void b_counts(void *ctx, uint64_t *out)
 {
     const bmi *B = ctx;
     out[0] = B->solves;
     out[1] = B->failed;
-    out[2] = B->skipped;
+    out[2] = B->pruned;
 }
 
 const tb_bnb_problem tb_bnb_bmi = {.name = "bmi",
