@@ -171,7 +171,9 @@ TB_API double tb_process_cputime(void);
  * (the incumbent, unproven); the other mechanisms end with one line and
  * TB_ERR_INTERRUPTED (under MPI: the job ends with exit status 128 + the
  * signal, as a shell reports a process the signal killed).  A second SIGINT
- * or SIGTERM ends the process at once, by the default action.
+ * or SIGTERM ends the process at once, by the default action -- unless it is
+ * the first one again within a second (timeout(1) signals the process, then
+ * its process group).
  * tb_signals_release puts back the handlers that were there before.
  */
 TB_API int tb_signals_catch(void);

@@ -68,6 +68,28 @@ run_signalled INT 2 "$TENBIN" bnb knapsack "$D/hard.txt" --json
 grep -q '"optimum": [0-9]' out.txt || fail "bnb SIGINT: no incumbent: $(cat out.txt)"
 none_left "bnb SIGINT"
 
+# 1b. the same signal twice within a second is one stop (timeout(1) signals
+# the process, then its process group): a result, not a silent death
+"$TENBIN" bnb knapsack "$D/hard.txt" --json > out.txt 2> err.txt &
+pid=$!
+sleep 1
+kill -s INT "$pid"
+sleep 0.05
+kill -s INT "$pid"
+set +e
+wait "$pid"
+st=$?
+set -e
+[ "$st" = 130 ] || fail "bnb, SIGINT twice in 50 ms: exit $st, want 130: $(cat err.txt)"
+[ "$(json_field interrupted)" = '"interrupted": "SIGINT"' ] || fail "bnb SIGINT twice: $(cat out.txt)"
+for i in 1 2 3 4 5 6; do
+    set +e
+    timeout -s INT 0.5 "$TENBIN" bnb knapsack "$D/hard.txt" --json > out.txt 2> err.txt
+    set -e
+    grep -q '"interrupted": "SIGINT"' out.txt || fail "bnb under timeout -s INT: no result ($i): $(cat err.txt)"
+done
+none_left "bnb SIGINT twice"
+
 # 2. four ranks, SIGUSR1 to mpiexec (forwarded to every rank): the search
 # stops as a reached gap would; one line on stderr says so at once
 run_signalled USR1 3 "$MPIEXEC" $NP 4 "$TENBIN" bnb knapsack "$D/hard.txt" --json
