@@ -97,6 +97,7 @@ bench: build
 	bench/s5-bnb $(BUILD)
 	bench/s5-grid $(BUILD)
 	bench/s5-web $(BUILD)
+	bench/s5-bmi $(BUILD)
 
 # libFuzzer harnesses of every input reader (tests/fuzz), in a clang tree
 # $(BUILD)-fuzz, FUZZ_SECONDS (default 30) each.
