@@ -1021,6 +1021,11 @@ static void print_matrix(FILE *out, const double *M, int m)
 
 int tb_bnb_bmi_generate(FILE *out, int m, int nx, int ny, uint64_t seed)
 {
+    return tb_bnb_bmi_generate_scaled(out, m, nx, ny, seed, 1.0);
+}
+
+int tb_bnb_bmi_generate_scaled(FILE *out, int m, int nx, int ny, uint64_t seed, double scale)
+{
     tb_rng r;
     tb_rng_seed(&r, seed);
     size_t mm = (size_t)m * (size_t)m, nmat = (size_t)(nx + 1) * (size_t)(ny + 1);
@@ -1032,7 +1037,8 @@ int tb_bnb_bmi_generate(FILE *out, int m, int nx, int ny, uint64_t seed)
         for (int a = 0; a < m; a++)
             for (int b = a; b < m; b++)
                 F[k * mm + (size_t)a * (size_t)m + (size_t)b] =
-                    F[k * mm + (size_t)b * (size_t)m + (size_t)a] = tb_rng_uniform(&r, -1.0, 1.0);
+                    F[k * mm + (size_t)b * (size_t)m + (size_t)a] =
+                        scale * tb_rng_uniform(&r, -1.0, 1.0);
 #define AT(i, j) (F + ((size_t)(i) * (size_t)(ny + 1) + (size_t)(j)) * mm)
     fprintf(out, "{\"m\": %d, \"nx\": %d, \"ny\": %d,\n\"F00\": ", m, nx, ny);
     print_matrix(out, AT(0, 0), m);

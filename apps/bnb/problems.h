@@ -49,5 +49,7 @@ extern const tb_bnb_problem tb_bnb_bmi;
 /* Write a random BMI instance as JSON (symmetric m x m matrices with entries
  * uniform in [-1, 1], the box [-1, 1] in every coordinate). */
 int tb_bnb_bmi_generate(FILE *out, int m, int nx, int ny, uint64_t seed);
+/* The same with every entry times scale (the tests' badly scaled instances). */
+int tb_bnb_bmi_generate_scaled(FILE *out, int m, int nx, int ny, uint64_t seed, double scale);
 
 #endif

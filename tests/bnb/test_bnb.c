@@ -1196,71 +1196,15 @@ static void test_bmi_bound_sampling(void)
 
 /* ---- the BMI problem's semidefinite bound --------------------------------- */
 
-/* One symmetric m x m matrix as JSON rows. */
-static void bmi_print(FILE *f, const double *M, int m)
-{
-    fprintf(f, "[");
-    for (int a = 0; a < m; a++) {
-        fprintf(f, "%s[", a ? ", " : "");
-        for (int b = 0; b < m; b++)
-            fprintf(f, "%s%.17g", b ? ", " : "", M[a * m + b]);
-        fprintf(f, "]");
-    }
-    fprintf(f, "]");
-}
-
-/* A random instance (entries uniform in [-scale, scale], the box [-1, 1]^n)
- * written to path. */
+/* A random instance of the generator's, its entries times `scale`, written
+ * to path. */
 static int bmi_write(const char *path, int m, int nx, int ny, uint64_t seed, double scale)
 {
-    int nmat = (nx + 1) * (ny + 1);
-    double *F = malloc((size_t)nmat * (size_t)m * (size_t)m * sizeof *F);
     FILE *f = fopen(path, "w");
-    if (!F || !f) {
-        free(F);
-        if (f)
-            fclose(f);
+    if (!f)
         return TB_ERR_IO;
-    }
-    tb_rng r;
-    tb_rng_seed(&r, seed);
-    for (int k = 0; k < nmat; k++)
-        for (int a = 0; a < m; a++)
-            for (int b = a; b < m; b++)
-                F[(k * m + a) * m + b] = F[(k * m + b) * m + a] =
-                    scale * tb_rng_uniform(&r, -1.0, 1.0);
-#define AT(i, j) (F + (size_t)(((i) * (ny + 1) + (j)) * m * m))
-    fprintf(f, "{\"m\": %d, \"nx\": %d, \"ny\": %d, \"F00\": ", m, nx, ny);
-    bmi_print(f, AT(0, 0), m);
-    fprintf(f, ", \"Fx\": [");
-    for (int i = 1; i <= nx; i++) {
-        fprintf(f, "%s", i > 1 ? ", " : "");
-        bmi_print(f, AT(i, 0), m);
-    }
-    fprintf(f, "], \"Fy\": [");
-    for (int j = 1; j <= ny; j++) {
-        fprintf(f, "%s", j > 1 ? ", " : "");
-        bmi_print(f, AT(0, j), m);
-    }
-    fprintf(f, "], \"Fxy\": [");
-    for (int i = 1; i <= nx; i++) {
-        fprintf(f, "%s[", i > 1 ? ", " : "");
-        for (int j = 1; j <= ny; j++) {
-            fprintf(f, "%s", j > 1 ? ", " : "");
-            bmi_print(f, AT(i, j), m);
-        }
-        fprintf(f, "]");
-    }
-#undef AT
-    fprintf(f, "], \"x\": [");
-    for (int i = 0; i < nx; i++)
-        fprintf(f, "%s[-1, 1]", i ? ", " : "");
-    fprintf(f, "], \"y\": [");
-    for (int j = 0; j < ny; j++)
-        fprintf(f, "%s[-1, 1]", j ? ", " : "");
-    fprintf(f, "]}\n");
-    free(F);
-    return fclose(f) == 0 ? TB_OK : TB_ERR_IO;
+    int rc = tb_bnb_bmi_generate_scaled(f, m, nx, ny, seed, scale);
+    return fclose(f) == 0 ? rc : TB_ERR_IO;
 }
 
 /* The instance in path, its bounds chosen by TENBIN_BMI_BOUND = bound and
