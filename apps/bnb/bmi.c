@@ -433,12 +433,23 @@ static int value_at(bmi *B, const double *xy, double *value)
     return lambda_max(B, B->A, value, NULL);
 }
 
+/* Whether the box has a side of any width (a point needs no bound and has
+ * no children). */
+static int box_wide(const bmi *B, const double *lo, const double *hi)
+{
+    for (int k = 0; k < B->nx + B->ny; k++)
+        if ((hi[k] - lo[k]) / (B->hi[k] - B->lo[k]) >= 1e-12)
+            return 1;
+    return 0;
+}
+
 /* The semidefinite bound of the box s (its bytes) and where to cut it,
  * from the one-box cache that evaluate fills for branch (the runtime calls
- * them one after the other on a subproblem it expands), else solved now.
- * The relaxation's point into pt when solved now (NAN otherwise). */
-static int node_sdp(bmi *B, const void *s, const double *lo, const double *hi, double *sb,
-                    int *var, double *pt)
+ * them one after the other on a subproblem it expands), else solved now
+ * (lam_c: lambda_max at the centre, or NAN if not known yet).  The
+ * relaxation's point into pt when solved now (NAN otherwise). */
+static int node_sdp(bmi *B, const void *s, const double *lo, const double *hi, double lam_c,
+                    double *sb, int *var, double *pt)
 {
     size_t len = box_len(B);
     pt[0] = NAN;
@@ -447,10 +458,12 @@ static int node_sdp(bmi *B, const void *s, const double *lo, const double *hi, d
         *var = B->last_var;
         return TB_OK;
     }
-    double c[128] = {0}, lam_c;
-    for (int k = 0; k < B->nx + B->ny; k++)
-        c[k] = 0.5 * (lo[k] + hi[k]);
-    TB_CHECK(value_at(B, c, &lam_c));
+    if (isnan(lam_c)) {
+        double c[128] = {0};
+        for (int k = 0; k < B->nx + B->ny; k++)
+            c[k] = 0.5 * (lo[k] + hi[k]);
+        TB_CHECK(value_at(B, c, &lam_c));
+    }
     TB_CHECK(sdp_bound(B, lo, hi, lam_c, sb, var, pt));
     memcpy(B->last, s, len);
     B->last_sb = *sb;
@@ -476,14 +489,11 @@ static int b_evaluate(void *ctx, const void *s, size_t len, double *value, tb_bu
         c[k] = 0.5 * (lo[k] + hi[k]);
     const double *best = c;
     TB_CHECK(value_at(B, c, value));
-    int wide = 0; /* a point needs no bound */
-    for (int k = 0; k < n; k++)
-        wide |= hi[k] > lo[k];
-    if (B->sdp && wide) {
+    if (B->sdp && box_wide(B, lo, hi)) {
         double sb, v;
         int var;
         B->have_last = 0;
-        TB_CHECK(node_sdp(B, s, lo, hi, &sb, &var, pt));
+        TB_CHECK(node_sdp(B, s, lo, hi, *value, &sb, &var, pt));
         if (!isnan(pt[0]) && value_at(B, pt, &v) == TB_OK && v < *value) {
             *value = v;
             best = pt;
@@ -534,15 +544,17 @@ static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
     int var = -1;
     double lo[128], hi[128], pt[128], sb = -INFINITY;
     box_of(B, s, lo, hi);
+    if (!box_wide(B, lo, hi)) /* a point, for all purposes */
+        return TB_OK;
     if (B->sdp) {
-        TB_CHECK(node_sdp(B, s, lo, hi, &sb, &var, pt));
+        TB_CHECK(node_sdp(B, s, lo, hi, NAN, &sb, &var, pt));
         if (sb >= tb_bnb_children_cutoff(kids)) {
             B->pruned++;
             return TB_OK;
         }
     }
     unsigned char half[2][128 * 16];
-    if (!bisect(B, s, var, half[0], half[1])) /* a point, for all purposes */
+    if (!bisect(B, s, var, half[0], half[1]))
         return TB_OK;
     for (int h = 0; h < 2; h++) {
         double bound, lam_c;

@@ -1120,6 +1120,54 @@ static double bmi_value(void *ctx, const double *xy, int n)
     return v;
 }
 
+enum { BMI_N = 4 }; /* the tests' instances: nx = ny = 2 */
+
+/* The least lambda_max over a G^4 grid of the box [lo, hi]. */
+static double bmi_least(void *ctx, const double *lo, const double *hi, int G)
+{
+    double least = INFINITY;
+    for (int g = 0; g < G * G * G * G; g++) {
+        double xy[BMI_N];
+        for (int k = 0, q = g; k < BMI_N; k++, q /= G)
+            xy[k] = lo[k] + (hi[k] - lo[k]) * (q % G) / (G - 1);
+        double v = bmi_value(ctx, xy, BMI_N);
+        if (v < least)
+            least = v;
+    }
+    return least;
+}
+
+/* A simulated search of ctx on the platform spec with P ranks, to a 1e-3
+ * gap, nodes costing node_cost (0: the default); its answer checked
+ * feasible and worth what it says. */
+static int bmi_search(void *ctx, const char *spec, int P, double node_cost, tb_bnb_summary *s)
+{
+    tb_platform *plat = NULL;
+    tb_bnb *b = NULL;
+    char err[256];
+    int rc = tb_platform_parse_spec(spec, 1, &plat, err, sizeof err);
+    if (rc == TB_OK)
+        rc = tb_bnb_create_sim(&b, plat, P, tb_bnb_bmi.ops, ctx);
+    if (rc == TB_OK)
+        rc = tb_bnb_set_gap(b, 1e-3);
+    if (rc == TB_OK && node_cost > 0)
+        rc = tb_bnb_set_node_cost(b, node_cost);
+    if (rc == TB_OK)
+        rc = tb_bnb_run(b);
+    if (rc == TB_OK)
+        rc = tb_bnb_get_summary(b, s);
+    if (rc == TB_OK && !s->found)
+        rc = TB_ERR_RANGE;
+    if (rc == TB_OK)
+        rc = tb_bnb_bmi.check(ctx, s->solution, s->solution_len, s->optimum);
+    /* the summary's solution lives in the handle: the caller reads only numbers */
+    s->solution = NULL;
+    s->groups = NULL;
+    tb_bnb_destroy(&b);
+    tb_platform_destroy(&plat);
+    return rc;
+}
+
 static void test_bmi_bound_sampling(void)
 {
     if (size != 1)
@@ -1150,47 +1198,21 @@ static void test_bmi_bound_sampling(void)
         }
         double b = NAN;
         TB_ASSERT_OK(tb_bnb_bmi.ops->bound(ctx, box, sizeof box, &b));
-        double least = INFINITY;
-        for (int g = 0; g < G * G * G * G; g++) {
-            double xy[N];
-            for (int k = 0, q = g; k < N; k++, q /= G)
-                xy[k] = lo[k] + (hi[k] - lo[k]) * (q % G) / (G - 1);
-            double v = bmi_value(ctx, xy, N);
-            if (v < least)
-                least = v;
-        }
+        double least = bmi_least(ctx, lo, hi, G);
         TB_ASSERT(b <= least + 1e-9);
         if (w == 0.02) /* tight on small boxes */
             TB_ASSERT(least - b < 0.05 * (fabs(least) + 1));
     }
     /* The search: lower <= sampled minimum, within the gap of upper. */
-    tb_platform *plat = NULL;
-    TB_ASSERT_OK(tb_platform_parse_spec("hosts=6,clusters=2,wan-L=1ms", 1, &plat, err, sizeof err));
-    tb_bnb *b = NULL;
-    TB_ASSERT_OK(tb_bnb_create_sim(&b, plat, 6, tb_bnb_bmi.ops, ctx));
-    TB_ASSERT_OK(tb_bnb_set_gap(b, 1e-3));
-    TB_ASSERT_OK(tb_bnb_set_node_cost(b, 1e-4));
-    TB_ASSERT_OK(tb_bnb_run(b));
     tb_bnb_summary s;
-    TB_ASSERT_OK(tb_bnb_get_summary(b, &s));
-    double least = INFINITY;
-    enum { H = 25 };
-    for (int g = 0; g < H * H * H * H; g++) {
-        double xy[N];
-        for (int k = 0, q = g; k < N; k++, q /= H)
-            xy[k] = -1.0 + 2.0 * (q % H) / (H - 1);
-        double v = bmi_value(ctx, xy, N);
-        if (v < least)
-            least = v;
-    }
+    TB_ASSERT_OK(bmi_search(ctx, "hosts=6,clusters=2,wan-L=1ms", 6, 1e-4, &s));
+    double all_lo[N] = {-1, -1, -1, -1}, all_hi[N] = {1, 1, 1, 1};
+    double least = bmi_least(ctx, all_lo, all_hi, 25);
     double upper = s.optimum, lower = s.bound;
     TB_ASSERT(s.found && lower <= upper);
     TB_ASSERT(lower <= least + 1e-9);
     TB_ASSERT(upper <= least + 1e-9); /* the search beats the grid */
     TB_ASSERT(upper - lower <= 1e-3 * fabs(upper) * (1 + 1e-9));
-    TB_ASSERT_OK(tb_bnb_bmi.check(ctx, s.solution, s.solution_len, s.optimum));
-    tb_bnb_destroy(&b);
-    tb_platform_destroy(&plat);
     tb_bnb_bmi.destroy(ctx);
 }
 
@@ -1266,15 +1288,7 @@ static void test_bmi_sdp_bound(void)
         TB_ASSERT_OK(tb_bnb_bmi.ops->bound(eig, box, sizeof box, &be));
         TB_ASSERT_OK(tb_bnb_bmi.ops->bound(rough, box, sizeof box, &br));
         calls++;
-        double least = INFINITY;
-        for (int g = 0; g < G * G * G * G; g++) {
-            double xy[N];
-            for (int k = 0, q = g; k < N; k++, q /= G)
-                xy[k] = lo[k] + (hi[k] - lo[k]) * (q % G) / (G - 1);
-            double v = bmi_value(eig, xy, N);
-            if (v < least)
-                least = v;
-        }
+        double least = bmi_least(eig, lo, hi, G);
         TB_ASSERT(bs <= least + 1e-9);
         TB_ASSERT(br <= least + 1e-9);
         TB_ASSERT(bs >= be);
@@ -1305,22 +1319,11 @@ static void test_bmi_sdp_bound(void)
     double lower[2], upper[2];
     void *ctxs[2] = {sdp, eig};
     for (int k = 0; k < 2; k++) {
-        tb_platform *plat = NULL;
-        char err[256];
-        TB_ASSERT_OK(tb_platform_parse_spec("hosts=4", 1, &plat, err, sizeof err));
-        tb_bnb *bb = NULL;
-        TB_ASSERT_OK(tb_bnb_create_sim(&bb, plat, 4, tb_bnb_bmi.ops, ctxs[k]));
-        TB_ASSERT_OK(tb_bnb_set_gap(bb, 1e-3));
-        TB_ASSERT_OK(tb_bnb_run(bb));
         tb_bnb_summary s;
-        TB_ASSERT_OK(tb_bnb_get_summary(bb, &s));
-        TB_ASSERT(s.found);
-        TB_ASSERT_OK(tb_bnb_bmi.check(ctxs[k], s.solution, s.solution_len, s.optimum));
+        TB_ASSERT_OK(bmi_search(ctxs[k], "hosts=4", 4, 0, &s));
         nodes[k] = s.nodes;
         lower[k] = s.bound;
         upper[k] = s.optimum;
-        tb_bnb_destroy(&bb);
-        tb_platform_destroy(&plat);
     }
     TB_ASSERT(lower[0] <= upper[1] && lower[1] <= upper[0]);
     TB_ASSERT(nodes[0] * 4 < nodes[1]);
@@ -1348,20 +1351,10 @@ static void test_bmi_sdp_fallback(void)
     TB_ASSERT_OK(tb_bnb_bmi.ops->bound(eig, box, sizeof box, &be));
     TB_ASSERT(bmi_count(sdp, BMI_SDP_FAILED) == 1);
     TB_ASSERT(bs == be);
-    tb_platform *plat = NULL;
-    char err[256];
-    TB_ASSERT_OK(tb_platform_parse_spec("hosts=3", 1, &plat, err, sizeof err));
-    tb_bnb *bb = NULL;
-    TB_ASSERT_OK(tb_bnb_create_sim(&bb, plat, 3, tb_bnb_bmi.ops, sdp));
-    TB_ASSERT_OK(tb_bnb_set_gap(bb, 1e-3));
-    TB_ASSERT_OK(tb_bnb_run(bb));
     tb_bnb_summary s;
-    TB_ASSERT_OK(tb_bnb_get_summary(bb, &s));
+    TB_ASSERT_OK(bmi_search(sdp, "hosts=3", 3, 0, &s));
     TB_ASSERT(s.found && s.bound <= s.optimum);
-    TB_ASSERT_OK(tb_bnb_bmi.check(sdp, s.solution, s.solution_len, s.optimum));
     TB_ASSERT(bmi_count(sdp, BMI_SDP_FAILED) > 1);
-    tb_bnb_destroy(&bb);
-    tb_platform_destroy(&plat);
     tb_bnb_bmi.destroy(sdp);
     tb_bnb_bmi.destroy(eig);
 }
