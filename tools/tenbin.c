@@ -417,11 +417,17 @@ int main(int argc, char **argv)
         }
         /* Funneled: only this thread calls MPI (bnb --web serves from
          * threads of its own that never do). */
+        /* Caught before MPI_Init too: a one-rank start takes a few tenths of
+         * a second, and a stop in them is a stop of the run (not a death
+         * with nothing said); again after, for what MPI_Init replaced. */
+        int stops = stops_cleanly(c->name, argc, argv);
+        if (stops)
+            (void)tb_signals_catch();
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
         tb_log_set_rank(mpi_rank);
-        int caught = stops_cleanly(c->name, argc, argv) && tb_signals_catch() == TB_OK;
+        int caught = stops && tb_signals_catch() == TB_OK;
         int rc = with_note(c->run(argc - 1, argv + 1));
         if (caught)
             rc = interrupted_status(rc);

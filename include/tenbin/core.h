@@ -174,6 +174,9 @@ TB_API double tb_process_cputime(void);
  * or SIGTERM ends the process at once, by the default action -- unless it is
  * the first one again within a second (timeout(1) signals the process, then
  * its process group).
+ * Called again while in force, it puts its handler back where one was
+ * replaced since (a program calls it before MPI_Init, so that a stop during
+ * start-up is noted, and after, since MPICH's MPI_Init takes SIGUSR1).
  * tb_signals_release puts back the handlers that were there before.
  */
 TB_API int tb_signals_catch(void);

@@ -46,13 +46,22 @@ static void on_signal(int sig)
 
 int tb_signals_catch(void)
 {
-    if (catching)
-        return TB_OK;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
+    if (catching) {
+        /* Again: put ours back where a library replaced it in between
+         * (MPICH's MPI_Init takes SIGUSR1); what was noted stays noted. */
+        for (int k = 0; k < NCAUGHT; k++) {
+            struct sigaction now;
+            if (sigaction(caught[k], NULL, &now) == 0 && now.sa_handler != on_signal &&
+                sigaction(caught[k], &sa, NULL) != 0)
+                return TB_ERR_IO;
+        }
+        return TB_OK;
+    }
     pending = 0;
     for (int k = 0; k < NCAUGHT; k++)
         if (sigaction(caught[k], &sa, &previous[k]) != 0) {
