@@ -59,6 +59,7 @@ typedef struct bmi {
     double *rho;     /* their spectral norms */
     double *lo, *hi; /* the whole box: nx + ny */
     double *A, *w, *z, *work, *c;
+    double *dv; /* descend's eigenvectors: the point's, a trial's (2m) */
     lapack_int *isuppz;
     /* the semidefinite bound (sdp_bound) */
     int sdp;           /* used at all (TENBIN_BMI_BOUND, and the size) */
@@ -71,7 +72,8 @@ typedef struct bmi {
     unsigned char *last; /* node_sdp's cache: the box, its bound and cut */
     int have_last, last_var;
     double last_sb;
-    uint64_t solves, failed, pruned;
+    double *last_q, last_margin; /* and its minorant tr(X F) (margin NAN: none) */
+    uint64_t solves, failed, pruned, reduced;
 } bmi;
 
 static const double *mat(const bmi *B, int i, int j)
@@ -251,12 +253,13 @@ static int cheap_bound(bmi *B, const double *lo, const double *hi, double *bound
  * evaluate tries besides the centre.
  */
 static int sdp_bound(bmi *B, const double *lo, const double *hi, double lam_c, double *bound,
-                     int *var, double *pt)
+                     int *var, double *pt, double *margin)
 {
     int nx = B->nx, ny = B->ny, m = B->m, nv = B->nv, n = nx + ny;
     size_t np = (size_t)m * (size_t)(m + 1) / 2, nmat = (size_t)(nx + 1) * (size_t)(ny + 1);
     size_t mm = (size_t)m * (size_t)m;
     *bound = -INFINITY;
+    *margin = NAN;
     *var = -1;
     B->solves++;
     double c[128], r[128];
@@ -384,6 +387,7 @@ static int sdp_bound(bmi *B, const double *lo, const double *hi, double lam_c, d
         return TB_OK;
     }
     *bound = lb;
+    *margin = (double)m * (double)m * DBL_EPSILON * scale;
     /* the point, and where to branch */
     double score[128] = {0}, most = 0;
     for (int k = 0; k < n; k++) {
@@ -419,7 +423,8 @@ static int b_bound(void *ctx, const void *s, size_t len, double *bound)
     box_of(B, s, lo, hi);
     TB_CHECK(cheap_bound(B, lo, hi, bound, &lam_c));
     if (B->sdp) {
-        TB_CHECK(sdp_bound(B, lo, hi, lam_c, &sb, &var, pt));
+        double margin;
+        TB_CHECK(sdp_bound(B, lo, hi, lam_c, &sb, &var, pt, &margin));
         if (sb > *bound)
             *bound = sb;
     }
@@ -464,11 +469,91 @@ static int node_sdp(bmi *B, const void *s, const double *lo, const double *hi, d
             c[k] = 0.5 * (lo[k] + hi[k]);
         TB_CHECK(value_at(B, c, &lam_c));
     }
-    TB_CHECK(sdp_bound(B, lo, hi, lam_c, sb, var, pt));
+    TB_CHECK(sdp_bound(B, lo, hi, lam_c, sb, var, pt, &B->last_margin));
+    memcpy(B->last_q, B->c, (size_t)(B->nx + 1) * (size_t)(B->ny + 1) * sizeof *B->last_q);
     memcpy(B->last, s, len);
     B->last_sb = *sb;
     B->last_var = *var;
     B->have_last = 1;
+    return TB_OK;
+}
+
+/*
+ * A better incumbent: from the better of the centre and the relaxation's
+ * point, a few steps down lambda_max inside the whole box.  Where the top
+ * eigenvalue is simple its gradient is d/dx_i = v'(Fi0 + sum_j y_j Fij)v,
+ * d/dy_j = v'(F0j + sum_i x_i Fij)v for its unit vector v; the step is
+ * scaled by the node's half-widths, doubled after a step that lowers the
+ * value and halved after one that does not (at a kink, where the top
+ * eigenvalue is multiple, the steps shrink and it stops).  DESCENT_EVALS
+ * eigenproblems at most, each of them a point whose value is exact.
+ */
+enum { DESCENT_EVALS = 16 };
+
+static int descend(bmi *B, const double *r, double *xy, double *value)
+{
+    int nx = B->nx, ny = B->ny, n = nx + ny, m = B->m;
+    double g[128], trial[128], lam, t = 0.5, *v = B->dv, *vt = B->dv + m;
+    f_at(B, xy, xy + nx);
+    TB_CHECK(lambda_max(B, B->A, &lam, v));
+    double *q = B->c;
+    for (int ev = 0; ev < DESCENT_EVALS && t > 1e-3;) {
+        for (int i = 0; i <= nx; i++)
+            for (int j = 0; j <= ny; j++) {
+                const double *M = mat(B, i, j);
+                double acc = 0;
+                for (int a = 0; a < m; a++) {
+                    double row = 0;
+                    for (int b = 0; b < m; b++)
+                        row += M[(size_t)a * (size_t)m + (size_t)b] * v[b];
+                    acc += v[a] * row;
+                }
+                q[(size_t)i * (size_t)(ny + 1) + (size_t)j] = acc;
+            }
+#define Q(i, j) q[(size_t)(i) * (size_t)(ny + 1) + (size_t)(j)]
+        double most = 0;
+        for (int i = 1; i <= nx; i++) {
+            g[i - 1] = Q(i, 0);
+            for (int j = 1; j <= ny; j++)
+                g[i - 1] += xy[nx + j - 1] * Q(i, j);
+        }
+        for (int j = 1; j <= ny; j++) {
+            g[nx + j - 1] = Q(0, j);
+            for (int i = 1; i <= nx; i++)
+                g[nx + j - 1] += xy[i - 1] * Q(i, j);
+        }
+#undef Q
+        for (int k = 0; k < n; k++)
+            most = fmax(most, fabs(g[k]));
+        if (!(most > 0) || !isfinite(most))
+            break;
+        for (;;) {
+            int moved = 0;
+            for (int k = 0; k < n; k++) {
+                double p = xy[k] - t * r[k] * g[k] / most;
+                trial[k] = p >= B->lo[k] ? (p <= B->hi[k] ? p : B->hi[k]) : B->lo[k];
+                moved |= trial[k] != xy[k];
+            }
+            if (!moved)
+                return TB_OK;
+            double tv;
+            f_at(B, trial, trial + nx);
+            TB_CHECK(lambda_max(B, B->A, &tv, vt));
+            ev++;
+            if (tv < lam) {
+                lam = tv;
+                memcpy(xy, trial, (size_t)n * sizeof *xy);
+                memcpy(v, vt, (size_t)m * sizeof *v);
+                t *= 2;
+                break;
+            }
+            t *= 0.5;
+            if (ev >= DESCENT_EVALS || t <= 1e-3)
+                break;
+        }
+    }
+    if (lam < *value)
+        *value = lam;
     return TB_OK;
 }
 
@@ -499,8 +584,19 @@ static int b_evaluate(void *ctx, const void *s, size_t len, double *value, tb_bu
             best = pt;
         }
     }
+    double xy[128], r[128];
+    for (int k = 0; k < n; k++) {
+        xy[k] = best[k];
+        r[k] = 0.5 * (hi[k] - lo[k]);
+    }
+    if (B->sdp && box_wide(B, lo, hi)) {
+        double before = *value;
+        TB_CHECK(descend(B, r, xy, value));
+        if (!(*value < before))
+            memcpy(xy, best, (size_t)n * sizeof *xy);
+    }
     for (int k = 0; k < n; k++)
-        TB_CHECK(tb_buf_pack_f64(sol, best[k]));
+        TB_CHECK(tb_buf_pack_f64(sol, xy[k]));
     return TB_OK;
 }
 
@@ -533,6 +629,63 @@ static int bisect(const bmi *B, const unsigned char *q, int var, unsigned char *
     return 1;
 }
 
+/*
+ * Range reduction.  The semidefinite bound's minorant q(x, y) = tr(X F(x, y))
+ * - margin is below lambda_max everywhere on the box; where it reaches the
+ * cutoff, no solution better than the incumbent (less the gap) can be,
+ * and that part of the box goes as a pruned subproblem would.  For each
+ * coordinate k, h(s) = min of q over the box with its k-th side at s is a
+ * minimum of functions affine in s, so concave: where it reaches the cutoff
+ * at one end of the side, it does on an interval from that end, found by
+ * bisection (12 steps; what is cut is inside it); at both ends, on the
+ * whole box.  Returns 1 if the whole box goes, else shrinks lo, hi (the
+ * sides cut counted).
+ */
+static int reduce_box(bmi *B, const double *q, double margin, double cut, double *lo, double *hi)
+{
+    for (int k = 0; k < B->nx + B->ny; k++) {
+        double l = lo[k], h = hi[k], at_l, at_h;
+        if (!(h > l))
+            continue;
+        lo[k] = hi[k] = l;
+        at_l = rayleigh_min(B, q, lo, hi) - margin;
+        lo[k] = hi[k] = h;
+        at_h = rayleigh_min(B, q, lo, hi) - margin;
+        lo[k] = l;
+        hi[k] = h;
+        if (at_l >= cut && at_h >= cut)
+            return 1;
+        if (!(at_l >= cut) && !(at_h >= cut))
+            continue;
+        double in = at_l >= cut ? l : h, out = at_l >= cut ? h : l; /* q >= cut at in, not at out */
+        for (int it = 0; it < 12; it++) {
+            double mid = 0.5 * (in + out);
+            lo[k] = hi[k] = mid;
+            double v = rayleigh_min(B, q, lo, hi) - margin;
+            lo[k] = l;
+            hi[k] = h;
+            if (v >= cut)
+                in = mid;
+            else
+                out = mid;
+        }
+        if (at_l >= cut)
+            lo[k] = in;
+        else
+            hi[k] = in;
+        B->reduced++;
+    }
+    return 0;
+}
+
+static void pack_box(const bmi *B, unsigned char *s, const double *lo, const double *hi)
+{
+    for (int k = 0; k < B->nx + B->ny; k++) {
+        memcpy(s + 16 * (size_t)k, &lo[k], 8);
+        memcpy(s + 16 * (size_t)k + 8, &hi[k], 8);
+    }
+}
+
 /* A subproblem whose semidefinite bound (node_sdp) already prunes it
  * (tb_bnb_children_cutoff) gets no children; else it is cut where that bound
  * says, and each half gets the eigenvalue bounds and, as a lower bound of
@@ -542,25 +695,50 @@ static int b_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
     bmi *B = ctx;
     TB_CHECK(check_len(B, len));
     int var = -1;
-    double lo[128], hi[128], pt[128], sb = -INFINITY;
+    double lo[128], hi[128], pt[128], sb = -INFINITY, cut = tb_bnb_children_cutoff(kids);
+    const double *q = NULL;
+    unsigned char box[128 * 16], half[2][128 * 16];
     box_of(B, s, lo, hi);
     if (!box_wide(B, lo, hi)) /* a point, for all purposes */
         return TB_OK;
+    memcpy(box, s, len);
     if (B->sdp) {
         TB_CHECK(node_sdp(B, s, lo, hi, NAN, &sb, &var, pt));
-        if (sb >= tb_bnb_children_cutoff(kids)) {
+        if (sb >= cut) {
             B->pruned++;
             return TB_OK;
         }
+        if (!isnan(B->last_margin))
+            q = B->last_q;
+        if (q && isfinite(cut)) {
+            if (reduce_box(B, q, B->last_margin, cut, lo, hi)) {
+                B->pruned++;
+                return TB_OK;
+            }
+            pack_box(B, box, lo, hi);
+        }
     }
-    unsigned char half[2][128 * 16];
-    if (!bisect(B, s, var, half[0], half[1]))
+    if (!bisect(B, box, var, half[0], half[1]))
         return TB_OK;
     for (int h = 0; h < 2; h++) {
         double bound, lam_c;
         box_of(B, half[h], lo, hi);
+        if (q && isfinite(cut)) {
+            if (reduce_box(B, q, B->last_margin, cut, lo, hi)) {
+                B->pruned++;
+                continue;
+            }
+            pack_box(B, half[h], lo, hi);
+        }
         TB_CHECK(cheap_bound(B, lo, hi, &bound, &lam_c));
-        TB_CHECK(tb_bnb_child(kids, half[h], box_len(B), bound > sb ? bound : sb));
+        if (sb > bound)
+            bound = sb;
+        if (q) {
+            double qb = rayleigh_min(B, q, lo, hi) - B->last_margin;
+            if (qb > bound)
+                bound = qb;
+        }
+        TB_CHECK(tb_bnb_child(kids, half[h], box_len(B), bound));
     }
     return TB_OK;
 }
@@ -606,6 +784,7 @@ static void b_destroy(void *ctx)
     free(B->A);
     free(B->w);
     free(B->z);
+    free(B->dv);
     free(B->work);
     free(B->c);
     free(B->isuppz);
@@ -618,6 +797,7 @@ static void b_destroy(void *ctx)
     free(B->U);
     free(B->ev);
     free(B->last);
+    free(B->last_q);
     free(B);
 }
 
@@ -790,8 +970,9 @@ static int sdp_prepare(bmi *B, const char *path, char *err, size_t errlen)
     B->U = malloc((size_t)m * (size_t)m * sizeof *B->U);
     B->ev = malloc((size_t)m * sizeof *B->ev);
     B->last = malloc(box_len(B));
+    B->last_q = malloc(nmat * sizeof *B->last_q);
     if (!B->packed || !B->ik || !B->rows || !B->vals || !B->yv || !B->X || !B->U || !B->ev ||
-        !B->last) {
+        !B->last || !B->last_q) {
         snprintf(err, errlen, "%s: out of memory", path);
         return TB_ERR_NOMEM;
     }
@@ -889,9 +1070,10 @@ static int b_load(const char *path, void **out, char *err, size_t errlen)
         B->A = calloc(mm, sizeof *B->A);
         B->w = calloc((size_t)B->m, sizeof *B->w);
         B->z = calloc((size_t)B->m, sizeof *B->z);
+        B->dv = calloc(2 * (size_t)B->m, sizeof *B->dv);
         B->c = calloc(nmat, sizeof *B->c);
         B->isuppz = calloc(2 * (size_t)B->m, sizeof *B->isuppz);
-        if (!B->F || !B->rho || !B->lo || !B->hi || !B->A || !B->w || !B->z || !B->c ||
+        if (!B->F || !B->rho || !B->lo || !B->hi || !B->A || !B->w || !B->z || !B->dv || !B->c ||
             !B->isuppz) {
             snprintf(err, errlen, "%s: out of memory", path);
             rc = TB_ERR_NOMEM;
@@ -992,17 +1174,20 @@ static int b_check(void *ctx, const void *sol, size_t len, double value)
     return lam == value ? TB_OK : TB_ERR_RANGE;
 }
 
-static const char *const bmi_count_names[] = {"sdp_bounds", "sdp_failed", "sdp_pruned"};
+static const char *const bmi_count_names[] = {"sdp_bounds", "sdp_failed", "sdp_pruned",
+                                               "sdp_reduced"};
 
 /* The semidefinite bounds computed, those whose solve failed (the
- * eigenvalue bounds stood alone), and the subproblems they pruned after
- * the eigenvalue bounds had not. */
+ * eigenvalue bounds stood alone), the subproblems they pruned after the
+ * eigenvalue bounds had not (the whole box, or a half of it, by range
+ * reduction), and the sides range reduction shortened. */
 static void b_counts(void *ctx, uint64_t *out)
 {
     const bmi *B = ctx;
     out[0] = B->solves;
     out[1] = B->failed;
     out[2] = B->pruned;
+    out[3] = B->reduced;
 }
 
 const tb_bnb_problem tb_bnb_bmi = {.name = "bmi",
@@ -1013,7 +1198,7 @@ const tb_bnb_problem tb_bnb_bmi = {.name = "bmi",
                                    .check = b_check,
                                    .default_gap = 1e-3,
                                    .solution_at_top = 1,
-                                   .ncounts = 3,
+                                   .ncounts = 4,
                                    .count_names = bmi_count_names,
                                    .counts = b_counts};
 

@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../apps/bnb/problems.h"
+#include "bnb/bnb_internal.h"
 #include "tb_test_mpi.h"
 #include "tenbin/bnb.h"
 #include "tenbin/experiment.h"
@@ -1245,11 +1246,11 @@ static void *bmi_open(const char *path, const char *bound, const char *its)
     return ctx;
 }
 
-enum { BMI_SDP_BOUNDS, BMI_SDP_FAILED, BMI_SDP_PRUNED };
+enum { BMI_SDP_BOUNDS, BMI_SDP_FAILED, BMI_SDP_PRUNED, BMI_SDP_REDUCED };
 
 static uint64_t bmi_count(void *ctx, int which)
 {
-    uint64_t c[3];
+    uint64_t c[4];
     tb_bnb_bmi.counts(ctx, c);
     return c[which];
 }
@@ -1336,6 +1337,80 @@ static void test_bmi_sdp_bound(void)
 /* A solve that fails (matrices near the largest double: the solver's data
  * overflows) leaves the eigenvalue bounds, counted; the search still ends
  * within the gap with a feasible answer. */
+/* Range reduction: a box expanded with a cutoff above its least value
+ * (branch, after evaluate) loses only parts where lambda_max reaches the
+ * cutoff: every point of a 9^4 grid of the box below it is in a child, and
+ * no child's bound is above a point of its own; some boxes do lose parts
+ * (the sides shortened are counted), and some go whole when the cutoff is
+ * below their least value. */
+static void test_bmi_range_reduction(void)
+{
+    if (size != 1)
+        return;
+    char path[600];
+    tb_test_path(path, sizeof path, "bmi_reduce.json");
+    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 17, 1.0));
+    void *sdp = bmi_open(path, "sdp", NULL);
+    remove(path);
+    TB_ASSERT(sdp != NULL);
+    enum { N = 4, G = 9 };
+    tb_rng r;
+    tb_rng_seed(&r, 21);
+    int lost = 0, gone = 0;
+    for (int t = 0; t < 40; t++) {
+        double lo[N], hi[N], box[2 * N], v;
+        double w = t < 20 ? 1.0 : 0.3;
+        for (int k = 0; k < N; k++) {
+            lo[k] = tb_rng_uniform(&r, -1.0, 1.0 - w);
+            hi[k] = lo[k] + w;
+            box[2 * k] = lo[k];
+            box[2 * k + 1] = hi[k];
+        }
+        double least = INFINITY, most = -INFINITY, vals[G * G * G * G], pts[G * G * G * G][N];
+        for (int g = 0; g < G * G * G * G; g++) {
+            for (int k = 0, q = g; k < N; k++, q /= G)
+                pts[g][k] = lo[k] + (hi[k] - lo[k]) * (q % G) / (G - 1);
+            vals[g] = bmi_value(sdp, pts[g], N);
+            least = fmin(least, vals[g]);
+            most = fmax(most, vals[g]);
+        }
+        /* cutoffs from just above the least value to the middle of the range;
+         * one below it (the box holds nothing better) */
+        double cut = t % 10 == 9 ? least - 1e-3
+                                 : least + (most - least) * tb_rng_uniform(&r, 0.02, 0.5);
+        tb_buf sol = TB_BUF_INIT;
+        TB_ASSERT_OK(tb_bnb_bmi.ops->evaluate(sdp, box, sizeof box, &v, &sol));
+        tb_buf_free(&sol);
+        tb_bnb_children kids = {TB_BUF_INIT, NULL, 0, 0, cut};
+        TB_ASSERT_OK(tb_bnb_bmi.ops->branch(sdp, box, sizeof box, &kids));
+        if (kids.n == 0)
+            gone++;
+        for (int g = 0; g < G * G * G * G; g++) {
+            int inside = 0;
+            for (size_t c = 0; c < kids.n; c++) {
+                double cb[2 * N];
+                memcpy(cb, kids.bytes.data + kids.k[c].off, sizeof cb);
+                int in = 1;
+                for (int k = 0; k < N; k++)
+                    in &= pts[g][k] >= cb[2 * k] && pts[g][k] <= cb[2 * k + 1];
+                if (in) {
+                    inside = 1;
+                    TB_ASSERT(kids.k[c].bound <= vals[g] + 1e-9);
+                }
+            }
+            if (vals[g] < cut)
+                TB_ASSERT(inside);
+            lost += !inside;
+        }
+        tb_buf_free(&kids.bytes);
+        free(kids.k);
+    }
+    TB_ASSERT(lost > 0);
+    TB_ASSERT(gone >= 1);
+    TB_ASSERT(bmi_count(sdp, BMI_SDP_REDUCED) > 0);
+    tb_bnb_bmi.destroy(sdp);
+}
+
 static void test_bmi_sdp_fallback(void)
 {
     if (size != 1)
@@ -1568,6 +1643,7 @@ static const tb_test tests[] = {
     {"bmi_bound_sampling", test_bmi_bound_sampling},
     {"bmi_sdp_bound", test_bmi_sdp_bound},
     {"bmi_sdp_fallback", test_bmi_sdp_fallback},
+    {"bmi_range_reduction", test_bmi_range_reduction},
     {"problem_error", test_problem_error},
     {"api_errors", test_api_errors},
     {"summary_json", test_summary_json},

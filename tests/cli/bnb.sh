@@ -139,12 +139,12 @@ for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt 
 done
 # the semidefinite bounds, summed over the ranks, none failed; none when off
 for f in bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt; do
-    tail -n 1 $f | grep -q '"bmi": {"sdp_bounds": [1-9][0-9]*, "sdp_failed": 0, "sdp_pruned": [0-9]*}' ||
+    tail -n 1 $f | grep -q '"bmi": {"sdp_bounds": [1-9][0-9]*, "sdp_failed": 0, "sdp_pruned": [0-9]*, "sdp_reduced": [0-9]*}' ||
         fail "$f: no semidefinite bounds counted: $(tail -n 1 $f)"
 done
-tail -n 1 bmi_eigen.txt | grep -q '"bmi": {"sdp_bounds": 0, "sdp_failed": 0, "sdp_pruned": 0}' ||
+tail -n 1 bmi_eigen.txt | grep -q '"bmi": {"sdp_bounds": 0, "sdp_failed": 0, "sdp_pruned": 0, "sdp_reduced": 0}' ||
     fail "TENBIN_BMI_BOUND=eigen computed semidefinite bounds: $(tail -n 1 bmi_eigen.txt)"
-"$TENBIN" bnb bmi bmi.json -q | grep -q '^bmi: sdp_bounds [1-9][0-9]*, sdp_failed 0, sdp_pruned [0-9]*$' ||
+"$TENBIN" bnb bmi bmi.json -q | grep -q '^bmi: sdp_bounds [1-9][0-9]*, sdp_failed 0, sdp_pruned [0-9]*, sdp_reduced [0-9]*$' ||
     fail "the text result does not count the semidefinite bounds"
 # every run's lower bound is below every run's upper bound, each within the gap
 cat bmi_1.txt bmi_2.txt bmi_4.txt bmi_sim.txt bmi_dear.txt bmi_nosplit.txt bmi_eigen.txt | grep '^{' | awk '
