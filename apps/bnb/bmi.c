@@ -171,11 +171,29 @@ static double rayleigh_min(const bmi *B, const double *q, const double *lo, cons
     return best;
 }
 
+/* q[i][j] = v'Fij v for every matrix. */
+static void quad_forms(const bmi *B, const double *v, double *q)
+{
+    int m = B->m;
+    for (int i = 0; i <= B->nx; i++)
+        for (int j = 0; j <= B->ny; j++) {
+            const double *M = mat(B, i, j);
+            double acc = 0;
+            for (int a = 0; a < m; a++) {
+                double row = 0;
+                for (int b = 0; b < m; b++)
+                    row += M[(size_t)a * (size_t)m + (size_t)b] * v[b];
+                acc += v[a] * row;
+            }
+            q[(size_t)i * (size_t)(B->ny + 1) + (size_t)j] = acc;
+        }
+}
+
 /* The eigenvalue bounds (1. and 2. above) of the box [lo, hi], and the top
  * eigenvalue at its centre in *lam_c. */
 static int cheap_bound(bmi *B, const double *lo, const double *hi, double *bound, double *lam_c)
 {
-    int nx = B->nx, ny = B->ny, m = B->m;
+    int nx = B->nx, ny = B->ny;
     double c[128], r[128];
     for (int k = 0; k < nx + ny; k++) {
         c[k] = 0.5 * (lo[k] + hi[k]);
@@ -199,20 +217,8 @@ static int cheap_bound(bmi *B, const double *lo, const double *hi, double *bound
         }
     double lb = lam - norm;
     /* 2. Rayleigh with the top eigenvector */
-    double *q = B->c;
-    for (int i = 0; i <= nx; i++)
-        for (int j = 0; j <= ny; j++) {
-            const double *M = mat(B, i, j);
-            double acc = 0;
-            for (int a = 0; a < m; a++) {
-                double row = 0;
-                for (int b = 0; b < m; b++)
-                    row += M[(size_t)a * (size_t)m + (size_t)b] * B->z[b];
-                acc += B->z[a] * row;
-            }
-            q[(size_t)i * (size_t)(ny + 1) + (size_t)j] = acc;
-        }
-    double lb2 = rayleigh_min(B, q, lo, hi);
+    quad_forms(B, B->z, B->c);
+    double lb2 = rayleigh_min(B, B->c, lo, hi);
     *bound = lb2 > lb ? lb2 : lb;
     return TB_OK;
 }
@@ -498,18 +504,7 @@ static int descend(bmi *B, const double *r, double *xy, double *value)
     TB_CHECK(lambda_max(B, B->A, &lam, v));
     double *q = B->c;
     for (int ev = 0; ev < DESCENT_EVALS && t > 1e-3;) {
-        for (int i = 0; i <= nx; i++)
-            for (int j = 0; j <= ny; j++) {
-                const double *M = mat(B, i, j);
-                double acc = 0;
-                for (int a = 0; a < m; a++) {
-                    double row = 0;
-                    for (int b = 0; b < m; b++)
-                        row += M[(size_t)a * (size_t)m + (size_t)b] * v[b];
-                    acc += v[a] * row;
-                }
-                q[(size_t)i * (size_t)(ny + 1) + (size_t)j] = acc;
-            }
+        quad_forms(B, v, q);
 #define Q(i, j) q[(size_t)(i) * (size_t)(ny + 1) + (size_t)(j)]
         double most = 0;
         for (int i = 1; i <= nx; i++) {
