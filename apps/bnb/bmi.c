@@ -10,11 +10,13 @@
  *
  * A subproblem is a box (nx + ny pairs of doubles).  Evaluate: the box's
  * centre (c, d), a feasible point, worth lambda_max(F(c, d)), and the
- * point of the semidefinite bound below, solved there, when it is better.
- * Branch: none if that bound prunes the box; else bisect the side whose
- * products the relaxation approximated worst (else the side longest
- * relative to its side in the whole box); each half gets the cheap bounds
- * and its parent's semidefinite one.
+ * point of the semidefinite bound below, solved there, when it is better;
+ * from the better one a short descent of lambda_max (descend).
+ * Branch: none if that bound prunes the box; else the box less what range
+ * reduction cuts off (reduce_box), bisected on the side whose products the
+ * relaxation approximated worst (else the side longest relative to its
+ * side in the whole box); each half reduced again, and bounded by the
+ * cheap bounds and the parent's semidefinite minorant over the half.
  *
  * Bound, three valid lower bounds of lambda_max(F(x, y)) over the box, the
  * largest taken (all tend to lambda_max(F(c, d)) as the box shrinks; the
