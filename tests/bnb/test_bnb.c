@@ -1411,6 +1411,56 @@ static void test_bmi_range_reduction(void)
     tb_bnb_bmi.destroy(sdp);
 }
 
+/* The split (start-up and idle workers): the pieces tile the box (their
+ * volumes add up to its volume, none overlaps another), and the bounds the
+ * guided cuts give them are below lambda_max on a grid of each piece. */
+static void test_bmi_split(void)
+{
+    if (size != 1)
+        return;
+    char path[600];
+    tb_test_path(path, sizeof path, "bmi_split.json");
+    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 17, 1.0));
+    void *sdp = bmi_open(path, "sdp", NULL);
+    remove(path);
+    TB_ASSERT(sdp != NULL);
+    enum { N = 4 };
+    double box[2 * N] = {-1, 1, -1, 1, -1, 1, -1, 1};
+    tb_bnb_children kids = {TB_BUF_INIT, NULL, 0, 0, NAN};
+    TB_ASSERT_OK(tb_bnb_bmi.ops->split(sdp, box, sizeof box, 24, &kids));
+    TB_ASSERT(kids.n >= 24);
+    double vol = 0;
+    int bounded = 0;
+    for (size_t c = 0; c < kids.n; c++) {
+        double cb[2 * N], lo[N], hi[N], v = 1;
+        TB_ASSERT(kids.k[c].len == sizeof cb);
+        memcpy(cb, kids.bytes.data + kids.k[c].off, sizeof cb);
+        for (int k = 0; k < N; k++) {
+            lo[k] = cb[2 * k];
+            hi[k] = cb[2 * k + 1];
+            v *= hi[k] - lo[k];
+        }
+        vol += v;
+        for (size_t d = 0; d < c; d++) { /* no two share an interior */
+            double db[2 * N];
+            memcpy(db, kids.bytes.data + kids.k[d].off, sizeof db);
+            int apart = 0;
+            for (int k = 0; k < N; k++)
+                apart |= db[2 * k + 1] <= lo[k] || hi[k] <= db[2 * k];
+            TB_ASSERT(apart);
+        }
+        if (!isnan(kids.k[c].bound)) {
+            bounded++;
+            TB_ASSERT(kids.k[c].bound <= bmi_least(sdp, lo, hi, 5) + 1e-9);
+        }
+    }
+    TB_ASSERT(fabs(vol - 16.0) < 1e-12);
+    TB_ASSERT(bounded > 0);
+    tb_buf_free(&kids.bytes);
+    free(kids.k);
+    tb_bnb_bmi.destroy(sdp);
+}
+
 static void test_bmi_sdp_fallback(void)
 {
     if (size != 1)
@@ -1644,6 +1694,7 @@ static const tb_test tests[] = {
     {"bmi_sdp_bound", test_bmi_sdp_bound},
     {"bmi_sdp_fallback", test_bmi_sdp_fallback},
     {"bmi_range_reduction", test_bmi_range_reduction},
+    {"bmi_split", test_bmi_split},
     {"problem_error", test_problem_error},
     {"api_errors", test_api_errors},
     {"summary_json", test_summary_json},
