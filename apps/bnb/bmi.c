@@ -550,8 +550,12 @@ static int descend(bmi *B, const double *r, double *xy, double *value)
                 break;
         }
     }
-    if (lam < *value)
-        *value = lam;
+    /* the value as check computes it (eigenvalues only: the last bit may
+     * differ from the eigenvector solve's) */
+    double at;
+    TB_CHECK(value_at(B, xy, &at));
+    if (at < *value)
+        *value = at;
     return TB_OK;
 }
 
@@ -590,7 +594,7 @@ static int b_evaluate(void *ctx, const void *s, size_t len, double *value, tb_bu
     if (B->sdp && box_wide(B, lo, hi)) {
         double before = *value;
         TB_CHECK(descend(B, r, xy, value));
-        if (!(*value < before))
+        if (!(*value < before)) /* (a step that only seemed to lower it) */
             memcpy(xy, best, (size_t)n * sizeof *xy);
     }
     for (int k = 0; k < n; k++)
