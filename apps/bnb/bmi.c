@@ -45,6 +45,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <dsdp/dsdp5.h>
+#include <dsdp/dsdpsys.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <float.h>
 #include <lapacke.h>
@@ -224,6 +226,47 @@ static int cheap_bound(bmi *B, const double *lo, const double *hi, double *bound
     double lb2 = rayleigh_min(B, B->c, lo, hi);
     *bound = lb2 > lb ? lb2 : lb;
     return TB_OK;
+}
+
+/*
+ * DSDP's reporting, replaced.  libdsdp calls these four through its
+ * procedure linkage table, so definitions in the program take their place
+ * (ELF symbol interposition; where they do not, as in a static link, DSDP's
+ * own run and nothing else changes).  Its error lines go to Tenbin's logger
+ * at debug level (TENBIN_LOG=debug) instead of standard output, where they mixed
+ * with a run's results; its per-event timing (two clock reads an event,
+ * about 8 % of a solve here, reported only by DSDPEventLogSummary, which is
+ * never called) is skipped.  What DSDP computes does not depend on either.
+ */
+void DSDPError(const char *func, int line, const char *file)
+{
+    TB_LOG_DEBUG("DSDP: error in %s (%s:%d)", func, file, line);
+}
+
+int DSDPFError(void *obj, const char *func, int line, const char *file, const char message[], ...)
+{
+    (void)obj;
+    if (tb_log_get_level() < TB_LOG_DEBUG)
+        return 0;
+    char text[256];
+    va_list ap;
+    va_start(ap, message);
+    vsnprintf(text, sizeof text, message, ap);
+    va_end(ap);
+    TB_LOG_DEBUG("DSDP: %s in %s (%s:%d)", text, func, file, line);
+    return 0;
+}
+
+int DSDPEventLogBegin(int event)
+{
+    (void)event;
+    return 0;
+}
+
+int DSDPEventLogEnd(int event)
+{
+    (void)event;
+    return 0;
 }
 
 /*

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <dsdp/dsdp5.h>
 
 #include "../../apps/bnb/problems.h"
 #include "bnb/bnb_internal.h"
@@ -1484,6 +1485,50 @@ static void test_bmi_sdp_fallback(void)
     tb_bnb_bmi.destroy(eig);
 }
 
+/* DSDP's error reports go to Tenbin's logger at debug level, not to
+ * standard output (apps/bnb/bmi.c replaces DSDPError and DSDPFError): a
+ * solve given a block that does not exist reports two errors. */
+static int dsdp_said;
+static void dsdp_sink(void *ctx, tb_log_level level, int r, const char *line)
+{
+    (void)ctx, (void)r;
+    if (level == TB_LOG_DEBUG && strstr(line, "DSDP: "))
+        dsdp_said++;
+}
+
+static void test_bmi_dsdp_quiet(void)
+{
+    if (size != 1)
+        return;
+    char path[600];
+    tb_test_path(path, sizeof path, "dsdp_stdout.txt");
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    FILE *f = fopen(path, "w+");
+    TB_ASSERT(saved >= 0 && f);
+    TB_ASSERT(dup2(fileno(f), STDOUT_FILENO) >= 0);
+    tb_log_level was = tb_log_get_level();
+    tb_log_set_sink(dsdp_sink, NULL);
+    tb_log_set_level(TB_LOG_DEBUG);
+    dsdp_said = 0;
+    DSDP d = NULL;
+    SDPCone sc = NULL;
+    int bad = DSDPCreate(2, &d) || DSDPCreateSDPCone(d, 1, &sc);
+    int refused = SDPConeSetBlockSize(sc, 5, 3);
+    DSDPDestroy(d);
+    fflush(stdout);
+    tb_log_set_level(was);
+    tb_log_set_sink(NULL, NULL);
+    TB_ASSERT(dup2(saved, STDOUT_FILENO) >= 0);
+    close(saved);
+    long written = (fseek(f, 0, SEEK_END), ftell(f));
+    fclose(f);
+    remove(path);
+    TB_ASSERT(!bad && refused != 0);
+    TB_ASSERT_EQ_INT((int)written, 0);
+    TB_ASSERT(dsdp_said >= 1);
+}
+
 /* A problem function that fails stops the run with its error (simulated
  * and sequential: under MPI the job is aborted with a message). */
 static int fail_at = -1; /* the depth at which branch fails */
@@ -1693,6 +1738,7 @@ static const tb_test tests[] = {
     {"bmi_bound_sampling", test_bmi_bound_sampling},
     {"bmi_sdp_bound", test_bmi_sdp_bound},
     {"bmi_sdp_fallback", test_bmi_sdp_fallback},
+    {"bmi_dsdp_quiet", test_bmi_dsdp_quiet},
     {"bmi_range_reduction", test_bmi_range_reduction},
     {"bmi_split", test_bmi_split},
     {"problem_error", test_problem_error},
