@@ -82,8 +82,10 @@ int tb_cli_long_list(const char *cmd, const char *opt, const char *val, long min
                      long *out, size_t cap, size_t *n);
 
 struct tb_platform;
-/* Open --platform SPEC|FILE, printing the reason on failure; 0 on success. */
-int tb_cli_platform(const char *cmd, const char *arg, uint64_t seed, struct tb_platform **out);
+/* Open the platform SPEC|FILE given to option opt ("--platform", "--sim"),
+ * printing the reason on failure; 0 on success. */
+int tb_cli_platform(const char *cmd, const char *opt, const char *arg, uint64_t seed,
+                    struct tb_platform **out);
 /* One summary line: the hosts `ranks` ranks use and their speeds. */
 void tb_cli_print_hosts(const struct tb_platform *p, int ranks, FILE *out);
 

@@ -1238,7 +1238,7 @@ static int create_engine(bnb_run *r)
     const bnb_opts *o = &r->o;
     int rc;
     if (o->sim) {
-        if (tb_cli_platform(cmd, o->sim, 1, &r->plat) != 0)
+        if (tb_cli_platform(cmd, "--sim", o->sim, 1, &r->plat) != 0)
             return TB_EXIT_USAGE;
         r->size = o->sim_ranks ? (int)o->sim_ranks : (int)tb_platform_cores(r->plat);
         rc = tb_bnb_create_sim(&r->b, r->plat, r->size, o->prob->ops, r->ctx);

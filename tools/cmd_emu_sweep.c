@@ -265,7 +265,7 @@ static int open_emulator(sweep *s)
                         s->timeout, s->listen))
         return TB_EXIT_FAIL;
     tb_platform *plat = NULL;
-    if (tb_cli_platform(cmd, s->platform, (uint64_t)s->seed, &plat) != 0)
+    if (tb_cli_platform(cmd, "--platform", s->platform, (uint64_t)s->seed, &plat) != 0)
         return TB_EXIT_USAGE;
     size_t cores = tb_platform_cores(plat);
     tb_platform_destroy(&plat);

@@ -160,7 +160,7 @@ static int open_inputs(const flow_opts *o, tb_flow **f, tb_platform **plat)
         tb_cli_error(o->cmd, "%s", err);
         return -1;
     }
-    if (o->platform && tb_cli_platform(o->cmd, o->platform, (uint64_t)o->seed, plat)) {
+    if (o->platform && tb_cli_platform(o->cmd, "--platform", o->platform, (uint64_t)o->seed, plat)) {
         tb_flow_destroy(f);
         return -1;
     }

@@ -821,7 +821,7 @@ static int himeno_sim(himeno_opts *o)
         fprintf(stderr, "tenbin himeno: calibrated: %.4g s per point and sweep\n", pc);
     }
     tb_platform *plat = NULL;
-    if (tb_cli_platform(cmd, o->sim, (uint64_t)o->seed, &plat) != 0)
+    if (tb_cli_platform(cmd, "--sim", o->sim, (uint64_t)o->seed, &plat) != 0)
         return TB_EXIT_USAGE;
     long one = 0;
     const long *ranks = o->nranks ? o->ranks : &one;

@@ -430,7 +430,7 @@ static int mandel_sim(mandel_opts *o, int size)
     if (o->iter_cost < 0)
         o->iter_cost = 1e-8;
     tb_platform *plat = NULL;
-    if (tb_cli_platform(cmd, o->sim, 1, &plat))
+    if (tb_cli_platform(cmd, "--sim", o->sim, 1, &plat))
         return TB_EXIT_USAGE;
     size_t cores = tb_platform_cores(plat);
     if (!o->sim_ranks && cores > (size_t)1 << 24) {

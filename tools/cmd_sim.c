@@ -277,12 +277,13 @@ void tb_cli_print_hosts(const tb_platform *p, int ranks, FILE *out)
     free(sp);
 }
 
-int tb_cli_platform(const char *cmdname, const char *arg, uint64_t seed, tb_platform **out)
+int tb_cli_platform(const char *cmdname, const char *opt, const char *arg, uint64_t seed,
+                    tb_platform **out)
 {
     char err[512];
     int rc = tb_platform_open(arg, seed, out, err, sizeof err);
     if (rc != TB_OK) {
-        tb_cli_error(cmdname, "--platform: %s", err);
+        tb_cli_error(cmdname, "%s: %s", opt, err);
         return -1;
     }
     note_free_network(cmdname, arg);
@@ -302,7 +303,7 @@ static int run_sim_mw(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     tb_platform *plat = NULL;
-    if (tb_cli_platform(cmd, o.platform, (uint64_t)o.seed, &plat)) {
+    if (tb_cli_platform(cmd, "--platform", o.platform, (uint64_t)o.seed, &plat)) {
         tb_work_dist_free(&s.dist);
         return TB_EXIT_USAGE;
     }

@@ -224,6 +224,10 @@ expect 2 "word.txt:2: expected an integer from 0 to 2147483647, got 'x'" bnb kna
 expect 2 "extra.txt:4: unexpected '9' after the 2 weights" bnb knapsack extra.txt --sim hosts=2
 expect 2 "empty.txt:1: empty file" bnb knapsack empty.txt --sim hosts=2
 expect 2 "nosuch.txt: No such file or directory" bnb knapsack nosuch.txt --sim hosts=2
+# a bad platform is named by the option that gave it
+printf '{"clusters": [{"name": "a", "hosts": 2}, {"name": "b", "hosts": 2}]}\n' > twosites.json
+printf '3 10\n1 2 3\n4 5 6\n' > ok.txt
+expect 2 "^tenbin bnb: --sim: twosites.json: missing key 'wan'" bnb knapsack ok.txt --sim twosites.json
 expect 2 "unknown problem 'sat' (expected knapsack, tsp or bmi)" bnb sat x.txt
 expect 2 "which problem" bnb
 expect 2 "knapsack: which file" bnb knapsack
