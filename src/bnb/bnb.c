@@ -590,6 +590,8 @@ typedef struct serial_keep {
     tb_bnb *b;
     uint64_t nodes_before; /* of the runs it resumed */
     uint64_t rounds;       /* written during the run */
+    tb_progress *prog;     /* progress lines (tb_bnb_set_progress), or NULL */
+    double t0, next_ckpt;  /* the run's start; the next checkpoint, from t0 */
 } serial_keep;
 
 static int serial_write(serial_keep *k, const tb__bnb_engine *e, const tb__bnb_heap *h,
@@ -605,11 +607,28 @@ static int serial_write(serial_keep *k, const tb__bnb_engine *e, const tb__bnb_h
     return rc;
 }
 
+/* Between two nodes, every so often: a progress line as a parallel run's
+ * supervisor prints it, and the checkpoint when it is due. */
 static int serial_round(void *arg, const tb__bnb_engine *e, const tb__bnb_heap *h)
 {
     serial_keep *k = arg;
-    TB_CHECK(serial_write(k, e, h, k->rounds + 1));
-    k->rounds++;
+    double now = tb_wtime() - k->t0;
+    if (k->prog && now >= tb_progress_note_due(k->prog)) {
+        double mb = tb__bnb_heap_min_bound(h), lower = mb < e->inc ? mb : e->inc;
+        double gap = isfinite(e->inc) && e->inc != 0 && isfinite(lower)
+                         ? fabs(e->inc - lower) / fabs(e->inc)
+                         : INFINITY;
+        tb_progress_note(k->prog, now, 0,
+                         "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %zu"
+                         "  nodes %" PRIu64,
+                         now, tb__bnb_outward(k->b, e->inc), tb__bnb_outward(k->b, lower),
+                         100 * gap, h->n, e->nodes);
+    }
+    if (k->b->ckpt_path && k->b->ckpt_interval > 0 && now >= k->next_ckpt) {
+        TB_CHECK(serial_write(k, e, h, k->rounds + 1));
+        k->rounds++;
+        k->next_ckpt = now + k->b->ckpt_interval;
+    }
     return TB_OK;
 }
 
@@ -653,15 +672,27 @@ static int run_serial(tb_bnb *b)
     tb__bnb_engine e;
     tb__bnb_engine_init(&e, b->ops, b->ctx, b->gap);
     tb__bnb_heap h = {.dive = 1, .limit = b->pool_limit};
-    serial_keep k = {b, 0, 0};
-    tb__bnb_serial_hook hook = {b->ckpt_path ? b->ckpt_interval : 0, serial_round, &k};
     double lower = 0, t0 = tb_wtime();
+    serial_keep k = {b, 0, 0, NULL, t0, b->ckpt_interval};
+    /* the hook's period: the checkpoint's, or the progress lines' if shorter */
+    tb__bnb_serial_hook hook = {b->ckpt_path ? b->ckpt_interval : 0, serial_round, &k};
     int proven = 0;
-    int rc = serial_start(b, &e, &h, &k);
+    int rc = b->progress ? tb_progress_create(&k.prog, b->progress, "nodes", 0,
+                                              TB_PROGRESS_INTERVAL_ENV)
+                         : TB_OK;
+    if (rc == TB_OK && k.prog) {
+        double every = tb_progress_note_due(k.prog); /* its interval, on a clock from 0 */
+        every = every > 0.05 ? every : 0.05;
+        if (!(hook.every > 0) || every < hook.every)
+            hook.every = every;
+    }
+    if (rc == TB_OK)
+        rc = serial_start(b, &e, &h, &k);
     if (rc == TB_OK)
         rc = tb__bnb_serial_on(&e, &h, 0, &hook, &lower, &proven);
     if (rc == TB_OK && b->ckpt_path) /* a failed run keeps the last checkpoint as it was */
         rc = serial_write(&k, &e, &h, 0);
+    tb_progress_destroy(&k.prog);
     tb__bnb_heap_free(&h);
     double wall = tb_wtime() - t0;
     memset(&b->sum, 0, sizeof b->sum);

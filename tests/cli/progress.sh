@@ -29,4 +29,12 @@ grep -aq '^progress: 20/20 sweeps (100.0%)' tty.txt || fail "no progress under m
 ! grep -q 'sweeps' err.txt || fail "progress from mpiexec into a file: $(cat err.txt)"
 "$MPIEXEC" $NP 2 "$TENBIN" himeno --size XS --iters 20 --progress > out.txt 2> err.txt
 grep -q '^progress: 20/20 sweeps' err.txt || fail "no progress with --progress: $(cat err.txt)"
+
+# branch-and-bound on one rank (the sequential search) prints the supervisor's lines too
+TENBIN_PROGRESS_INTERVAL=0.05 "$TENBIN" bnb knapsack "$TB_SOURCE_DIR/tests/data/knapsack/knapPI_3_200_1000_2.txt" \
+    --progress > out.txt 2> err.txt
+grep -q '^bnb: [0-9.]* s  incumbent [0-9]*  bound [0-9.]*  gap .*  pending [0-9]*  nodes [0-9]*$' err.txt ||
+    fail "no progress from a one-rank bnb: $(cat err.txt)"
+"$TENBIN" bnb knapsack "$TB_SOURCE_DIR/tests/data/knapsack/knapPI_3_200_1000_2.txt" > out.txt 2> err.txt
+! grep -q '^bnb: ' err.txt || fail "bnb progress into a file: $(cat err.txt)"
 echo "ok progress"
