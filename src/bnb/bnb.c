@@ -531,9 +531,7 @@ static void summary_base(tb_bnb *b, const tb__bnb_engine *e, double lower, int p
     s->optimum = tb__bnb_outward(b, e->inc);
     s->bound = tb__bnb_outward(b, lower < e->inc ? lower : e->inc);
     s->proven = proven;
-    s->gap = proven || !s->found ? 0
-             : e->inc != 0      ? fabs(e->inc - lower) / fabs(e->inc)
-                                : INFINITY;
+    s->gap = proven || !s->found ? 0 : tb__bnb_gap(e->inc, lower);
     tb_buf_clear(&b->sol);
     tb_buf_append(&b->sol, e->sol.data, e->sol.len);
     s->solution = b->sol.data;
@@ -615,14 +613,11 @@ static int serial_round(void *arg, const tb__bnb_engine *e, const tb__bnb_heap *
     double now = tb_wtime() - k->t0;
     if (k->prog && now >= tb_progress_note_due(k->prog)) {
         double mb = tb__bnb_heap_min_bound(h), lower = mb < e->inc ? mb : e->inc;
-        double gap = isfinite(e->inc) && e->inc != 0 && isfinite(lower)
-                         ? fabs(e->inc - lower) / fabs(e->inc)
-                         : INFINITY;
         tb_progress_note(k->prog, now, 0,
                          "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %zu"
                          "  nodes %" PRIu64,
                          now, tb__bnb_outward(k->b, e->inc), tb__bnb_outward(k->b, lower),
-                         100 * gap, h->n, e->nodes);
+                         100 * tb__bnb_gap(e->inc, lower), h->n, e->nodes);
     }
     if (k->b->ckpt_path && k->b->ckpt_interval > 0 && now >= k->next_ckpt) {
         TB_CHECK(serial_write(k, e, h, k->rounds + 1));

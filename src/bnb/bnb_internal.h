@@ -97,6 +97,9 @@ void tb__bnb_engine_init(tb__bnb_engine *e, const tb_bnb_ops *ops, void *ctx, do
 void tb__bnb_engine_free(tb__bnb_engine *e);
 /* The value under which a bound is still worth expanding. */
 double tb__bnb_cutoff(const tb__bnb_engine *e);
+/* The relative gap |inc - lower| / |inc| (minimisation sense), INFINITY
+ * without an incumbent, at 0 or with no finite lower bound. */
+double tb__bnb_gap(double inc, double lower);
 /* Offer a solution found elsewhere (minimisation sense). */
 void tb__bnb_engine_offer(tb__bnb_engine *e, double inc);
 /* The root as a sub (bound computed); *out's data is malloc'd. */

@@ -230,6 +230,11 @@ void tb__bnb_engine_free(tb__bnb_engine *e)
     memset(e, 0, sizeof *e);
 }
 
+double tb__bnb_gap(double inc, double lower)
+{
+    return isfinite(inc) && inc != 0 && isfinite(lower) ? fabs(inc - lower) / fabs(inc) : INFINITY;
+}
+
 double tb__bnb_cutoff(const tb__bnb_engine *e)
 {
     if (!isfinite(e->inc))

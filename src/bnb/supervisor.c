@@ -628,9 +628,7 @@ static void sup_state(tb__bnb_actor *a, tb_bnb_state *st)
     st->found = isfinite(s->eng.inc);
     st->incumbent = tb__bnb_outward(b, s->eng.inc);
     st->bound = tb__bnb_outward(b, s->lower);
-    st->gap = isfinite(s->eng.inc) && s->eng.inc != 0 && isfinite(s->lower)
-                  ? fabs(s->eng.inc - s->lower) / fabs(s->eng.inc)
-                  : INFINITY;
+    st->gap = tb__bnb_gap(s->eng.inc, s->lower);
     st->pending = pending;
     st->nodes = nodes;
     st->solution = st->found && s->eng.sol.len ? s->eng.sol.data : NULL;

@@ -1247,6 +1247,18 @@ static void *bmi_open(const char *path, const char *bound, const char *its)
     return ctx;
 }
 
+/* The small instance (m = 6, nx = ny = 2, generator seed 17) with the
+ * semidefinite bound, its file written under name and removed; NULL if
+ * either step fails. */
+static void *bmi_small_sdp(const char *name)
+{
+    char path[600];
+    tb_test_path(path, sizeof path, name);
+    void *ctx = bmi_write(path, 6, 2, 2, 17, 1.0) == TB_OK ? bmi_open(path, "sdp", NULL) : NULL;
+    remove(path);
+    return ctx;
+}
+
 enum { BMI_SDP_BOUNDS, BMI_SDP_FAILED, BMI_SDP_PRUNED, BMI_SDP_REDUCED };
 
 static uint64_t bmi_count(void *ctx, int which)
@@ -1348,11 +1360,7 @@ static void test_bmi_range_reduction(void)
 {
     if (size != 1)
         return;
-    char path[600];
-    tb_test_path(path, sizeof path, "bmi_reduce.json");
-    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 17, 1.0));
-    void *sdp = bmi_open(path, "sdp", NULL);
-    remove(path);
+    void *sdp = bmi_small_sdp("bmi_reduce.json");
     TB_ASSERT(sdp != NULL);
     enum { N = 4, G = 9 };
     tb_rng r;
@@ -1419,11 +1427,7 @@ static void test_bmi_split(void)
 {
     if (size != 1)
         return;
-    char path[600];
-    tb_test_path(path, sizeof path, "bmi_split.json");
-    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 17, 1.0));
-    void *sdp = bmi_open(path, "sdp", NULL);
-    remove(path);
+    void *sdp = bmi_small_sdp("bmi_split.json");
     TB_ASSERT(sdp != NULL);
     enum { N = 4 };
     double box[2 * N] = {-1, 1, -1, 1, -1, 1, -1, 1};
