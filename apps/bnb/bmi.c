@@ -75,7 +75,6 @@ typedef struct bmi {
     double *X, *U, *ev; /* m x m: its matrix, the eigenvectors; m eigenvalues */
     unsigned char *last; /* node_sdp's cache: the box, its bound and cut */
     int have_last, last_var;
-    int guided_left; /* b_split's semidefinite cuts still to make */
     double last_sb;
     double *last_q, last_margin; /* and its minorant tr(X F) (margin NAN: none) */
     uint64_t solves, failed, pruned, reduced;
@@ -801,36 +800,20 @@ static int b_bisect(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
 }
 
 /*
- * The split (the start-up's, and a master's for idle workers): the box cut
- * breadth first, the first SPLIT_GUIDED cuts as branch makes them (a
- * semidefinite solve each: the side the relaxation says, and bounds for
- * the pieces), the rest by the widest side with the parent's bound.  The
- * guided cuts matter: cutting nx = ny = 4 (generator seed 1) into 4 pieces
- * by the widest sides made a 2-rank run expand 2,907 nodes against the
- * sequential search's 1,571 (a cut through the optimum's neighbourhood
- * leaves both halves to resolve); guided, 1,569.  Capped, since on a
- * large grid the pieces number several per worker and the workers wait
- * for them (16 solves: about 0.4 s here).
+ * The split (the start-up's, and a master's for idle workers): the box
+ * bisected breadth first by the widest side, every piece with the parent's
+ * bound, no solve (the contract of tb_bnb_ops.split: a simulated run
+ * charges a split nothing, so a split that solved would be work for free).
+ * It once made its first 16 cuts as branch does (a semidefinite solve
+ * each): on S5's simulated grid those solves were up to 5 a node the run
+ * never paid for (nx = ny = 5: 2,066 nodes and 13,140 solves), and mixed
+ * with the widest cuts they sent a lone cluster of 73 workers through
+ * 14,351 nodes where the widest cuts alone take 3,067 (docs/bnb.md).
  */
-enum { SPLIT_GUIDED = 16 };
-
-static int b_split_branch(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
-{
-    bmi *B = ctx;
-    if (B->sdp && B->guided_left > 0) {
-        B->guided_left--;
-        return b_branch(ctx, s, len, kids);
-    }
-    return b_bisect(ctx, s, len, kids);
-}
-
-static const tb_bnb_ops split_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, b_root, b_bound,
-                                     b_split_branch, b_evaluate, NULL};
-
 static int b_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_children *kids)
 {
-    bmi *B = ctx;
-    B->guided_left = SPLIT_GUIDED;
+    static const tb_bnb_ops split_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, b_root, b_bound,
+                                         b_bisect, b_evaluate, NULL};
     return tb_bnb_split_by_branch(&split_ops, ctx, s, len, ways, kids);
 }
 
