@@ -1046,6 +1046,7 @@ static void serve_one(server *sv, const serve_run *r, int wrote)
         tb_bnb_set_gap(b, o.gap);
         tb_bnb_set_groups(b, (int)o.groups <= sv->size - 1 ? (int)o.groups : 0);
         tb_bnb_set_task_time(b, o.task_time);
+        tb_bnb_set_split(b, !o.prob->splits || o.prob->splits(ctx));
         if (sv->rank == 0)
             serve_watch(sv, &o, ctx, b);
         rc = tb_bnb_run(b);
@@ -1285,7 +1286,7 @@ static void configure(bnb_run *r)
     tb_bnb_set_balance(b, o->balance_seed ? TB_BNB_BALANCE_SEED : TB_BNB_BALANCE_THROUGHPUT);
     tb_bnb_set_status_interval(b, o->status_interval);
     tb_bnb_set_force_moves(b, o->force_moves);
-    tb_bnb_set_split(b, !o->no_split);
+    tb_bnb_set_split(b, !o->no_split && (!o->prob->splits || o->prob->splits(r->ctx)));
     tb_bnb_set_wan_delay(b, o->wan_delay_ms / 1000);
     tb_bnb_set_task_pad(b, (size_t)o->task_pad);
     tb_bnb_set_sub_pad(b, (size_t)o->sub_pad);

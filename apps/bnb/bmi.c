@@ -802,13 +802,18 @@ static int b_bisect(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
 /*
  * The split (the start-up's, and a master's for idle workers): the box
  * bisected breadth first by the widest side, every piece with the parent's
- * bound, no solve (the contract of tb_bnb_ops.split: a simulated run
- * charges a split nothing, so a split that solved would be work for free).
- * It once made its first 16 cuts as branch does (a semidefinite solve
- * each): on S5's simulated grid those solves were up to 5 a node the run
- * never paid for (nx = ny = 5: 2,066 nodes and 13,140 solves), and mixed
- * with the widest cuts they sent a lone cluster of 73 workers through
- * 14,351 nodes where the widest cuts alone take 3,067 (docs/bnb.md).
+ * bound; it solves nothing (the contract of tb_bnb_ops.split: a simulated
+ * run charges it nothing).  Used with the eigenvalue bounds alone (cheap
+ * nodes); with the semidefinite bound b_splits says not to, and the tree
+ * grows by the workers' own branching, every cut the relaxation's.  Cuts
+ * by the widest side in 10 dimensions are a gamble: on S5's simulated lone
+ * cluster of 73 workers (nx = ny = 5, 1 % gap) they took generator seed
+ * 1's instance through 3,067 nodes, seed 2's through 13,633, where the
+ * relaxation's own cuts take 3,261 and @@SEED2@@; its first 16 cuts made as
+ * branch does, as the split once did, were solves no simulated run paid
+ * for (13,140 for 2,066 nodes on the grid) and sent seed 1 through 14,351;
+ * and on 2 real ranks nx = ny = 4 took 2,907 nodes against 1,571 without
+ * a split (docs/bnb.md).
  */
 static int b_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_children *kids)
 {
@@ -816,6 +821,8 @@ static int b_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_childr
                                          b_bisect, b_evaluate, NULL};
     return tb_bnb_split_by_branch(&split_ops, ctx, s, len, ways, kids);
 }
+
+static int b_splits(void *ctx) { return !((const bmi *)ctx)->sdp; }
 
 static const tb_bnb_ops bmi_ops = {sizeof(tb_bnb_ops), TB_BNB_MINIMIZE, b_root, b_bound, b_branch,
                                    b_evaluate, b_split};
@@ -1248,6 +1255,7 @@ const tb_bnb_problem tb_bnb_bmi = {.name = "bmi",
                                    .check = b_check,
                                    .default_gap = 1e-3,
                                    .solution_at_top = 1,
+                                   .splits = b_splits,
                                    .ncounts = 4,
                                    .count_names = bmi_count_names,
                                    .counts = b_counts};

@@ -40,6 +40,10 @@ typedef struct tb_bnb_problem {
     int ncounts;
     const char *const *count_names;
     void (*counts)(void *ctx, uint64_t *out);
+    /* Optional: 0 when this instance's split (tb_bnb_ops) is not to be used
+     * (bmi with the semidefinite bound, whose cuts must be the relaxation's);
+     * NULL: the split is used where the ops have one. */
+    int (*splits)(void *ctx);
 } tb_bnb_problem;
 
 extern const tb_bnb_problem tb_bnb_knapsack;

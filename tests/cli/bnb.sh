@@ -131,6 +131,12 @@ done
     --task-time 0.01 > bmi_dear.txt || fail "bmi, nodes as dear as a task"
 "$TENBIN" bnb bmi bmi.json --json -q --sim "hosts=32,clusters=2,wan-L=2ms" --no-split \
     > bmi_nosplit.txt || fail "bmi --no-split"
+# with the semidefinite bound bmi does not split: the same run as --no-split
+"$TENBIN" bnb bmi bmi.json --json -q --sim "hosts=32,clusters=2,wan-L=2ms" --node-cost 0.02 \
+    --task-time 0.01 --no-split > bmi_dear_nosplit.txt || fail "bmi, nodes as dear as a task, --no-split"
+ms() { tail -n 1 "$1" | grep -o '"nodes": [0-9]*, "tasks": [0-9]*\|"makespan_s": [0-9.e+-]*' | tr '\n' ' '; }
+[ -n "$(ms bmi_dear.txt)" ] && [ "$(ms bmi_dear.txt)" = "$(ms bmi_dear_nosplit.txt)" ] ||
+    fail "bmi with the semidefinite bound split: $(tail -n 1 bmi_dear.txt) against $(tail -n 1 bmi_dear_nosplit.txt)"
 # the eigenvalue bounds alone (no semidefinite one), as before it existed
 TENBIN_BMI_BOUND=eigen "$TENBIN" bnb bmi bmi.json --json -q > bmi_eigen.txt ||
     fail "bmi with TENBIN_BMI_BOUND=eigen"
