@@ -805,15 +805,13 @@ static int b_bisect(void *ctx, const void *s, size_t len, tb_bnb_children *kids)
  * bound; it solves nothing (the contract of tb_bnb_ops.split: a simulated
  * run charges it nothing).  Used with the eigenvalue bounds alone (cheap
  * nodes); with the semidefinite bound b_splits says not to, and the tree
- * grows by the workers' own branching, every cut the relaxation's.  Cuts
- * by the widest side in 10 dimensions are a gamble: on S5's simulated lone
- * cluster of 73 workers (nx = ny = 5, 1 % gap) they took generator seed
- * 1's instance through 3,067 nodes, seed 2's through 13,633, where the
- * relaxation's own cuts take 3,261 and @@SEED2@@; its first 16 cuts made as
- * branch does, as the split once did, were solves no simulated run paid
- * for (13,140 for 2,066 nodes on the grid) and sent seed 1 through 14,351;
- * and on 2 real ranks nx = ny = 4 took 2,907 nodes against 1,571 without
- * a split (docs/bnb.md).
+ * grows by the workers' own branching, every cut the relaxation's: cuts by
+ * the widest side made 2 real ranks expand 2,907 nodes of nx = ny = 4
+ * against the sequential search's 1,571, and S5's simulated grid 1.56
+ * times the nodes at nx = ny = 5.  The split once made its first 16 cuts
+ * as branch does: solves no simulated run paid for (13,140 for 2,066 nodes
+ * on that grid) and, mixed with the widest cuts, 4.4 times the nodes in a
+ * lone cluster (docs/bnb.md, "Split").
  */
 static int b_split(void *ctx, const void *s, size_t len, int ways, tb_bnb_children *kids)
 {
