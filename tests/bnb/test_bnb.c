@@ -1259,6 +1259,22 @@ static void *bmi_small_sdp(const char *name)
     return ctx;
 }
 
+/* An instance (m = 6, nx = ny = 2, generator seed, entries times scale)
+ * opened with the semidefinite bound in *sdp and the eigenvalue bounds
+ * alone in *eig, its file written under name and removed; 1 if all went. */
+static int bmi_both(const char *name, uint64_t seed, double scale, void **sdp, void **eig)
+{
+    char path[600];
+    tb_test_path(path, sizeof path, name);
+    *sdp = *eig = NULL;
+    if (bmi_write(path, 6, 2, 2, seed, scale) == TB_OK) {
+        *sdp = bmi_open(path, "sdp", NULL);
+        *eig = bmi_open(path, "eigen", NULL);
+    }
+    remove(path);
+    return *sdp && *eig;
+}
+
 enum { BMI_SDP_BOUNDS, BMI_SDP_FAILED, BMI_SDP_PRUNED, BMI_SDP_REDUCED };
 
 static uint64_t bmi_count(void *ctx, int which)
@@ -1429,12 +1445,8 @@ static void test_bmi_split(void)
 {
     if (size != 1)
         return;
-    char path[600];
-    tb_test_path(path, sizeof path, "bmi_split.json");
-    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 17, 1.0));
-    void *sdp = bmi_open(path, "sdp", NULL), *eig = bmi_open(path, "eigen", NULL);
-    remove(path);
-    TB_ASSERT(sdp && eig);
+    void *sdp, *eig;
+    TB_ASSERT(bmi_both("bmi_split.json", 17, 1.0, &sdp, &eig));
     TB_ASSERT(tb_bnb_bmi.splits(sdp) == 0);
     TB_ASSERT(tb_bnb_bmi.splits(eig) == 1);
     enum { N = 4 };
@@ -1475,12 +1487,8 @@ static void test_bmi_sdp_fallback(void)
 {
     if (size != 1)
         return;
-    char path[600];
-    tb_test_path(path, sizeof path, "bmi_big.json");
-    TB_ASSERT_OK(bmi_write(path, 6, 2, 2, 3, 1e307));
-    void *sdp = bmi_open(path, "sdp", NULL), *eig = bmi_open(path, "eigen", NULL);
-    remove(path);
-    TB_ASSERT(sdp && eig);
+    void *sdp, *eig;
+    TB_ASSERT(bmi_both("bmi_big.json", 3, 1e307, &sdp, &eig));
     double box[8] = {-1, 1, -1, 1, -1, 1, -1, 1}, bs = NAN, be = NAN;
     TB_ASSERT_OK(tb_bnb_bmi.ops->bound(sdp, box, sizeof box, &bs));
     TB_ASSERT_OK(tb_bnb_bmi.ops->bound(eig, box, sizeof box, &be));
