@@ -605,6 +605,14 @@ static int serial_write(serial_keep *k, const tb__bnb_engine *e, const tb__bnb_h
     return rc;
 }
 
+void tb__bnb_progress_line(tb_progress *p, double now, const tb_bnb_state *st)
+{
+    tb_progress_note(p, now, 0,
+                     "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %" PRIu64
+                     "  nodes %" PRIu64,
+                     now, st->incumbent, st->bound, 100 * st->gap, st->pending, st->nodes);
+}
+
 /* Between two nodes, every so often: a progress line as a parallel run's
  * supervisor prints it, and the checkpoint when it is due. */
 static int serial_round(void *arg, const tb__bnb_engine *e, const tb__bnb_heap *h)
@@ -613,11 +621,12 @@ static int serial_round(void *arg, const tb__bnb_engine *e, const tb__bnb_heap *
     double now = tb_wtime() - k->t0;
     if (k->prog && now >= tb_progress_note_due(k->prog)) {
         double mb = tb__bnb_heap_min_bound(h), lower = mb < e->inc ? mb : e->inc;
-        tb_progress_note(k->prog, now, 0,
-                         "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %zu"
-                         "  nodes %" PRIu64,
-                         now, tb__bnb_outward(k->b, e->inc), tb__bnb_outward(k->b, lower),
-                         100 * tb__bnb_gap(e->inc, lower), h->n, e->nodes);
+        tb_bnb_state st = {.incumbent = tb__bnb_outward(k->b, e->inc),
+                           .bound = tb__bnb_outward(k->b, lower),
+                           .gap = tb__bnb_gap(e->inc, lower),
+                           .pending = h->n,
+                           .nodes = e->nodes};
+        tb__bnb_progress_line(k->prog, now, &st);
     }
     if (k->b->ckpt_path && k->b->ckpt_interval > 0 && now >= k->next_ckpt) {
         TB_CHECK(serial_write(k, e, h, k->rounds + 1));

@@ -100,6 +100,9 @@ double tb__bnb_cutoff(const tb__bnb_engine *e);
 /* The relative gap |inc - lower| / |inc| (minimisation sense), INFINITY
  * without an incumbent, at 0 or with no finite lower bound. */
 double tb__bnb_gap(double inc, double lower);
+/* The progress line of a run (supervisor or one rank), `now` s into it:
+ * incumbent, bound, gap, pending, nodes from st. */
+void tb__bnb_progress_line(tb_progress *p, double now, const tb_bnb_state *st);
 /* Offer a solution found elsewhere (minimisation sense). */
 void tb__bnb_engine_offer(tb__bnb_engine *e, double inc);
 /* The root as a sub (bound computed); *out's data is malloc'd. */

@@ -646,10 +646,7 @@ static int sup_tick(tb__bnb_actor *a)
     tb_bnb_state st;
     if (s->prog && now >= tb_progress_note_due(s->prog)) {
         sup_state(a, &st);
-        tb_progress_note(s->prog, now, 0,
-                         "bnb: %.1f s  incumbent %.10g  bound %.10g  gap %.3g%%  pending %" PRIu64
-                         "  nodes %" PRIu64,
-                         now, st.incumbent, st.bound, 100 * st.gap, st.pending, st.nodes);
+        tb__bnb_progress_line(s->prog, now, &st);
     }
     if (b->watch && now >= s->next_watch) {
         sup_state(a, &st);
